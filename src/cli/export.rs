@@ -1,0 +1,74 @@
+//! `sessiondb export`.
+
+use super::output;
+use anyhow::{bail, Context};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Write a session as pi JSONL (stdout by default), or every session under a directory in
+/// pi's layout. SESSION is a session id, a unique id prefix (4+ characters) or the file path
+/// the session was imported from.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The session to export.
+    #[arg(value_name = "SESSION", required_unless_present = "all", conflicts_with = "all")]
+    session: Option<String>,
+    /// Write to this file instead of stdout.
+    #[arg(short, long, value_name = "FILE", conflicts_with = "all")]
+    output: Option<PathBuf>,
+    /// Export every session.
+    #[arg(long, requires = "out")]
+    all: bool,
+    /// Directory for --all.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print what was written as JSON (with --all or -o).
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
+    let conn = sessiondb::db::open_existing(db)?;
+    if args.all {
+        let Some(out) = args.out else { bail!("--all needs --out DIR") };
+        let bar = output::progress_bar(0, "exporting");
+        let files = sessiondb::export::export_all(&conn, &out, |f| {
+            bar.set_message(f.path.display().to_string());
+            bar.inc(1);
+        })?;
+        bar.finish_and_clear();
+        if args.json {
+            output::print_json(&files)?;
+        } else {
+            let bytes: u64 = files.iter().map(|f| f.bytes).sum();
+            println!("exported {} sessions ({} bytes) to {}", files.len(), bytes, out.display());
+        }
+        return Ok(0);
+    }
+    let reference = args.session.context("a SESSION or --all is required")?;
+    let session = sessiondb::resolve::resolve(&conn, &reference)?;
+    match args.output {
+        Some(path) => {
+            let bytes = sessiondb::export::write_session_file(&conn, session.sid, &path)?;
+            if args.json {
+                output::print_json(&serde_json::json!({"sessionId": session.id, "path": path, "bytes": bytes}))?;
+            }
+        }
+        None => {
+            let stdout = std::io::stdout();
+            let mut w = std::io::BufWriter::new(stdout.lock());
+            match sessiondb::export::write_session(&conn, session.sid, &mut w) {
+                Err(sessiondb::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => return Ok(0),
+                r => {
+                    r?;
+                }
+            }
+            if let Err(e) = w.flush() {
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    return Err(e.into());
+                }
+            }
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,65 @@
+//! `sessiondb import`.
+
+use super::output;
+use anyhow::Context;
+use sessiondb::import::{self, FileStatus, ImportOptions};
+use std::path::{Path, PathBuf};
+
+/// Import pi session files and directories (recursing for *.jsonl). Each file is imported in
+/// one transaction: whole or not at all. Re-importing a path replaces its session; unchanged
+/// files (same size and modification time) are skipped.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Session files or directories to import.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Re-import files even when they look unchanged.
+    #[arg(long)]
+    force: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
+    let targets = import::collect_targets(&args.paths)?;
+    let mut conn = sessiondb::db::open(db).with_context(|| format!("opening database {}", db.display()))?;
+    let bar = output::progress_bar(targets.len() as u64, "importing");
+    let summary = import::import_targets(&mut conn, &targets, ImportOptions { force: args.force }, |r| {
+        bar.set_message(r.path.display().to_string());
+        bar.inc(1);
+    });
+    bar.finish_and_clear();
+    if args.json {
+        output::print_json(&summary)?;
+    } else {
+        for r in &summary.reports {
+            match r.status {
+                FileStatus::Failed => {
+                    eprintln!("{}: not imported: {}", r.path.display(), r.reason.as_deref().unwrap_or("unknown reason"))
+                }
+                _ => {
+                    for s in &r.skipped {
+                        eprintln!("{}:{}: skipped line: {}", r.path.display(), s.line, s.reason);
+                    }
+                    if r.malformed_lines as usize > r.skipped.len() {
+                        eprintln!("{}: … {} more skipped lines", r.path.display(), r.malformed_lines as usize - r.skipped.len());
+                    }
+                    if let Some(v) = r.migrated_from {
+                        eprintln!("{}: migrated from version {v} to 3", r.path.display());
+                    }
+                }
+            }
+        }
+        println!("{:<16} {:>10}", "files", summary.files);
+        println!("{:<16} {:>10}", "sessions", summary.sessions);
+        println!("{:<16} {:>10}", "  replaced", summary.replaced);
+        println!("{:<16} {:>10}", "unchanged", summary.unchanged);
+        println!("{:<16} {:>10}", "entries", summary.entries);
+        println!("{:<16} {:>10}", "skipped lines", summary.skipped_lines);
+        println!("{:<16} {:>10}", "blank lines", summary.blank_lines);
+        println!("{:<16} {:>10}", "failures", summary.failures);
+        println!("database: {}", db.display());
+    }
+    Ok(if summary.failures > 0 { 1 } else { 0 })
+}

@@ -1,0 +1,110 @@
+//! Opening the database: file mode, pragmas, schema migrations.
+
+use crate::error::{Error, Result};
+use crate::queries;
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+refinery::embed_migrations!("migrations");
+
+/// How long a writer waits for another one before giving up.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The default database: `$SESSIONDB_PATH`, else `~/.pi/agent/sessiondb.sqlite`.
+pub fn default_path() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("SESSIONDB_PATH").filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| Error::InvalidArgument("HOME is not set; pass --db or set SESSIONDB_PATH".into()))?;
+    Ok(Path::new(&home).join(".pi").join("agent").join("sessiondb.sqlite"))
+}
+
+/// Opens (creating if needed) the database at `path` and brings its schema up to date.
+pub fn open(path: &Path) -> Result<Connection> {
+    create_private(path)?;
+    let mut conn = Connection::open(path).map_err(|e| with_path(path, e))?;
+    configure(&conn).map_err(|e| with_path(path, e))?;
+    migrate(&mut conn, path)?;
+    Ok(conn)
+}
+
+/// Opens an existing database without creating or migrating it (read-only commands).
+pub fn open_existing(path: &Path) -> Result<Connection> {
+    if !path.exists() {
+        return Err(Error::NotFound(format!("{}: no database here (run `sessiondb import` first)", path.display())));
+    }
+    open(path)
+}
+
+/// A database in memory, for sessions that are never persisted and for tests.
+pub fn open_in_memory() -> Result<Connection> {
+    let mut conn = Connection::open_in_memory()?;
+    configure(&conn)?;
+    migrate(&mut conn, Path::new(":memory:"))?;
+    Ok(conn)
+}
+
+fn with_path(path: &Path, e: rusqlite::Error) -> Error {
+    Error::Io { path: path.to_path_buf(), source: std::io::Error::other(e.to_string()) }
+}
+
+/// Creates the file with mode 0600 before SQLite does: sessions hold secrets. SQLite gives its
+/// -wal and -shm files the database file's permissions.
+fn create_private(path: &Path) -> Result<()> {
+    if path.exists() {
+        return Ok(());
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    match opts.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // WAL: readers never block the writer. synchronous=NORMAL: a commit survives a process
+    // crash (the WAL is written before commit returns); only power loss may drop the last ones.
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "cache_size", -65536)?; // 64 MiB
+    Ok(())
+}
+
+/// Newest migration version this build knows.
+fn known_version() -> i64 {
+    migrations::runner().get_migrations().iter().map(|m| i64::from(m.version())).max().unwrap_or(0)
+}
+
+fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
+    let known = known_version();
+    let applied = applied_version(conn);
+    if let Some(found) = applied.filter(|&v| v > known) {
+        return Err(Error::NewerDatabase { path: path.to_path_buf(), found, known });
+    }
+    if applied == Some(known) {
+        return Ok(());
+    }
+    match migrations::runner().run(conn) {
+        Ok(_) => Ok(()),
+        // Another process may have migrated the same new database at the same moment.
+        Err(_) if applied_version(conn) == Some(known) => Ok(()),
+        Err(e) => Err(Error::Migration(format!("{}: {e}", path.display()))),
+    }
+}
+
+/// Newest migration applied to the database (`None` for a new one).
+fn applied_version(conn: &Connection) -> Option<i64> {
+    conn.query_row(queries::SCHEMA_VERSION, [], |r| r.get(0)).ok().flatten()
+}

@@ -1,0 +1,437 @@
+//! Importing pi session files (SPEC 1, 7): one transaction per file, lines stored verbatim,
+//! old versions migrated exactly as pi rewrites them.
+
+use crate::error::{Error, Result};
+use crate::json::{self, RawObject, Value};
+use crate::jsonl::{classify, LineKind, LineReader};
+use crate::migrate;
+use crate::queries;
+use crate::stats::SessionStats;
+use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
+use serde::Serialize;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// At most this many skipped lines are described per file (all are counted).
+const MAX_SKIPPED_REPORTED: usize = 20;
+
+/// How an import treats files already in the database.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ImportOptions {
+    /// Re-import files even when their size and modification time are unchanged.
+    pub force: bool,
+}
+
+/// What happened to one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileStatus {
+    /// New session.
+    Imported,
+    /// The path was in the database; its session was replaced.
+    Replaced,
+    /// Same size and modification time as when it was imported: not read.
+    Unchanged,
+    /// Not imported (not a session, unreadable): see `reason`.
+    Failed,
+}
+
+/// A line that was not stored, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedLine {
+    /// 1-based line number.
+    pub line: u64,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+/// The outcome for one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileReport {
+    /// The file.
+    pub path: PathBuf,
+    /// What happened.
+    pub status: FileStatus,
+    /// Header id of the imported session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Entries stored.
+    pub entries: u64,
+    /// Blank lines ignored.
+    pub blank_lines: u64,
+    /// Malformed lines skipped.
+    pub malformed_lines: u64,
+    /// The first skipped lines with their reasons.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedLine>,
+    /// Version the file had when it was migrated to 3.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub migrated_from: Option<f64>,
+    /// Why the file was not imported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl FileReport {
+    fn new(path: PathBuf, status: FileStatus) -> Self {
+        FileReport {
+            path,
+            status,
+            session_id: None,
+            entries: 0,
+            blank_lines: 0,
+            malformed_lines: 0,
+            skipped: Vec::new(),
+            migrated_from: None,
+            reason: None,
+        }
+    }
+
+    fn skip(&mut self, line: u64, reason: String) {
+        self.malformed_lines += 1;
+        if self.skipped.len() < MAX_SKIPPED_REPORTED {
+            self.skipped.push(SkippedLine { line, reason });
+        }
+    }
+}
+
+/// Totals over an import run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ImportSummary {
+    /// Files looked at.
+    pub files: u64,
+    /// Sessions written (new or replaced).
+    pub sessions: u64,
+    /// Of those, sessions that replaced an earlier import of the same path.
+    pub replaced: u64,
+    /// Files skipped because they were unchanged.
+    pub unchanged: u64,
+    /// Entries written.
+    pub entries: u64,
+    /// Malformed lines skipped.
+    pub skipped_lines: u64,
+    /// Blank lines ignored.
+    pub blank_lines: u64,
+    /// Files that could not be imported.
+    pub failures: u64,
+    /// Per-file outcomes.
+    pub reports: Vec<FileReport>,
+}
+
+impl ImportSummary {
+    /// Adds one file's outcome.
+    pub fn add(&mut self, report: FileReport) {
+        self.files += 1;
+        match report.status {
+            FileStatus::Imported => self.sessions += 1,
+            FileStatus::Replaced => {
+                self.sessions += 1;
+                self.replaced += 1;
+            }
+            FileStatus::Unchanged => self.unchanged += 1,
+            FileStatus::Failed => self.failures += 1,
+        }
+        self.entries += report.entries;
+        self.skipped_lines += report.malformed_lines;
+        self.blank_lines += report.blank_lines;
+        self.reports.push(report);
+    }
+}
+
+/// A file to import, with the path it has below the directory it was found in.
+#[derive(Debug, Clone)]
+pub struct ImportTarget {
+    /// The file.
+    pub path: PathBuf,
+    /// Its path relative to the imported directory (or `<parent>/<name>` for a single file).
+    pub rel_path: String,
+}
+
+/// Expands files and directories (recursively, `*.jsonl` only, sorted) into import targets.
+/// A path that does not exist is an error naming it.
+pub fn collect_targets(paths: &[PathBuf]) -> Result<Vec<ImportTarget>> {
+    let mut out = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| Error::io(p, e))?;
+        if meta.is_dir() {
+            let mut files = Vec::new();
+            walk(p, &mut files)?;
+            files.sort();
+            for f in files {
+                let rel = f.strip_prefix(p).unwrap_or(&f).to_string_lossy().into_owned();
+                out.push(ImportTarget { path: f, rel_path: rel });
+            }
+        } else {
+            out.push(ImportTarget { path: p.clone(), rel_path: single_file_rel_path(p) });
+        }
+    }
+    Ok(out)
+}
+
+/// `<parent dir name>/<file name>`: where pi's layout keeps a session file.
+fn single_file_rel_path(p: &Path) -> String {
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let name = abs.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    match abs.parent().and_then(Path::file_name) {
+        Some(parent) => format!("{}/{}", parent.to_string_lossy(), name),
+        None => name,
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let rd = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    for entry in rd {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let path = entry.path();
+        let ft = entry.file_type().map_err(|e| Error::io(&path, e))?;
+        if ft.is_dir() {
+            walk(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "jsonl") && (ft.is_file() || path.is_file()) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Imports every target, calling `progress` after each file.
+pub fn import_targets(
+    conn: &mut Connection,
+    targets: &[ImportTarget],
+    opts: ImportOptions,
+    mut progress: impl FnMut(&FileReport),
+) -> ImportSummary {
+    let mut summary = ImportSummary::default();
+    for t in targets {
+        let report = import_file(conn, &t.path, Some(&t.rel_path), opts);
+        progress(&report);
+        summary.add(report);
+    }
+    summary
+}
+
+/// Imports one file. Failures are reported, never raised: one bad file does not stop others.
+pub fn import_file(conn: &mut Connection, path: &Path, rel_path: Option<&str>, opts: ImportOptions) -> FileReport {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let rel = rel_path.map(str::to_owned).unwrap_or_else(|| single_file_rel_path(&abs));
+    match import_file_inner(conn, &abs, &rel, opts) {
+        Ok(report) => report,
+        Err(e) => {
+            let mut r = FileReport::new(abs, FileStatus::Failed);
+            r.reason = Some(match e {
+                Error::NotASession { reason, .. } => format!("not a session file: {reason}"),
+                Error::Io { source, .. } => source.to_string(),
+                other => other.to_string(),
+            });
+            r
+        }
+    }
+}
+
+/// Size and modification time (ns) of a file.
+pub fn file_signature(path: &Path) -> Result<(i64, i64)> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+    Ok((i64::try_from(meta.len()).unwrap_or(i64::MAX), mtime))
+}
+
+fn import_file_inner(conn: &mut Connection, path: &Path, rel: &str, opts: ImportOptions) -> Result<FileReport> {
+    let (size, mtime) = file_signature(path)?;
+    let path_text = path.to_string_lossy().into_owned();
+    let existing: Option<(i64, Option<i64>, Option<i64>)> = conn
+        .query_row(queries::SESSION_BY_PATH, [&path_text], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?;
+    if let Some((_, Some(s), Some(m))) = existing {
+        if !opts.force && s == size && m == mtime {
+            return Ok(FileReport::new(path.to_path_buf(), FileStatus::Unchanged));
+        }
+    }
+    let status = if existing.is_some() { FileStatus::Replaced } else { FileStatus::Imported };
+    let mut report = FileReport::new(path.to_path_buf(), status);
+    if size == 0 {
+        return Err(not_session(path, "empty file (no header)"));
+    }
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = LineReader::new(file);
+
+    // The header is the first line that parses as a JSON object.
+    let header_line = loop {
+        let Some(line) = reader.next_line().map_err(|e| Error::io(path, e))? else {
+            return Err(not_session(path, "no JSON object in the file"));
+        };
+        match classify(&line.text) {
+            LineKind::Blank => report.blank_lines += 1,
+            LineKind::Malformed(reason) => report.skip(line.number, reason),
+            LineKind::Object(obj) => {
+                if obj.get_str("type").as_deref() != Some("session") || !matches!(obj.get("id"), Some(Value::String(_))) {
+                    return Err(not_session(
+                        path,
+                        &format!("line {}: the first JSON object is not a session header", line.number),
+                    ));
+                }
+                break line.text.into_owned();
+            }
+        }
+    };
+    let header = match json::parse(header_line.as_bytes()) {
+        Ok(Value::Object(h)) => h,
+        Ok(_) | Err(_) => return Err(not_session(path, "session header is nested too deeply")),
+    };
+
+    report.session_id = header.get("id").map(|v| match v {
+        Value::String(s) => s.to_str().into_owned(),
+        _ => String::new(),
+    });
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    if let Some((sid, _, _)) = existing {
+        tx.execute(queries::DELETE_SESSION, [sid])?;
+    }
+    let source_version = migrate::header_version(&header);
+    let stats = if migrate::needs_migration(&header) {
+        report.migrated_from = Some(source_version);
+        import_migrated(&tx, path, rel, (size, mtime), header, &mut reader, &mut report)?
+    } else {
+        let sid = insert_session(&tx, path, rel, (size, mtime), &header, &header_line, source_version)?;
+        let mut writer = EntryWriter::new(&tx, sid)?;
+        while let Some(line) = reader.next_line().map_err(|e| Error::io(path, e))? {
+            match classify(&line.text) {
+                LineKind::Blank => report.blank_lines += 1,
+                LineKind::Malformed(reason) => report.skip(line.number, reason),
+                LineKind::Object(obj) => writer.write(&obj, &line.text)?,
+            }
+        }
+        writer.finish()?
+    };
+    report.entries = u64::try_from(stats.entry_count).unwrap_or(0);
+    tx.commit()?;
+    Ok(report)
+}
+
+fn not_session(path: &Path, reason: &str) -> Error {
+    Error::NotASession { path: path.to_path_buf(), reason: reason.to_string() }
+}
+
+/// Reads the rest of a v1/v2 file, migrates it as pi does and stores the rewritten lines.
+fn import_migrated(
+    tx: &Transaction<'_>,
+    path: &Path,
+    rel: &str,
+    sig: (i64, i64),
+    header: json::Object,
+    reader: &mut LineReader<File>,
+    report: &mut FileReport,
+) -> Result<SessionStats> {
+    // Migration needs every entry (a compaction may point at any index), as in pi; only old
+    // files take this path.
+    let mut entries = vec![Value::Object(header)];
+    while let Some(line) = reader.next_line().map_err(|e| Error::io(path, e))? {
+        match classify(&line.text) {
+            LineKind::Blank => report.blank_lines += 1,
+            LineKind::Malformed(reason) => report.skip(line.number, reason),
+            LineKind::Object(_) => match json::parse(line.text.as_bytes()) {
+                Ok(v) => entries.push(v),
+                Err(e) => report.skip(line.number, format!("cannot migrate: {e}")),
+            },
+        }
+    }
+    let source_version = entries[0].as_object().map_or(1.0, migrate::header_version);
+    migrate::migrate(&mut entries);
+    let mut iter = entries.into_iter();
+    let header = iter.next().and_then(|h| match h {
+        Value::Object(o) => Some(o),
+        _ => None,
+    });
+    let header = header.ok_or_else(|| not_session(path, "header lost in migration"))?;
+    let header_line = Value::Object(header.clone()).to_json();
+    let sid = insert_session(tx, path, rel, sig, &header, &header_line, source_version)?;
+    let mut writer = EntryWriter::new(tx, sid)?;
+    for entry in iter {
+        let text = entry.to_json();
+        if let Ok(Some(obj)) = json::scan_object(text.as_bytes()) {
+            writer.write(&obj, &text)?;
+        }
+    }
+    writer.finish()
+}
+
+fn version_column(v: f64) -> Option<i64> {
+    (v.is_finite() && v.fract() == 0.0 && v.abs() < 9e15).then_some(v as i64)
+}
+
+/// Adds the session row; returns its sid.
+pub(crate) fn insert_session(
+    tx: &Transaction<'_>,
+    path: &Path,
+    rel: &str,
+    sig: (i64, i64),
+    header: &json::Object,
+    header_line: &str,
+    source_version: f64,
+) -> Result<i64> {
+    let s = |k: &str| header.get(k).and_then(Value::as_str).map(str::to_owned);
+    let version = migrate::header_version(header);
+    tx.execute(
+        queries::INSERT_SESSION,
+        params![
+            s("id").unwrap_or_default(),
+            path.to_string_lossy(),
+            rel,
+            s("cwd"),
+            version_column(version),
+            version_column(source_version),
+            s("timestamp"),
+            s("parentSession"),
+            header_line,
+            sig.0,
+            sig.1,
+            sig.1,
+        ],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// Writes a session's entry lines in order and keeps its statistics.
+pub(crate) struct EntryWriter<'t> {
+    stmt: rusqlite::CachedStatement<'t>,
+    tx: &'t Transaction<'t>,
+    sid: i64,
+    seq: i64,
+    stats: SessionStats,
+}
+
+impl<'t> EntryWriter<'t> {
+    pub(crate) fn new(tx: &'t Transaction<'t>, sid: i64) -> Result<Self> {
+        Ok(EntryWriter { stmt: tx.prepare_cached(queries::INSERT_ENTRY)?, tx, sid, seq: 0, stats: SessionStats::default() })
+    }
+
+    /// Stores one entry line (`obj` is `text` scanned).
+    pub(crate) fn write(&mut self, obj: &RawObject<'_>, text: &str) -> Result<()> {
+        self.seq += 1;
+        let key = (self.sid << 32) | self.seq;
+        self.stmt.execute(params![
+            key,
+            self.sid,
+            self.seq,
+            obj.get_str("id"),
+            obj.get_str("parentId"),
+            obj.get_str("type"),
+            obj.get_str("timestamp"),
+            text,
+        ])?;
+        self.stats.observe(obj);
+        Ok(())
+    }
+
+    /// Saves the statistics; returns them.
+    pub(crate) fn finish(self) -> Result<SessionStats> {
+        let st = self.stats;
+        self.tx.execute(
+            queries::UPDATE_SESSION_STATS,
+            params![self.sid, st.name, st.message_count, st.first_message, st.last_activity_ms, st.entry_count, self.seq],
+        )?;
+        Ok(st)
+    }
+}

@@ -1,0 +1,86 @@
+//! Per-session discovery fields kept as columns (SPEC 6): name, message count, first user
+//! message, newest activity. Computed once while entries are written, never at query time.
+
+use crate::json::{self, RawObject, Value};
+use crate::jstime;
+
+/// Running totals over a session's entries in file order.
+#[derive(Debug, Default, Clone)]
+pub struct SessionStats {
+    /// Latest `session_info` name, trimmed; `None` when cleared or never set.
+    pub name: Option<String>,
+    /// `message` entries of any role.
+    pub message_count: i64,
+    /// Text of the first user message that has text.
+    pub first_message: Option<String>,
+    /// Newest user/assistant activity time (ms), as pi computes it.
+    pub last_activity_ms: Option<f64>,
+    /// Entries seen (header excluded).
+    pub entry_count: i64,
+}
+
+impl SessionStats {
+    /// Takes one entry into account.
+    pub fn observe(&mut self, entry: &RawObject<'_>) {
+        self.entry_count += 1;
+        match entry.get_str("type").as_deref() {
+            Some("session_info") => {
+                self.name = match entry.get("name") {
+                    Some(Value::String(s)) => Some(json::js_trim(&s.to_str()).to_string()).filter(|n| !n.is_empty()),
+                    _ => None,
+                };
+            }
+            Some("message") => self.observe_message(entry),
+            _ => {}
+        }
+    }
+
+    fn observe_message(&mut self, entry: &RawObject<'_>) {
+        self.message_count += 1;
+        let Some(raw) = entry.raw("message") else { return };
+        let Ok(Some(message)) = json::scan_object(raw) else { return };
+        let role = message.get_str("role");
+        if !message.has("content") || !matches!(role.as_deref(), Some("user" | "assistant")) {
+            return;
+        }
+        let activity = match message.get("timestamp") {
+            Some(Value::Number(n)) => Some(n),
+            _ => jstime::date_value_ms(entry.get("timestamp").as_ref()).map(|t| t as f64),
+        };
+        if let Some(t) = activity {
+            self.last_activity_ms = Some(self.last_activity_ms.unwrap_or(0.0).max(t));
+        }
+        if self.first_message.is_none() && role.as_deref() == Some("user") {
+            if let Some(content) = message.get("content") {
+                let text = message_text(&content);
+                if !text.is_empty() {
+                    self.first_message = Some(text);
+                }
+            }
+        }
+    }
+}
+
+/// pi's `extractTextContent`: string content as is, else text blocks joined by a space.
+pub fn message_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.to_str().into_owned(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(Value::as_object)
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .map(|b| match b.get("text") {
+                Some(Value::String(s)) => s.to_str().into_owned(),
+                Some(Value::Number(n)) => {
+                    let mut out = Vec::new();
+                    json::write_number(&mut out, *n);
+                    String::from_utf8_lossy(&out).into_owned()
+                }
+                Some(Value::Bool(b)) => b.to_string(),
+                _ => String::new(),
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
