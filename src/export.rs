@@ -69,22 +69,34 @@ pub struct ExportedFile {
 /// Writes every session under `out_dir`: imported sessions at the path they had below the
 /// directory they were imported from, others in pi's layout (`--<cwd>--/<time>_<id>.jsonl`).
 /// Refuses any path that would leave `out_dir`.
-pub fn export_all(conn: &Connection, out_dir: &Path, mut progress: impl FnMut(&ExportedFile)) -> Result<Vec<ExportedFile>> {
+pub fn export_all(
+    conn: &Connection,
+    out_dir: &Path,
+    mut progress: impl FnMut(&ExportedFile),
+) -> Result<Vec<ExportedFile>> {
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
     let sids: Vec<i64> =
         conn.prepare(queries::ALL_SESSIONS)?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     let mut written = Vec::with_capacity(sids.len());
     let mut used = std::collections::HashSet::new();
     for sid in sids {
-        let (rel, id, cwd, created): (Option<String>, String, Option<String>, Option<String>) = conn
-            .query_row(queries::SESSION_HEADER, [sid], |r| Ok((r.get(2)?, r.get(4)?, r.get(3)?, r.get(5)?)))?;
-        let layout_rel = || layout::relative_session_path(cwd.as_deref().unwrap_or(""), created.as_deref().unwrap_or(""), &id);
+        let (rel, id, cwd, created): (Option<String>, String, Option<String>, Option<String>) =
+            conn.query_row(queries::SESSION_HEADER, [sid], |r| Ok((r.get(2)?, r.get(4)?, r.get(3)?, r.get(5)?)))?;
+        let layout_rel =
+            || layout::relative_session_path(cwd.as_deref().unwrap_or(""), created.as_deref().unwrap_or(""), &id);
         let mut rel = rel.filter(|r| safe_relative(r)).unwrap_or_else(layout_rel);
         if !safe_relative(&rel) || !used.insert(rel.clone()) {
             // Two sessions claim one file, or the name is unsafe: fall back to an id-keyed name.
-            rel = format!("{}/{}", layout::encode_cwd_dir(cwd.as_deref().unwrap_or("")), layout::safe_file_stem(&id, sid));
+            rel = format!(
+                "{}/{}",
+                layout::encode_cwd_dir(cwd.as_deref().unwrap_or("")),
+                layout::safe_file_stem(&id, sid)
+            );
             if !safe_relative(&rel) || !used.insert(rel.clone()) {
-                return Err(Error::InvalidArgument(format!("session {id}: no safe file name under {}", out_dir.display())));
+                return Err(Error::InvalidArgument(format!(
+                    "session {id}: no safe file name under {}",
+                    out_dir.display()
+                )));
             }
         }
         let path = out_dir.join(&rel);

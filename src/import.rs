@@ -241,9 +241,8 @@ pub fn file_signature(path: &Path) -> Result<(i64, i64)> {
 fn import_file_inner(conn: &mut Connection, path: &Path, rel: &str, opts: ImportOptions) -> Result<FileReport> {
     let (size, mtime) = file_signature(path)?;
     let path_text = path.to_string_lossy().into_owned();
-    let existing: Option<(i64, Option<i64>, Option<i64>)> = conn
-        .query_row(queries::SESSION_BY_PATH, [&path_text], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .optional()?;
+    let existing: Option<(i64, Option<i64>, Option<i64>)> =
+        conn.query_row(queries::SESSION_BY_PATH, [&path_text], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()?;
     if let Some((_, Some(s), Some(m))) = existing {
         if !opts.force && s == size && m == mtime {
             return Ok(FileReport::new(path.to_path_buf(), FileStatus::Unchanged));
@@ -266,7 +265,8 @@ fn import_file_inner(conn: &mut Connection, path: &Path, rel: &str, opts: Import
             LineKind::Blank => report.blank_lines += 1,
             LineKind::Malformed(reason) => report.skip(line.number, reason),
             LineKind::Object(obj) => {
-                if obj.get_str("type").as_deref() != Some("session") || !matches!(obj.get("id"), Some(Value::String(_))) {
+                if obj.get_str("type").as_deref() != Some("session") || !matches!(obj.get("id"), Some(Value::String(_)))
+                {
                     return Err(not_session(
                         path,
                         &format!("line {}: the first JSON object is not a session header", line.number),
@@ -404,7 +404,13 @@ pub(crate) struct EntryWriter<'t> {
 
 impl<'t> EntryWriter<'t> {
     pub(crate) fn new(tx: &'t Transaction<'t>, sid: i64) -> Result<Self> {
-        Ok(EntryWriter { stmt: tx.prepare_cached(queries::INSERT_ENTRY)?, tx, sid, seq: 0, stats: SessionStats::default() })
+        Ok(EntryWriter {
+            stmt: tx.prepare_cached(queries::INSERT_ENTRY)?,
+            tx,
+            sid,
+            seq: 0,
+            stats: SessionStats::default(),
+        })
     }
 
     /// Stores one entry line (`obj` is `text` scanned).
@@ -430,7 +436,15 @@ impl<'t> EntryWriter<'t> {
         let st = self.stats;
         self.tx.execute(
             queries::UPDATE_SESSION_STATS,
-            params![self.sid, st.name, st.message_count, st.first_message, st.last_activity_ms, st.entry_count, self.seq],
+            params![
+                self.sid,
+                st.name,
+                st.message_count,
+                st.first_message,
+                st.last_activity_ms,
+                st.entry_count,
+                self.seq
+            ],
         )?;
         Ok(st)
     }

@@ -726,8 +726,8 @@ pub fn quote(s: &str) -> String {
 pub fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}'
-            | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
     )
 }
 
@@ -776,7 +776,23 @@ mod tests {
 
     #[test]
     fn grammar_is_strict() {
-        for bad in ["", "{", "01", "1.", ".5", "+1", "[1,]", "{\"a\":1,}", "'a'", "\u{feff}{}", "nul", "\"\t\"", "{a:1}", "1 2", "\"\\x\""] {
+        for bad in [
+            "",
+            "{",
+            "01",
+            "1.",
+            ".5",
+            "+1",
+            "[1,]",
+            "{\"a\":1,}",
+            "'a'",
+            "\u{feff}{}",
+            "nul",
+            "\"\t\"",
+            "{a:1}",
+            "1 2",
+            "\"\\x\"",
+        ] {
             assert!(parse(bad.as_bytes()).is_err(), "{bad:?} should fail");
             assert!(scan_object(bad.as_bytes()).is_err(), "{bad:?} should fail scan");
         }

@@ -7,7 +7,8 @@ use std::path::{Component, Path, PathBuf};
 pub fn resolve_path(input: &str) -> PathBuf {
     let expanded = expand_tilde(input);
     let p = Path::new(&expanded);
-    let base = if p.is_absolute() { PathBuf::new() } else { std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")) };
+    let base =
+        if p.is_absolute() { PathBuf::new() } else { std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")) };
     normalize(&base.join(p))
 }
 

@@ -38,7 +38,8 @@ fn to_number(v: &Value) -> f64 {
 /// True when a file with this header is migrated on load.
 pub fn needs_migration(header: &Object) -> bool {
     // `version >= 3` is false for NaN: pi then "migrates" (and rewrites) without changes.
-    !(header_version(header) >= CURRENT_VERSION)
+    let v = header_version(header);
+    v.is_nan() || v < CURRENT_VERSION
 }
 
 fn type_is(entry: &Value, t: &str) -> bool {
@@ -152,10 +153,20 @@ mod tests {
         assert_eq!(h, r#"{"type":"session","id":"s","timestamp":"t","cwd":"/","version":3}"#);
         let m = e[1].as_object().unwrap();
         let id1 = m.get("id").unwrap().as_str().unwrap().to_string();
-        assert_eq!(e[1].to_json(), format!(r#"{{"type":"message","timestamp":"t","message":{{"role":"custom"}},"id":"{id1}","parentId":null}}"#));
+        assert_eq!(
+            e[1].to_json(),
+            format!(
+                r#"{{"type":"message","timestamp":"t","message":{{"role":"custom"}},"id":"{id1}","parentId":null}}"#
+            )
+        );
         let c = e[2].as_object().unwrap();
         let id2 = c.get("id").unwrap().as_str().unwrap().to_string();
-        assert_eq!(e[2].to_json(), format!(r#"{{"type":"compaction","summary":"x","id":"{id2}","parentId":"{id1}","firstKeptEntryId":"{id1}"}}"#));
+        assert_eq!(
+            e[2].to_json(),
+            format!(
+                r#"{{"type":"compaction","summary":"x","id":"{id2}","parentId":"{id1}","firstKeptEntryId":"{id1}"}}"#
+            )
+        );
     }
 
     #[test]

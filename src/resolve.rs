@@ -46,11 +46,7 @@ pub fn resolve(conn: &Connection, reference: &str) -> Result<SessionRef> {
     let looks_like_path = reference.contains('/') || reference.ends_with(".jsonl");
     if looks_like_path || std::path::Path::new(reference).is_file() {
         let abs = crate::layout::resolve_path(reference);
-        let found = rows(
-            conn,
-            queries::SESSION_REF_BY_PATH,
-            [abs.to_string_lossy()],
-        )?;
+        let found = rows(conn, queries::SESSION_REF_BY_PATH, [abs.to_string_lossy()])?;
         if let Some(s) = one(reference, found)? {
             return Ok(s);
         }
@@ -67,7 +63,10 @@ pub fn resolve(conn: &Connection, reference: &str) -> Result<SessionRef> {
         )));
     }
     let upper = format!("{reference}\u{10FFFF}");
-    match one(&format!("session id prefix {reference}"), rows(conn, queries::SESSIONS_BY_ID_PREFIX, [reference, &upper])?)? {
+    match one(
+        &format!("session id prefix {reference}"),
+        rows(conn, queries::SESSIONS_BY_ID_PREFIX, [reference, &upper])?,
+    )? {
         Some(s) => Ok(s),
         None => Err(Error::NotFound(format!("no session with id or id prefix {reference}"))),
     }

@@ -15,15 +15,20 @@ pub struct SessionStats {
     pub first_message: Option<String>,
     /// Newest user/assistant activity time (ms), as pi computes it.
     pub last_activity_ms: Option<f64>,
-    /// Entries seen (header excluded).
+    /// Entries seen (header lines excluded).
     pub entry_count: i64,
 }
 
 impl SessionStats {
     /// Takes one entry into account.
     pub fn observe(&mut self, entry: &RawObject<'_>) {
+        let kind = entry.get_str("type");
+        // A second header line is kept in the file but is no entry (pi's getEntries skips it).
+        if kind.as_deref() == Some("session") {
+            return;
+        }
         self.entry_count += 1;
-        match entry.get_str("type").as_deref() {
+        match kind.as_deref() {
             Some("session_info") => {
                 self.name = match entry.get("name") {
                     Some(Value::String(s)) => Some(json::js_trim(&s.to_str()).to_string()).filter(|n| !n.is_empty()),

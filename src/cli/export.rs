@@ -58,7 +58,9 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
             let stdout = std::io::stdout();
             let mut w = std::io::BufWriter::new(stdout.lock());
             match sessiondb::export::write_session(&conn, session.sid, &mut w) {
-                Err(sessiondb::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => return Ok(0),
+                Err(sessiondb::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+                    return Ok(0)
+                }
                 r => {
                     r?;
                 }

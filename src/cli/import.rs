@@ -43,7 +43,11 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
                         eprintln!("{}:{}: skipped line: {}", r.path.display(), s.line, s.reason);
                     }
                     if r.malformed_lines as usize > r.skipped.len() {
-                        eprintln!("{}: … {} more skipped lines", r.path.display(), r.malformed_lines as usize - r.skipped.len());
+                        eprintln!(
+                            "{}: … {} more skipped lines",
+                            r.path.display(),
+                            r.malformed_lines as usize - r.skipped.len()
+                        );
                     }
                     if let Some(v) = r.migrated_from {
                         eprintln!("{}: migrated from version {v} to 3", r.path.display());

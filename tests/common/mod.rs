@@ -1,0 +1,90 @@
+//! Shared test helpers: the oracle corpus (written by pi 1.6.0, see
+//! tests/fixtures/regenerate.sh), goldens, temporary databases and the CLI binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The extracted oracle corpus directory (`sessions/`, `cycles/`, `goldens/`, `corpus.json`).
+pub fn oracle() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let archive = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oracle.tar.xz");
+        let bytes = std::fs::read(&archive).expect("tests/fixtures/oracle.tar.xz");
+        let tag = format!("oracle-{}-{}", bytes.len(), simple_hash(&bytes));
+        let dest = Path::new(env!("CARGO_TARGET_TMPDIR")).join(tag);
+        if !dest.join("corpus/goldens/_meta.json").exists() {
+            let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+            let mut tar_bytes = Vec::new();
+            lzma_rs::xz_decompress(&mut &bytes[..], &mut tar_bytes).expect("xz archive");
+            let mut ar = tar::Archive::new(&tar_bytes[..]);
+            ar.set_preserve_mtime(true);
+            ar.unpack(tmp.path()).expect("unpack oracle archive");
+            // Another test binary may have won the race; either copy is complete.
+            let _ = std::fs::rename(tmp.path(), &dest);
+        }
+        dest.join("corpus")
+    })
+}
+
+fn simple_hash(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100000001b3))
+}
+
+/// Every golden per-file record, with the session file it describes.
+pub fn goldens() -> &'static [(PathBuf, serde_json::Value)] {
+    static GOLDENS: OnceLock<Vec<(PathBuf, serde_json::Value)>> = OnceLock::new();
+    GOLDENS.get_or_init(load_goldens)
+}
+
+fn load_goldens() -> Vec<(PathBuf, serde_json::Value)> {
+    let root = oracle();
+    let mut out = Vec::new();
+    let mut stack = vec![root.join("goldens/sessions")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "json") {
+                let g: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+                let file = root.join(g["file"].as_str().unwrap());
+                out.push((file, g));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// The golden for the corpus file whose name ends with `suffix`.
+pub fn golden(suffix: &str) -> (PathBuf, serde_json::Value) {
+    goldens()
+        .iter()
+        .find(|(p, _)| p.to_string_lossy().ends_with(suffix))
+        .cloned()
+        .unwrap_or_else(|| panic!("no golden for {suffix}"))
+}
+
+/// The `sessiondb` binary.
+pub fn bin() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+}
+
+/// Runs the binary with `args` on database `db`; returns (status, stdout, stderr).
+pub fn run(db: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = bin().arg("--db").arg(db).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A fresh database in a temporary directory.
+pub fn temp_db() -> (tempfile::TempDir, PathBuf, rusqlite::Connection) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("test.sqlite");
+    let conn = sessiondb::db::open(&path).unwrap();
+    (dir, path, conn)
+}

@@ -1,0 +1,226 @@
+//! Import and export against pi 1.6.0's own files and goldens (tests/fixtures/oracle.tar.xz).
+
+mod common;
+
+use sessiondb::import::{import_file, FileStatus, ImportOptions};
+use std::collections::HashMap;
+use std::path::Path;
+
+fn export_bytes(conn: &rusqlite::Connection, path: &Path) -> Vec<u8> {
+    let s = sessiondb::resolve::resolve(conn, &path.to_string_lossy()).unwrap();
+    let mut out = Vec::new();
+    sessiondb::export::write_session(conn, s.sid, &mut out).unwrap();
+    out
+}
+
+/// pi's `getEntries()` minus the JSON scalars sessiondb skips on purpose (SPEC 8).
+fn golden_object_entries(g: &serde_json::Value) -> Vec<serde_json::Value> {
+    g["entries"].as_array().unwrap().iter().filter(|e| e.is_object()).cloned().collect()
+}
+
+/// True when the file's header (its first JSON object) has a version below 3 or none.
+fn is_migrated(_g: &serde_json::Value, original: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(original);
+    let header =
+        text.split('\n').find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok().filter(|v| v.is_object()));
+    header.is_some_and(|h| h["version"].as_f64().map_or(true, |v| v < 3.0))
+}
+
+#[test]
+fn every_oracle_file_imports_as_pi_reads_it() {
+    let (_d, _p, mut conn) = common::temp_db();
+    let mut checked = 0;
+    for (file, g) in common::goldens() {
+        let (file, g) = (file.as_path(), g);
+        let original = std::fs::read(file).unwrap();
+        let report = import_file(&mut conn, file, None, ImportOptions::default());
+        let name = file.display();
+        if !g["openError"].is_null() {
+            assert_eq!(report.status, FileStatus::Failed, "{name}: pi refuses it: {}", g["openError"]);
+            continue;
+        }
+        if original.is_empty() {
+            // pi writes a fresh header into a 0-byte file; there is nothing to import.
+            assert_eq!(report.status, FileStatus::Failed, "{name}");
+            assert!(report.reason.as_deref().unwrap().contains("empty file"), "{name}: {:?}", report.reason);
+            continue;
+        }
+        assert_eq!(report.status, FileStatus::Imported, "{name}: {:?}", report.reason);
+        let expected = golden_object_entries(g);
+        assert_eq!(report.entries as usize, expected.len(), "{name}: entry count");
+
+        let exported = export_bytes(&conn, file);
+        let text = String::from_utf8(exported.clone()).unwrap();
+        let lines: Vec<&str> = text.strip_suffix('\n').unwrap().split('\n').collect();
+        // The header and then every entry pi sees, as the same JSON.
+        let header: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(header, g["header"], "{name}: header");
+        let entry_lines: Vec<&str> = lines[1..]
+            .iter()
+            .copied()
+            .filter(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"] != "session")
+            .collect();
+        assert_eq!(entry_lines.len(), expected.len(), "{name}: exported entry lines");
+        let migrated = is_migrated(g, &original);
+        if !migrated {
+            for (line, want) in entry_lines.iter().zip(&expected) {
+                let got: serde_json::Value = serde_json::from_str(line).unwrap();
+                assert_eq!(&got, want, "{name}: entry");
+            }
+            // Every exported line is a line of the file, verbatim (without its terminator).
+            let original_text = String::from_utf8_lossy(&original);
+            let source_lines: std::collections::HashSet<&str> =
+                original_text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+            for line in &lines {
+                assert!(source_lines.contains(line), "{name}: exported line not in the source: {line}");
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 40, "only {checked} files checked");
+}
+
+#[test]
+fn valid_v3_files_round_trip_byte_for_byte() {
+    let (_d, _p, mut conn) = common::temp_db();
+    let mut checked = 0;
+    for (file, g) in common::goldens() {
+        let (file, g) = (file.as_path(), g);
+        let original = std::fs::read(file).unwrap();
+        // Valid v3 files as pi wrote them: pi leaves them untouched on open.
+        let ok = g["openError"].is_null()
+            && g["rewrittenChanged"] == false
+            && !original.is_empty()
+            && g["header"]["version"] == 3
+            && !original.windows(2).any(|w| w == b"\r\n")
+            && String::from_utf8_lossy(&original)
+                .split('\n')
+                .filter(|l| !l.is_empty())
+                .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| v.is_object()));
+        if !ok {
+            continue;
+        }
+        let r = import_file(&mut conn, file, None, ImportOptions::default());
+        assert_eq!(r.status, FileStatus::Imported, "{}", file.display());
+        assert!(export_bytes(&conn, file) == original, "{}: export differs from the file", file.display());
+        checked += 1;
+    }
+    assert!(checked >= 20, "only {checked} valid v3 files");
+}
+
+/// Replaces the ids sessiondb generated while migrating with the ones pi generated, pairing
+/// them by line: both number the same entries in the same order.
+fn map_migration_ids(ours: &str, theirs: &str) -> String {
+    let mut map: HashMap<String, String> = HashMap::new();
+    for (a, b) in ours.lines().zip(theirs.lines()) {
+        let va: serde_json::Value = serde_json::from_str(a).unwrap();
+        let vb: serde_json::Value = serde_json::from_str(b).unwrap();
+        if let (Some(ia), Some(ib)) = (va["id"].as_str(), vb["id"].as_str()) {
+            if va["type"] != "session" {
+                map.insert(ia.to_string(), ib.to_string());
+            }
+        }
+    }
+    let mut out = ours.to_string();
+    for (a, b) in &map {
+        out = out.replace(&format!("\"{a}\""), &format!("\"{b}\""));
+    }
+    out
+}
+
+#[test]
+fn migrated_files_export_exactly_as_pi_rewrites_them() {
+    let (_d, _p, mut conn) = common::temp_db();
+    let mut names = Vec::new();
+    for (file, g) in common::goldens() {
+        let (file, g) = (file.as_path(), g);
+        let original = std::fs::read(file).unwrap();
+        if !g["openError"].is_null() || original.is_empty() || !is_migrated(g, &original) {
+            continue;
+        }
+        let r = import_file(&mut conn, file, None, ImportOptions::default());
+        assert_eq!(r.status, FileStatus::Imported);
+        assert!(r.migrated_from.is_some(), "{}: should be migrated", file.display());
+        let ours = String::from_utf8(export_bytes(&conn, file)).unwrap();
+        let theirs = g["rewritten"].as_str().unwrap();
+        let mapped = map_migration_ids(&ours, theirs);
+        assert_eq!(mapped.len(), theirs.len(), "{}: length", file.display());
+        assert!(mapped == theirs, "{}: migrated export differs from pi's rewrite", file.display());
+        names.push(file.file_name().unwrap().to_string_lossy().into_owned());
+    }
+    for must in
+        ["before-compaction.v1.jsonl", "large-session.v1.jsonl", "edge-v2-hookmessage.jsonl", "x-no-version-tree.jsonl"]
+    {
+        assert!(names.iter().any(|n| n.ends_with(must)), "{must} not checked: {names:?}");
+    }
+}
+
+#[test]
+fn the_real_legacy_files_migrate_like_pi() {
+    // ../shared/corpus/real holds the same two files the oracle archive carries; compare the
+    // shared copies byte for byte with the archive's so the goldens above cover them.
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/real");
+    for name in ["before-compaction.v1.jsonl", "large-session.v1.jsonl"] {
+        let (file, _) = common::golden(name);
+        if let Ok(real) = std::fs::read(shared.join(name)) {
+            assert_eq!(std::fs::read(&file).unwrap(), real, "{name}: archive copy differs from shared/corpus/real");
+        }
+    }
+}
+
+#[test]
+fn edge_files_import_as_the_spec_says() {
+    let (_d, _p, mut conn) = common::temp_db();
+    let imp = |conn: &mut rusqlite::Connection, suffix: &str| {
+        let (file, g) = common::golden(suffix);
+        (import_file(conn, &file, None, ImportOptions::default()), g, file)
+    };
+    let (r, _, _) = imp(&mut conn, "edge-malformed-lines.jsonl");
+    assert_eq!(r.status, FileStatus::Imported);
+    assert!(r.malformed_lines >= 3 && r.skipped.iter().all(|s| s.line > 1), "{r:?}");
+    let (r, _, _) = imp(&mut conn, "edge_blank_lines.jsonl");
+    assert!(r.blank_lines > 0, "{r:?}");
+    assert_eq!(r.malformed_lines, 0);
+    let (r, _, _) = imp(&mut conn, "edge-header-only.jsonl");
+    assert_eq!((r.status, r.entries), (FileStatus::Imported, 0));
+    let (r, _, _) = imp(&mut conn, "edge-first-line-not-header.jsonl");
+    assert_eq!(r.status, FileStatus::Failed);
+    assert!(r.reason.unwrap().contains("not a session header"));
+    let (r, g, _) = imp(&mut conn, "edge.duplicate-ids.jsonl");
+    assert_eq!(r.entries as usize, g["entries"].as_array().unwrap().len());
+    let (r, _, file) = imp(&mut conn, "Edge-CRLF.jsonl");
+    assert_eq!(r.status, FileStatus::Imported);
+    let want = String::from_utf8(std::fs::read(&file).unwrap()).unwrap().replace("\r\n", "\n");
+    assert_eq!(String::from_utf8(export_bytes(&conn, &file)).unwrap(), want);
+    let (r, g, file) = imp(&mut conn, "edge-no-trailing-newline.jsonl");
+    assert_eq!(r.status, FileStatus::Imported);
+    assert_eq!(String::from_utf8(export_bytes(&conn, &file)).unwrap(), g["rewritten"].as_str().unwrap());
+    let (r, _, _) = imp(&mut conn, "x-bom.jsonl");
+    assert_eq!(r.status, FileStatus::Failed, "a BOM-prefixed header does not parse");
+    // Nothing from the failed files reached the database.
+    let sessions: i64 = conn.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap();
+    assert_eq!(sessions, 6);
+}
+
+#[test]
+fn importing_again_changes_nothing() {
+    let (_d, _p, mut conn) = common::temp_db();
+    let dir = common::oracle().join("sessions");
+    let targets = sessiondb::import::collect_targets(&[dir]).unwrap();
+    let first = sessiondb::import::import_targets(&mut conn, &targets, ImportOptions::default(), |_| {});
+    let snapshot = |conn: &rusqlite::Connection| -> Vec<(String, i64, String)> {
+        let mut st = conn.prepare("SELECT s.path, e.seq, e.body FROM entries e JOIN sessions s ON s.sid = e.session ORDER BY s.path, e.seq").unwrap();
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
+    };
+    let before = snapshot(&conn);
+    let second = sessiondb::import::import_targets(&mut conn, &targets, ImportOptions::default(), |_| {});
+    assert_eq!(second.sessions, 0);
+    assert_eq!(second.unchanged, first.sessions);
+    assert_eq!(second.failures, first.failures);
+    assert_eq!(snapshot(&conn), before);
+    // Forced: every session is replaced by an identical one (migration ids aside).
+    let third = sessiondb::import::import_targets(&mut conn, &targets, ImportOptions { force: true }, |_| {});
+    assert_eq!((third.sessions, third.replaced), (first.sessions, first.sessions));
+    let after = snapshot(&conn);
+    assert_eq!(after.len(), before.len());
+}
