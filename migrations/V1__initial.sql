@@ -18,7 +18,9 @@ CREATE TABLE sessions (
     last_activity_ms INTEGER,                  -- newest user/assistant activity (SPEC 6)
     entry_count    INTEGER NOT NULL DEFAULT 0, -- entries (header excluded)
     last_seq       INTEGER NOT NULL DEFAULT 0, -- seq of the last stored line
-    written_ns     INTEGER NOT NULL            -- newest write: file mtime at import, or last append
+    written_ns     INTEGER NOT NULL,           -- newest write: file mtime at import, or last append
+    tree_ok        INTEGER NOT NULL DEFAULT 1  -- 1: every parent precedes its child and ids are unique,
+                                               -- so the derived entry columns below are exact
 );
 CREATE INDEX sessions_by_id ON sessions(id);
 CREATE INDEX sessions_by_cwd ON sessions(cwd, written_ns);
@@ -34,7 +36,17 @@ CREATE TABLE entries (
     parent_id TEXT,                            -- parentId (NULL when null, missing or not a string)
     type      TEXT,                            -- entry type (NULL when not a string)
     ts        TEXT,                            -- entry timestamp, as written
-    body      TEXT    NOT NULL                 -- the exact line, without its terminator
+    ts_ms     INTEGER,                         -- new Date(timestamp).getTime(); NULL for NaN
+    role      TEXT,                            -- message.role of a message entry
+    body      TEXT    NOT NULL,                -- the exact line, without its terminator
+    -- Derived once at insert from the parent, so that reads cost what they return:
+    parent_key     INTEGER,                    -- key of the parent entry (the later line for a repeated id)
+    depth          INTEGER,                    -- distance from the root
+    compaction_key INTEGER,                    -- nearest compaction on the path (itself included)
+    thinking_key   INTEGER,                    -- nearest thinking_level_change on the path
+    model_key      INTEGER                     -- nearest model_change or assistant message on the path
 );
 CREATE INDEX entries_by_id ON entries(session, id);
 CREATE INDEX entries_by_parent ON entries(session, parent_id);
+-- Labels are resolved over the whole file; this partial index holds only label lines.
+CREATE INDEX entries_labels ON entries(key) WHERE type = 'label';

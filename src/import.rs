@@ -1,6 +1,7 @@
 //! Importing pi session files (SPEC 1, 7): one transaction per file, lines stored verbatim,
 //! old versions migrated exactly as pi rewrites them.
 
+use crate::derive::{EntryFields, TreeIndexer};
 use crate::error::{Error, Result};
 use crate::json::{self, RawObject, Value};
 use crate::jsonl::{classify, LineKind, LineReader};
@@ -393,13 +394,14 @@ pub(crate) fn insert_session(
     Ok(tx.last_insert_rowid())
 }
 
-/// Writes a session's entry lines in order and keeps its statistics.
+/// Writes a session's entry lines in order, with their derived columns and statistics.
 pub(crate) struct EntryWriter<'t> {
     stmt: rusqlite::CachedStatement<'t>,
     tx: &'t Transaction<'t>,
     sid: i64,
     seq: i64,
     stats: SessionStats,
+    tree: TreeIndexer,
 }
 
 impl<'t> EntryWriter<'t> {
@@ -410,6 +412,7 @@ impl<'t> EntryWriter<'t> {
             sid,
             seq: 0,
             stats: SessionStats::default(),
+            tree: TreeIndexer::new(),
         })
     }
 
@@ -417,21 +420,30 @@ impl<'t> EntryWriter<'t> {
     pub(crate) fn write(&mut self, obj: &RawObject<'_>, text: &str) -> Result<()> {
         self.seq += 1;
         let key = (self.sid << 32) | self.seq;
+        let (f, message) = EntryFields::read(obj);
+        let d = self.tree.place(key, &f);
         self.stmt.execute(params![
             key,
             self.sid,
             self.seq,
-            obj.get_str("id"),
-            obj.get_str("parentId"),
-            obj.get_str("type"),
-            obj.get_str("timestamp"),
+            f.id,
+            f.parent_id,
+            f.kind,
+            f.ts,
+            f.ts_ms,
+            f.role,
             text,
+            d.parent_key,
+            d.depth,
+            d.compaction_key,
+            d.thinking_key,
+            d.model_key,
         ])?;
-        self.stats.observe(obj);
+        self.stats.observe(&f, obj, message.as_ref());
         Ok(())
     }
 
-    /// Saves the statistics; returns them.
+    /// Saves the statistics (and re-links parents of an irregular tree); returns them.
     pub(crate) fn finish(self) -> Result<SessionStats> {
         let st = self.stats;
         self.tx.execute(
@@ -446,6 +458,10 @@ impl<'t> EntryWriter<'t> {
                 self.seq
             ],
         )?;
+        if self.tree.is_irregular() {
+            self.tx.execute(queries::RELINK_PARENTS, params![self.sid << 32, (self.sid << 32) | 0xFFFF_FFFF])?;
+            self.tx.execute(queries::MARK_TREE_IRREGULAR, [self.sid])?;
+        }
         Ok(st)
     }
 }

@@ -55,6 +55,8 @@ pub enum Value {
     String(JsString),
     Array(Vec<Value>),
     Object(Object),
+    /// JSON text written verbatim (a stored line too deeply nested to be parsed as a tree).
+    Raw(String),
 }
 
 impl Value {
@@ -86,7 +88,7 @@ impl Value {
             Value::Bool(b) => *b,
             Value::Number(n) => *n != 0.0 && !n.is_nan(),
             Value::String(s) => !s.0.is_empty(),
-            Value::Array(_) | Value::Object(_) => true,
+            Value::Array(_) | Value::Object(_) | Value::Raw(_) => true,
         }
     }
     /// `JSON.stringify(value)`.
@@ -198,6 +200,21 @@ impl fmt::Display for SyntaxError {
 }
 
 impl std::error::Error for SyntaxError {}
+
+/// `JSON.parse(text)`, or the text kept verbatim when it is valid but nested deeper than
+/// [`MAX_DEPTH`].
+pub fn parse_or_raw(text: &str) -> Result<Value, SyntaxError> {
+    match parse(text.as_bytes()) {
+        Ok(v) => Ok(v),
+        Err(e) if e.reason == DEPTH_REASON => {
+            scan_object(text.as_bytes())?;
+            Ok(Value::Raw(text.to_string()))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+const DEPTH_REASON: &str = "nesting too deep";
 
 /// `JSON.parse(text)` into a [`Value`].
 pub fn parse(text: &[u8]) -> Result<Value, SyntaxError> {
@@ -337,7 +354,7 @@ impl<'a> Parser<'a> {
 
     fn value(&mut self, depth: usize) -> Result<Value, SyntaxError> {
         if depth > MAX_DEPTH {
-            return Err(self.err("nesting too deep"));
+            return Err(self.err(DEPTH_REASON));
         }
         match self.peek() {
             None => Err(self.err("unexpected end of input")),
@@ -636,6 +653,7 @@ pub fn write_value(out: &mut Vec<u8>, value: &Value) {
         Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Number(n) => write_number(out, *n),
         Value::String(s) => write_string(out, &s.0),
+        Value::Raw(text) => out.extend_from_slice(text.as_bytes()),
         Value::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {

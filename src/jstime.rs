@@ -125,7 +125,7 @@ pub fn date_value_ms(value: Option<&Value>) -> Option<i64> {
         Value::Null => 0.0,
         Value::Bool(b) => f64::from(u8::from(*b)),
         Value::Number(n) => *n,
-        Value::Array(_) | Value::Object(_) => return None,
+        Value::Array(_) | Value::Object(_) | Value::Raw(_) => return None,
     };
     if !t.is_finite() || t.abs() > MAX_TIME {
         return None;

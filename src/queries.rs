@@ -20,8 +20,19 @@ pub const UPDATE_SESSION_STATS: &str = "UPDATE sessions SET name = ?2, message_c
     first_message = ?4, last_activity_ms = ?5, entry_count = ?6, last_seq = ?7 WHERE sid = ?1";
 
 /// Adds one entry line.
-pub const INSERT_ENTRY: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, body) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+pub const INSERT_ENTRY: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, \
+    body, parent_key, depth, compaction_key, thinking_key, model_key) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+
+/// Re-links every entry of a session (keys `?1..=?2`) to its parent as pi resolves it: the
+/// last line with the parent's id wins; header lines and `""` are no parents.
+pub const RELINK_PARENTS: &str = "UPDATE entries SET parent_key = ( \
+        SELECT max(p.key) FROM entries p \
+        WHERE p.session = entries.session AND p.id = entries.parent_id AND p.type IS NOT 'session') \
+    WHERE key BETWEEN ?1 AND ?2 AND parent_id <> '' AND type IS NOT 'session'";
+
+/// Marks a session whose derived entry columns must not be trusted.
+pub const MARK_TREE_IRREGULAR: &str = "UPDATE sessions SET tree_ok = 0 WHERE sid = ?1";
 
 /// A session's entry lines in file order: one range of the table b-tree.
 pub const ENTRY_BODIES: &str = "SELECT body FROM entries WHERE key BETWEEN ?1 AND ?2 ORDER BY key";
@@ -45,3 +56,51 @@ pub const COUNT_SESSIONS_AND_ENTRIES: &str = "SELECT count(*), coalesce(sum(entr
 
 /// The session recorded at a path.
 pub const SESSION_REF_BY_PATH: &str = "SELECT sid, id, path FROM sessions WHERE path = ?1";
+
+/// Whether a session's derived entry columns can be trusted, and its entry count.
+pub const SESSION_TREE_STATE: &str = "SELECT tree_ok, entry_count FROM sessions WHERE sid = ?1";
+
+/// The last entry of a session (keys `?1..=?2`), header lines excluded.
+pub const LAST_ENTRY: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
+    compaction_key, thinking_key, model_key FROM entries \
+    WHERE key BETWEEN ?1 AND ?2 AND type IS NOT 'session' ORDER BY key DESC LIMIT 1";
+
+/// The entry with id `?2` in session `?1`: the later line wins for a repeated id.
+pub const ENTRY_BY_ID: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
+    compaction_key, thinking_key, model_key FROM entries \
+    WHERE session = ?1 AND id = ?2 AND type IS NOT 'session' ORDER BY key DESC LIMIT 1";
+
+/// The entry stored under a key.
+pub const ENTRY_BY_KEY: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
+    compaction_key, thinking_key, model_key FROM entries WHERE key = ?1";
+
+/// Every entry of a session (keys `?1..=?2`) in file order, header lines excluded.
+pub const ALL_ENTRIES: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
+    compaction_key, thinking_key, model_key FROM entries \
+    WHERE key BETWEEN ?1 AND ?2 AND type IS NOT 'session' ORDER BY key";
+
+/// Label lines of a session (keys `?1..=?2`) in file order, through the partial label index.
+pub const LABEL_ENTRIES: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
+    compaction_key, thinking_key, model_key FROM entries \
+    WHERE key BETWEEN ?1 AND ?2 AND type = 'label' ORDER BY key";
+
+/// Children of entry `?2` in session `?1` (regular trees), in file order.
+pub const CHILDREN: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
+    compaction_key, thinking_key, model_key FROM entries \
+    WHERE session = ?1 AND parent_id = ?2 AND type IS NOT 'session' ORDER BY key";
+
+/// Walks from entry `?1` to its root through `parent_key`, one primary-key lookup per step
+/// (the CTE drives, the table is searched: never a scan). Stops after entry `?2` (when not
+/// NULL) and after `?3` rows, so a parent cycle cannot run forever. Leaf first.
+pub const WALK_UP: &str = "WITH RECURSIVE walk(n, key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
+        compaction_key, thinking_key, model_key) AS ( \
+        SELECT 0, key, id, parent_id, type, role, ts_ms, body, parent_key, depth, compaction_key, thinking_key, \
+            model_key FROM entries WHERE key = ?1 \
+        UNION ALL \
+        SELECT w.n + 1, e.key, e.id, e.parent_id, e.type, e.role, e.ts_ms, e.body, e.parent_key, e.depth, \
+            e.compaction_key, e.thinking_key, e.model_key \
+        FROM walk w CROSS JOIN entries e ON e.key = w.parent_key \
+        WHERE w.key IS NOT ?2 \
+        LIMIT ?3) \
+    SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, compaction_key, thinking_key, model_key \
+    FROM walk";

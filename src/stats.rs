@@ -1,8 +1,8 @@
 //! Per-session discovery fields kept as columns (SPEC 6): name, message count, first user
 //! message, newest activity. Computed once while entries are written, never at query time.
 
+use crate::derive::EntryFields;
 use crate::json::{self, RawObject, Value};
-use crate::jstime;
 
 /// Running totals over a session's entries in file order.
 #[derive(Debug, Default, Clone)]
@@ -21,41 +21,42 @@ pub struct SessionStats {
 
 impl SessionStats {
     /// Takes one entry into account.
-    pub fn observe(&mut self, entry: &RawObject<'_>) {
-        let kind = entry.get_str("type");
+    pub fn observe(&mut self, fields: &EntryFields, entry: &RawObject<'_>, message: Option<&RawObject<'_>>) {
         // A second header line is kept in the file but is no entry (pi's getEntries skips it).
-        if kind.as_deref() == Some("session") {
+        if fields.is_header() {
             return;
         }
         self.entry_count += 1;
-        match kind.as_deref() {
+        match fields.kind.as_deref() {
             Some("session_info") => {
                 self.name = match entry.get("name") {
                     Some(Value::String(s)) => Some(json::js_trim(&s.to_str()).to_string()).filter(|n| !n.is_empty()),
                     _ => None,
                 };
             }
-            Some("message") => self.observe_message(entry),
+            Some("message") => {
+                self.message_count += 1;
+                if let Some(m) = message {
+                    self.observe_message(fields, m);
+                }
+            }
             _ => {}
         }
     }
 
-    fn observe_message(&mut self, entry: &RawObject<'_>) {
-        self.message_count += 1;
-        let Some(raw) = entry.raw("message") else { return };
-        let Ok(Some(message)) = json::scan_object(raw) else { return };
-        let role = message.get_str("role");
-        if !message.has("content") || !matches!(role.as_deref(), Some("user" | "assistant")) {
+    fn observe_message(&mut self, fields: &EntryFields, message: &RawObject<'_>) {
+        let role = fields.role.as_deref();
+        if !message.has("content") || !matches!(role, Some("user" | "assistant")) {
             return;
         }
         let activity = match message.get("timestamp") {
             Some(Value::Number(n)) => Some(n),
-            _ => jstime::date_value_ms(entry.get("timestamp").as_ref()).map(|t| t as f64),
+            _ => fields.ts_ms.map(|t| t as f64),
         };
         if let Some(t) = activity {
             self.last_activity_ms = Some(self.last_activity_ms.unwrap_or(0.0).max(t));
         }
-        if self.first_message.is_none() && role.as_deref() == Some("user") {
+        if self.first_message.is_none() && role == Some("user") {
             if let Some(content) = message.get("content") {
                 let text = message_text(&content);
                 if !text.is_empty() {
