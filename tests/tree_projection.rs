@@ -18,7 +18,8 @@ fn row_json(r: &Row) -> J {
 
 /// Compares two JSON values including key order.
 fn same(a: &J, b: &J) -> bool {
-    a.to_string() == b.to_string()
+    // serde_json's map equality ignores order; compare the serialized text instead.
+    serde_json::to_string(a).unwrap() == serde_json::to_string(b).unwrap()
 }
 
 /// For migrated v1 files both sides generated their own ids: rename pi's to ours, by position.
