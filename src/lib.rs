@@ -13,6 +13,7 @@ pub mod layout;
 pub mod migrate;
 pub mod projection;
 pub mod queries;
+pub mod render;
 pub mod resolve;
 pub mod stats;
 pub mod tree;

@@ -78,8 +78,9 @@ pub enum Leaf {
 pub struct Path {
     /// Root first.
     pub entries: Vec<Row>,
-    /// True when the walk met an entry twice and stopped before it.
-    pub cycle: bool,
+    /// When the walk met an entry twice (a parent cycle), the id of that entry: the path
+    /// stops before it.
+    pub cycle: Option<String>,
 }
 
 /// One node of the flattened tree (pre-order).
@@ -156,10 +157,10 @@ impl<'c> SessionTree<'c> {
         // Rows come leaf first, in the order the CTE produced them.
         let mut rows = self.rows(queries::WALK_UP, params![key, stop, limit])?;
         let mut seen = HashSet::with_capacity(rows.len());
-        let mut cycle = false;
+        let mut cycle = None;
         if let Some(pos) = rows.iter().position(|r| !seen.insert(r.key)) {
+            cycle = Some(rows[pos].id.clone().unwrap_or_default());
             rows.truncate(pos);
-            cycle = true;
         }
         rows.reverse();
         Ok(Path { entries: rows, cycle })
@@ -183,7 +184,7 @@ impl<'c> SessionTree<'c> {
         };
         match start {
             Some(row) => self.path_to(&row),
-            None => Ok(Path { entries: Vec::new(), cycle: false }),
+            None => Ok(Path { entries: Vec::new(), cycle: None }),
         }
     }
 
@@ -313,7 +314,7 @@ impl<'c> SessionTree<'c> {
     /// reading only the rows the context holds when the tree is regular.
     pub fn context(&self, leaf: &Leaf) -> Result<Context> {
         let Some(leaf_row) = self.leaf_row(leaf)? else {
-            return Ok(Context { entries: Vec::new(), settings: Settings::default(), cycle: false });
+            return Ok(Context { entries: Vec::new(), settings: Settings::default(), cycle: None });
         };
         if !self.regular {
             let path = self.path_to(&leaf_row)?;
@@ -325,7 +326,7 @@ impl<'c> SessionTree<'c> {
         let settings = self.settings_at(&leaf_row)?;
         let Some(ckey) = leaf_row.compaction_key else {
             let path = self.path_to(&leaf_row)?;
-            return Ok(Context { entries: path.entries.iter().map(Row::parse).collect(), settings, cycle: false });
+            return Ok(Context { entries: path.entries.iter().map(Row::parse).collect(), settings, cycle: None });
         };
         // From the compaction to the leaf.
         let tail = self.walk_up(leaf_row.key, Some(ckey), leaf_row.depth.unwrap_or(0) + 1)?;
@@ -337,7 +338,7 @@ impl<'c> SessionTree<'c> {
         let mut entries = vec![compaction.clone()];
         entries.extend(self.kept_before(&compaction_row, &compaction)?);
         entries.extend(rows.map(|r| r.parse()));
-        Ok(Context { entries, settings, cycle: false })
+        Ok(Context { entries, settings, cycle: None })
     }
 
     /// Entries a compaction keeps from before it: from its `firstKeptEntryId` (when that is on
@@ -374,8 +375,9 @@ impl<'c> SessionTree<'c> {
         Ok(s)
     }
 
-    /// pi's `buildSessionProjection` at `leaf`.
-    pub fn projection(&self, leaf: &Leaf) -> Result<(Value, bool)> {
+    /// pi's `buildSessionProjection` at `leaf`, and the repeated entry if a parent cycle cut
+    /// the path.
+    pub fn projection(&self, leaf: &Leaf) -> Result<(Value, Option<String>)> {
         let ctx = self.context(leaf)?;
         let refs: Vec<&ParsedEntry> = ctx.entries.iter().collect();
         Ok((projection::projection(&refs, &ctx.settings), ctx.cycle))
@@ -389,8 +391,8 @@ pub struct Context {
     pub entries: Vec<ParsedEntry>,
     /// Thinking level and model.
     pub settings: Settings,
-    /// True when the path was cut at a parent cycle.
-    pub cycle: bool,
+    /// The repeated entry's id when the path was cut at a parent cycle.
+    pub cycle: Option<String>,
 }
 
 /// Sorts node indexes by entry time the way V8's `Array.prototype.sort` does with pi's

@@ -1,8 +1,10 @@
 //! Command-line interface: argument parsing and output only; the library does the work.
 
+mod context;
 mod export;
 mod import;
 mod output;
+mod tree;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -24,6 +26,16 @@ enum Command {
     Import(import::Args),
     /// Write a session (or all of them) back as pi JSONL.
     Export(export::Args),
+    /// Print the model context at a leaf (pi's buildSessionProjection).
+    Context(context::ContextArgs),
+    /// Print the path from the root to an entry (pi's getBranch).
+    Branch(tree::BranchArgs),
+    /// Print the session tree (pi's getTree).
+    Tree(tree::TreeArgs),
+    /// Print the children of an entry (pi's getChildren).
+    Children(tree::ChildrenArgs),
+    /// Print the active branch as a readable transcript.
+    Show(context::ShowArgs),
 }
 
 /// Exit status: 0 success, 1 partial failure or problems found, 2 error.
@@ -36,9 +48,31 @@ pub fn run() -> i32 {
     let result = match cli.command {
         Command::Import(a) => import::run(&db, a),
         Command::Export(a) => export::run(&db, a),
+        Command::Context(a) => context::run_context(&db, a),
+        Command::Branch(a) => tree::run_branch(&db, a),
+        Command::Tree(a) => tree::run_tree(&db, a),
+        Command::Children(a) => tree::run_children(&db, a),
+        Command::Show(a) => context::run_show(&db, a),
     };
     match result {
         Ok(code) => code,
         Err(e) => output::fail(&e),
+    }
+}
+
+/// Opens an existing database and finds the session a reference names.
+fn open_session(
+    db: &std::path::Path,
+    reference: &str,
+) -> anyhow::Result<(rusqlite::Connection, sessiondb::resolve::SessionRef)> {
+    let conn = sessiondb::db::open_existing(db)?;
+    let s = sessiondb::resolve::resolve(&conn, reference)?;
+    Ok((conn, s))
+}
+
+/// Tells the user a parent cycle cut a path (the rest of the output is still valid).
+fn warn_cycle(repeated: Option<&str>) {
+    if let Some(id) = repeated {
+        eprintln!("sessiondb: warning: parent cycle: entry {id} is its own ancestor; the path stops before it (run `sessiondb check`)");
     }
 }
