@@ -16,6 +16,7 @@ pub mod queries;
 pub mod render;
 pub mod resolve;
 pub mod stats;
+pub mod store;
 pub mod tree;
 
 pub use error::{Error, Result};

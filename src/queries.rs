@@ -11,9 +11,9 @@ pub const DELETE_SESSION: &str = "DELETE FROM sessions WHERE sid = ?1";
 
 /// Adds a session row; statistics are filled in by [`UPDATE_SESSION_STATS`].
 pub const INSERT_SESSION: &str = "INSERT INTO sessions \
-    (id, path, rel_path, cwd, version, source_version, created, parent_session, header, \
+    (id, path, dir, rel_path, cwd, version, source_version, created, parent_session, header, \
      file_size, file_mtime_ns, written_ns) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
 
 /// Sets a session's discovery fields and counters after its entries were written.
 pub const UPDATE_SESSION_STATS: &str = "UPDATE sessions SET name = ?2, message_count = ?3, \
@@ -104,3 +104,13 @@ pub const WALK_UP: &str = "WITH RECURSIVE walk(n, key, id, parent_id, type, role
         LIMIT ?3) \
     SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, compaction_key, thinking_key, model_key \
     FROM walk";
+
+/// Statistics of a session, its last line number and whether its tree is regular.
+pub const SESSION_STATS: &str = "SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, \
+    tree_ok FROM sessions WHERE sid = ?1";
+
+/// Records a write to a session (what continue-recent orders by).
+pub const TOUCH_SESSION: &str = "UPDATE sessions SET written_ns = ?2 WHERE sid = ?1";
+
+/// Whether entry id `?2` exists in session `?1` (id collision check).
+pub const ENTRY_ID_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM entries WHERE session = ?1 AND id = ?2)";
