@@ -54,7 +54,17 @@ pub fn model_change(id: &str, parent_id: Option<&str>, ts: &str, provider: Opt, 
 }
 
 /// `usage`: …, kind, provider, model, usage, note (only when truthy).
-pub fn usage(id: &str, parent_id: Option<&str>, ts: &str, kind: Opt, provider: Opt, model: Opt, usage: Opt, note: Opt) -> Object {
+#[allow(clippy::too_many_arguments)]
+pub fn usage(
+    id: &str,
+    parent_id: Option<&str>,
+    ts: &str,
+    kind: Opt,
+    provider: Opt,
+    model: Opt,
+    usage: Opt,
+    note: Opt,
+) -> Object {
     let mut p = head("usage", id, parent_id, ts);
     p.extend([("kind", kind), ("provider", provider), ("model", model), ("usage", usage)]);
     p.push(("note", note.filter(Value::is_truthy)));
@@ -107,7 +117,15 @@ pub fn custom(id: &str, parent_id: Option<&str>, ts: &str, custom_type: Opt, dat
 }
 
 /// `custom_message`: type, customType, content, display, details?, id, parentId, timestamp.
-pub fn custom_message(id: &str, parent_id: Option<&str>, ts: &str, custom_type: Opt, content: Opt, display: Opt, details: Opt) -> Object {
+pub fn custom_message(
+    id: &str,
+    parent_id: Option<&str>,
+    ts: &str,
+    custom_type: Opt,
+    content: Opt,
+    display: Opt,
+    details: Opt,
+) -> Object {
     object(vec![
         ("type", Some(s("custom_message"))),
         ("customType", custom_type),
@@ -148,9 +166,25 @@ pub fn session_info(id: &str, parent_id: Option<&str>, ts: &str, name: &str) -> 
 }
 
 /// `branch_summary`: type, id, parentId, timestamp, fromId, summary, details?, usage?, fromHook?.
-pub fn branch_summary(id: &str, parent_id: Option<&str>, ts: &str, from_id: &str, summary: Opt, details: Opt, usage: Opt, from_hook: Opt) -> Object {
+#[allow(clippy::too_many_arguments)]
+pub fn branch_summary(
+    id: &str,
+    parent_id: Option<&str>,
+    ts: &str,
+    from_id: &str,
+    summary: Opt,
+    details: Opt,
+    usage: Opt,
+    from_hook: Opt,
+) -> Object {
     let mut p = head("branch_summary", id, parent_id, ts);
-    p.extend([("fromId", Some(s(from_id))), ("summary", summary), ("details", details), ("usage", usage), ("fromHook", from_hook)]);
+    p.extend([
+        ("fromId", Some(s(from_id))),
+        ("summary", summary),
+        ("details", details),
+        ("usage", usage),
+        ("fromHook", from_hook),
+    ]);
     object(p)
 }
 

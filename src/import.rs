@@ -297,7 +297,15 @@ fn import_file_inner(conn: &mut Connection, path: &Path, rel: &str, opts: Import
     } else {
         let sid = store::insert_session(
             &tx,
-            &NewSession { path, rel_path: Some(rel), header: &header, header_line: &header_line, source_version, file: Some((size, mtime)), written_ns: mtime },
+            &NewSession {
+                path,
+                rel_path: Some(rel),
+                header: &header,
+                header_line: &header_line,
+                source_version,
+                file: Some((size, mtime)),
+                written_ns: mtime,
+            },
         )?;
         let mut writer = EntryWriter::new(&tx, sid)?;
         while let Some(line) = reader.next_line().map_err(|e| Error::io(path, e))? {
@@ -352,7 +360,15 @@ fn import_migrated(
     let header_line = Value::Object(header.clone()).to_json();
     let sid = store::insert_session(
         tx,
-        &NewSession { path, rel_path: Some(rel), header: &header, header_line: &header_line, source_version, file: Some(sig), written_ns: sig.1 },
+        &NewSession {
+            path,
+            rel_path: Some(rel),
+            header: &header,
+            header_line: &header_line,
+            source_version,
+            file: Some(sig),
+            written_ns: sig.1,
+        },
     )?;
     let mut writer = EntryWriter::new(tx, sid)?;
     for entry in iter {
@@ -363,4 +379,3 @@ fn import_migrated(
     }
     writer.finish()
 }
-

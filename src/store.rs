@@ -186,8 +186,21 @@ pub fn append_entry(tx: &Transaction<'_>, sid: i64, text: &str, parent: Option<(
     }
     let d = tree.place(key, &f);
     tx.prepare_cached(queries::INSERT_ENTRY)?.execute(params![
-        key, sid, seq, f.id, f.parent_id, f.kind, f.ts, f.ts_ms, f.role, text, d.parent_key, d.depth,
-        d.compaction_key, d.thinking_key, d.model_key,
+        key,
+        sid,
+        seq,
+        f.id,
+        f.parent_id,
+        f.kind,
+        f.ts,
+        f.ts_ms,
+        f.role,
+        text,
+        d.parent_key,
+        d.depth,
+        d.compaction_key,
+        d.thinking_key,
+        d.model_key,
     ])?;
     stats.observe(&f, &obj, message.as_ref());
     tx.prepare_cached(queries::UPDATE_SESSION_STATS)?.execute(params![
