@@ -228,6 +228,9 @@ impl RpcServer {
     }
 
     fn call_instance(&mut self, method: &str, a: &Args<'_>) -> Result<Value> {
+        if !INSTANCE_METHODS.contains(&method) {
+            return Err(Error::InvalidArgument(format!("unknown method: {method}")));
+        }
         let m = self.manager()?;
         let id = |r: Result<String>| r.map(|s| Value::String(s.into()));
         match method {
@@ -293,6 +296,43 @@ impl RpcServer {
         }
     }
 }
+
+/// Methods called on the current manager.
+pub const INSTANCE_METHODS: &[&str] = &[
+    "appendMessage",
+    "appendThinkingLevelChange",
+    "appendModelChange",
+    "appendUsage",
+    "appendCompaction",
+    "appendCustomEntry",
+    "appendSessionInfo",
+    "appendCustomMessageEntry",
+    "appendContextEdit",
+    "appendLabelChange",
+    "branch",
+    "resetLeaf",
+    "branchWithSummary",
+    "createBranchedSession",
+    "getLeafId",
+    "getLeafEntry",
+    "getEntry",
+    "getChildren",
+    "getLabel",
+    "getBranch",
+    "getTree",
+    "getEntries",
+    "getHeader",
+    "getSessionName",
+    "getSessionId",
+    "getSessionFile",
+    "getSessionDir",
+    "getCwd",
+    "getEntryCount",
+    "isPersisted",
+    "buildContextEntries",
+    "buildSessionProjection",
+    "buildSessionContext",
+];
 
 fn error_response(id: &Value, message: &str) -> String {
     let mut err = Object::new();
