@@ -6,6 +6,7 @@ pub mod discovery;
 pub mod entries;
 pub mod error;
 pub mod export;
+pub mod extract;
 pub mod ids;
 pub mod import;
 pub mod json;

@@ -349,7 +349,9 @@ impl SessionManager {
             },
         )?;
         let (lo, hi) = store::key_range(source_sid);
-        tx.execute(queries::COPY_ENTRIES, params![lo, new_sid << 32, new_sid, lo, hi])?;
+        for copy in [queries::COPY_ENTRIES, queries::COPY_TEXTS, queries::COPY_USAGE] {
+            tx.execute(copy, params![lo, new_sid << 32, new_sid, lo, hi])?;
+        }
         tx.execute(queries::COPY_SESSION_STATS, params![new_sid, source_sid])?;
         tx.commit()?;
         let mut m = SessionManager::blank(conn, true, target, dir);

@@ -156,3 +156,29 @@ pub const SESSION_INFOS_ALL: &str = "SELECT sid, path, id, cwd, name, created, p
 /// User and assistant message lines of a session (keys `?1..=?2`) in file order.
 pub const CONVERSATION_BODIES: &str = "SELECT body FROM entries WHERE key BETWEEN ?1 AND ?2 AND type = 'message' \
     AND role IN ('user', 'assistant') ORDER BY key";
+
+/// Adds an entry's searchable text (the FTS index follows by trigger).
+pub const INSERT_TEXT: &str = "INSERT INTO texts (key, session, role, ts_ms, text, list_text) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
+/// Adds an entry's token usage.
+pub const INSERT_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
+    cache_read, cache_write, total, cost) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+
+/// Every stored entry line (for rebuilding derived tables).
+pub const ALL_ENTRY_BODIES: &str = "SELECT key, session, body FROM entries ORDER BY key";
+
+/// Work left by a migration.
+pub const PENDING_MAINTENANCE: &str = "SELECT task FROM maintenance";
+
+/// Marks maintenance work done.
+pub const MAINTENANCE_DONE: &str = "DELETE FROM maintenance WHERE task = ?1";
+
+/// Copies search texts along with [`COPY_ENTRIES`] (same parameters).
+pub const COPY_TEXTS: &str = "INSERT INTO texts (key, session, role, ts_ms, text, list_text) \
+    SELECT key - ?1 + ?2, ?3, role, ts_ms, text, list_text FROM texts WHERE key BETWEEN ?4 AND ?5";
+
+/// Copies usage rows along with [`COPY_ENTRIES`] (same parameters).
+pub const COPY_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
+        cache_read, cache_write, total, cost) \
+    SELECT key - ?1 + ?2, ?3, entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost \
+    FROM usage WHERE key BETWEEN ?4 AND ?5";

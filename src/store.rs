@@ -112,6 +112,7 @@ impl<'t> EntryWriter<'t> {
             d.thinking_key,
             d.model_key,
         ])?;
+        crate::extract::write_extras(self.tx, self.sid, key, &f, obj, message.as_ref())?;
         self.stats.observe(&f, obj, message.as_ref());
         Ok(())
     }
@@ -202,6 +203,7 @@ pub fn append_entry(tx: &Transaction<'_>, sid: i64, text: &str, parent: Option<(
         d.thinking_key,
         d.model_key,
     ])?;
+    crate::extract::write_extras(tx, sid, key, &f, &obj, message.as_ref())?;
     stats.observe(&f, &obj, message.as_ref());
     tx.prepare_cached(queries::UPDATE_SESSION_STATS)?.execute(params![
         sid,
