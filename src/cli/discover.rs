@@ -110,7 +110,7 @@ pub fn run_list(db: &Path, a: ListArgs) -> anyhow::Result<i32> {
         infos.retain(|i| i.name.is_some());
     }
     match a.sort.as_str() {
-        "created" => infos.sort_by(|x, y| y.created_ms.cmp(&x.created_ms)),
+        "created" => infos.sort_by_key(|i| std::cmp::Reverse(i.created_ms)),
         "name" => infos.sort_by(|x, y| {
             x.name.as_deref().unwrap_or(&x.first_message).cmp(y.name.as_deref().unwrap_or(&y.first_message))
         }),
