@@ -8,7 +8,7 @@ use crate::migrate;
 use crate::queries;
 use crate::stats::SessionStats;
 use crate::store::{self, EntryWriter, NewSession};
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde::Serialize;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -21,6 +21,9 @@ const MAX_SKIPPED_REPORTED: usize = 20;
 pub struct ImportOptions {
     /// Re-import files even when their size and modification time are unchanged.
     pub force: bool,
+    /// The file may still be written (sync): a final line without `\n` waits until it is a
+    /// complete JSON object in a file left alone for [`SETTLE`].
+    pub live: bool,
 }
 
 /// What happened to one file.
@@ -35,6 +38,8 @@ pub enum FileStatus {
     Unchanged,
     /// Not imported (not a session, unreadable): see `reason`.
     Failed,
+    /// A live file whose header line is still being written: tried again next time.
+    Waiting,
 }
 
 /// A line that was not stored, and why.
@@ -88,6 +93,13 @@ impl FileReport {
         }
     }
 
+    /// A file that could not be dealt with.
+    pub fn failed(path: PathBuf, reason: String) -> Self {
+        let mut r = FileReport::new(path, FileStatus::Failed);
+        r.reason = Some(reason);
+        r
+    }
+
     fn skip(&mut self, line: u64, reason: String) {
         self.malformed_lines += 1;
         if self.skipped.len() < MAX_SKIPPED_REPORTED {
@@ -129,7 +141,7 @@ impl ImportSummary {
                 self.sessions += 1;
                 self.replaced += 1;
             }
-            FileStatus::Unchanged => self.unchanged += 1,
+            FileStatus::Unchanged | FileStatus::Waiting => self.unchanged += 1,
             FileStatus::Failed => self.failures += 1,
         }
         self.entries += report.entries;
@@ -239,11 +251,51 @@ pub fn file_signature(path: &Path) -> Result<(i64, i64)> {
     Ok((i64::try_from(meta.len()).unwrap_or(i64::MAX), mtime))
 }
 
+/// How long a file must be left alone before its final line without `\n` counts as
+/// written (a live file may end in a half-written line).
+pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A file's lines as pi reads them, remembering how far the file has been consumed. In live
+/// mode a final line without `\n` waits (is not consumed) unless it is a complete JSON object
+/// and the file has settled.
+pub(crate) struct Source {
+    reader: LineReader<File>,
+    live: bool,
+    settled: bool,
+    /// Bytes read and dealt with: the next sync starts here.
+    pub(crate) consumed: u64,
+}
+
+impl Source {
+    pub(crate) fn open(path: &Path, from: u64, live: bool, mtime_ns: i64) -> Result<Self> {
+        let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
+        if from > 0 {
+            std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from)).map_err(|e| Error::io(path, e))?;
+        }
+        let age_ns = crate::store::now_ns().saturating_sub(mtime_ns);
+        let settled = age_ns >= i64::try_from(SETTLE.as_nanos()).unwrap_or(i64::MAX);
+        Ok(Source { reader: LineReader::starting_at(file, from), live, settled, consumed: from })
+    }
+
+    /// The next line to deal with; `None` at the end or at a line still being written.
+    pub(crate) fn next(&mut self, path: &Path) -> Result<Option<crate::jsonl::Line<'_>>> {
+        let (live, settled) = (self.live, self.settled);
+        let Some(line) = self.reader.next_line().map_err(|e| Error::io(path, e))? else { return Ok(None) };
+        if !line.terminated && live && !(settled && matches!(classify(&line.text), LineKind::Object(_))) {
+            return Ok(None);
+        }
+        self.consumed = line.end;
+        Ok(Some(line))
+    }
+}
+
 fn import_file_inner(conn: &mut Connection, path: &Path, rel: &str, opts: ImportOptions) -> Result<FileReport> {
     let (size, mtime) = file_signature(path)?;
     let path_text = path.to_string_lossy().into_owned();
+    // Decide inside the write transaction: two imports or syncs of one file cannot both act.
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let existing: Option<(i64, Option<i64>, Option<i64>)> =
-        conn.query_row(queries::SESSION_BY_PATH, [&path_text], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()?;
+        tx.query_row(queries::SESSION_BY_PATH, [&path_text], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()?;
     if let Some((_, Some(s), Some(m))) = existing {
         if !opts.force && s == size && m == mtime {
             return Ok(FileReport::new(path.to_path_buf(), FileStatus::Unchanged));
@@ -254,12 +306,15 @@ fn import_file_inner(conn: &mut Connection, path: &Path, rel: &str, opts: Import
     if size == 0 {
         return Err(not_session(path, "empty file (no header)"));
     }
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut reader = LineReader::new(file);
+    let mut source = Source::open(path, 0, opts.live, mtime)?;
 
     // The header is the first line that parses as a JSON object.
     let header_line = loop {
-        let Some(line) = reader.next_line().map_err(|e| Error::io(path, e))? else {
+        let Some(line) = source.next(path)? else {
+            if opts.live && source.consumed < size as u64 {
+                report.status = FileStatus::Waiting;
+                return Ok(report);
+            }
             return Err(not_session(path, "no JSON object in the file"));
         };
         match classify(&line.text) {
@@ -286,14 +341,13 @@ fn import_file_inner(conn: &mut Connection, path: &Path, rel: &str, opts: Import
         Value::String(s) => s.to_str().into_owned(),
         _ => String::new(),
     });
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     if let Some((sid, _, _)) = existing {
         tx.execute(queries::DELETE_SESSION, [sid])?;
     }
     let source_version = migrate::header_version(&header);
-    let stats = if migrate::needs_migration(&header) {
+    let (sid, stats) = if migrate::needs_migration(&header) {
         report.migrated_from = Some(source_version);
-        import_migrated(&tx, path, rel, (size, mtime), header, &mut reader, &mut report)?
+        import_migrated(&tx, path, rel, (size, mtime), header, &mut source, &mut report)?
     } else {
         let sid = store::insert_session(
             &tx,
@@ -308,18 +362,42 @@ fn import_file_inner(conn: &mut Connection, path: &Path, rel: &str, opts: Import
             },
         )?;
         let mut writer = EntryWriter::new(&tx, sid)?;
-        while let Some(line) = reader.next_line().map_err(|e| Error::io(path, e))? {
+        while let Some(line) = source.next(path)? {
             match classify(&line.text) {
                 LineKind::Blank => report.blank_lines += 1,
                 LineKind::Malformed(reason) => report.skip(line.number, reason),
                 LineKind::Object(obj) => writer.write(&obj, &line.text)?,
             }
         }
-        writer.finish()?
+        (sid, writer.finish()?)
     };
+    let tail = tail_hash(path, source.consumed)?;
+    tx.execute(queries::SET_SYNC_POSITION, params![sid, source.consumed as i64, tail])?;
     report.entries = u64::try_from(stats.entry_count).unwrap_or(0);
     tx.commit()?;
     Ok(report)
+}
+
+/// Bytes hashed before a sync position to tell an appended file from a rewritten one.
+pub const TAIL_BYTES: u64 = 4096;
+
+/// FNV-1a of the file's bytes in `[end - TAIL_BYTES, end)`: what a later sync compares
+/// before reading only what was appended.
+pub fn tail_hash(path: &Path, end: u64) -> Result<i64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let start = end.saturating_sub(TAIL_BYTES);
+    let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
+    f.seek(SeekFrom::Start(start)).map_err(|e| Error::io(path, e))?;
+    let mut buf = Vec::with_capacity((end - start) as usize);
+    f.take(end - start).read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
+    if (buf.len() as u64) < end - start {
+        return Ok(0); // the file is shorter now: no match possible
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in buf {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    Ok(h as i64)
 }
 
 fn not_session(path: &Path, reason: &str) -> Error {
@@ -333,13 +411,13 @@ fn import_migrated(
     rel: &str,
     sig: (i64, i64),
     header: json::Object,
-    reader: &mut LineReader<File>,
+    source: &mut Source,
     report: &mut FileReport,
-) -> Result<SessionStats> {
+) -> Result<(i64, SessionStats)> {
     // Migration needs every entry (a compaction may point at any index), as in pi; only old
     // files take this path.
     let mut entries = vec![Value::Object(header)];
-    while let Some(line) = reader.next_line().map_err(|e| Error::io(path, e))? {
+    while let Some(line) = source.next(path)? {
         match classify(&line.text) {
             LineKind::Blank => report.blank_lines += 1,
             LineKind::Malformed(reason) => report.skip(line.number, reason),
@@ -377,5 +455,5 @@ fn import_migrated(
             writer.write(&obj, &text)?;
         }
     }
-    writer.finish()
+    Ok((sid, writer.finish()?))
 }

@@ -11,6 +11,8 @@ pub struct Line<'a> {
     pub number: u64,
     /// Byte offset of the line's start in the file.
     pub offset: u64,
+    /// Byte offset just past the line (and its terminator).
+    pub end: u64,
     /// The text without its `\n` or `\r\n` terminator, invalid UTF-8 replaced by U+FFFD.
     pub text: Cow<'a, str>,
     /// False for a final line that ended without `\n`.
@@ -51,7 +53,12 @@ pub struct LineReader<R> {
 impl<R: Read> LineReader<R> {
     /// A reader over `inner`.
     pub fn new(inner: R) -> Self {
-        LineReader { inner: BufReader::with_capacity(1 << 20, inner), buf: Vec::new(), number: 0, offset: 0 }
+        LineReader::starting_at(inner, 0)
+    }
+
+    /// A reader over `inner`, which is positioned at byte `offset` of the file.
+    pub fn starting_at(inner: R, offset: u64) -> Self {
+        LineReader { inner: BufReader::with_capacity(1 << 20, inner), buf: Vec::new(), number: 0, offset }
     }
 
     /// Bytes consumed so far.
@@ -77,6 +84,12 @@ impl<R: Read> LineReader<R> {
                 bytes = &bytes[..bytes.len() - 1];
             }
         }
-        Ok(Some(Line { number: self.number, offset: start, text: String::from_utf8_lossy(bytes), terminated }))
+        Ok(Some(Line {
+            number: self.number,
+            offset: start,
+            end: self.offset,
+            text: String::from_utf8_lossy(bytes),
+            terminated,
+        }))
     }
 }

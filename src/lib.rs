@@ -24,6 +24,7 @@ pub mod rpc;
 pub mod search;
 pub mod stats;
 pub mod store;
+pub mod sync;
 pub mod system;
 pub mod tree;
 pub mod usage_stats;

@@ -386,21 +386,7 @@ impl SessionManager {
 
     /// Key and derived columns of the entry with `id`.
     fn node(&self, id: &str) -> Result<Option<(i64, Derived)>> {
-        let mut st = self.db().prepare_cached(queries::ENTRY_NODE)?;
-        Ok(st
-            .query_row(params![self.sid, id], |r| {
-                Ok((
-                    r.get(0)?,
-                    Derived {
-                        parent_key: r.get(1)?,
-                        depth: r.get(2)?,
-                        compaction_key: r.get(3)?,
-                        thinking_key: r.get(4)?,
-                        model_key: r.get(5)?,
-                    },
-                ))
-            })
-            .optional()?)
+        store::entry_node(self.db(), self.sid, id)
     }
 
     fn new_id(&self) -> Result<String> {

@@ -222,3 +222,22 @@ pub fn append_entry(tx: &Transaction<'_>, sid: i64, text: &str, parent: Option<(
 pub fn scan(text: &str) -> Option<RawObject<'_>> {
     json::scan_object(text.as_bytes()).ok().flatten()
 }
+
+/// Key and derived columns of entry `id` in session `sid` (the later line for a repeated id).
+pub fn entry_node(conn: &Connection, sid: i64, id: &str) -> Result<Option<(i64, Derived)>> {
+    let mut st = conn.prepare_cached(queries::ENTRY_NODE)?;
+    Ok(st
+        .query_row(params![sid, id], |r| {
+            Ok((
+                r.get(0)?,
+                Derived {
+                    parent_key: r.get(1)?,
+                    depth: r.get(2)?,
+                    compaction_key: r.get(3)?,
+                    thinking_key: r.get(4)?,
+                    model_key: r.get(5)?,
+                },
+            ))
+        })
+        .optional()?)
+}

@@ -219,7 +219,8 @@ fn importing_again_changes_nothing() {
     assert_eq!(second.failures, first.failures);
     assert_eq!(snapshot(&conn), before);
     // Forced: every session is replaced by an identical one (migration ids aside).
-    let third = sessiondb::import::import_targets(&mut conn, &targets, ImportOptions { force: true }, |_| {});
+    let third =
+        sessiondb::import::import_targets(&mut conn, &targets, ImportOptions { force: true, live: false }, |_| {});
     assert_eq!((third.sessions, third.replaced), (first.sessions, first.sessions));
     let after = snapshot(&conn);
     assert_eq!(after.len(), before.len());

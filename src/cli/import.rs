@@ -25,7 +25,7 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
     let targets = import::collect_targets(&args.paths)?;
     let mut conn = sessiondb::db::open(db).with_context(|| format!("opening database {}", db.display()))?;
     let bar = output::progress_bar(targets.len() as u64, "importing");
-    let summary = import::import_targets(&mut conn, &targets, ImportOptions { force: args.force }, |r| {
+    let summary = import::import_targets(&mut conn, &targets, ImportOptions { force: args.force, live: false }, |r| {
         bar.set_message(r.path.display().to_string());
         bar.inc(1);
     });

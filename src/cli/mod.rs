@@ -8,6 +8,7 @@ mod output;
 mod rpc;
 mod search;
 mod stats;
+mod sync;
 mod tree;
 
 use clap::{Parser, Subcommand};
@@ -54,6 +55,8 @@ enum Command {
     Index(search::IndexArgs),
     /// Token and cost totals.
     Stats(stats::StatsArgs),
+    /// Keep the database in step with pi's sessions directory.
+    Sync(sync::Args),
 }
 
 /// Exit status: 0 success, 1 partial failure or problems found, 2 error.
@@ -78,6 +81,7 @@ pub fn run() -> i32 {
         Command::Search(a) => search::run_search(&db, a),
         Command::Index(a) => search::run_index(&db, a),
         Command::Stats(a) => stats::run(&db, a),
+        Command::Sync(a) => sync::run(&db, a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,264 @@
+//! `sync` against a real directory that changes under it: after every step the database must
+//! equal a fresh import of the directory.
+
+mod common;
+
+use sessiondb::sync::{self, SyncOptions};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Every session as (path → (export text, source version)), missing sessions left out.
+fn snapshot(db: &Path) -> BTreeMap<String, (String, Option<i64>)> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let rows: Vec<(i64, String, Option<i64>)> = conn
+        .prepare("SELECT sid, path, source_version FROM sessions WHERE missing = 0 ORDER BY path")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut out = BTreeMap::new();
+    for (sid, path, v) in rows {
+        let mut buf = Vec::new();
+        sessiondb::export::write_session(&conn, sid, &mut buf).unwrap();
+        out.insert(path, (String::from_utf8(buf).unwrap(), v));
+    }
+    out
+}
+
+/// Compares with a fresh import; migrated files get fresh random ids, so for them only the
+/// number of lines is compared.
+fn assert_equals_fresh_import(db: &Path, dir: &Path, step: &str) {
+    let fresh_dir = tempfile::tempdir().unwrap();
+    let fresh = fresh_dir.path().join("fresh.sqlite");
+    let mut conn = sessiondb::db::open(&fresh).unwrap();
+    let targets = sessiondb::import::collect_targets(&[dir.to_path_buf()]).unwrap();
+    sessiondb::import::import_targets(&mut conn, &targets, Default::default(), |_| {});
+    drop(conn);
+    let (a, b) = (snapshot(db), snapshot(&fresh));
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>(), "{step}: sessions");
+    for (path, (text, v)) in &a {
+        let (want, _) = &b[path];
+        if v.is_some_and(|v| v < 3) {
+            assert_eq!(text.lines().count(), want.lines().count(), "{step}: {path}");
+        } else {
+            assert!(text == want, "{step}: {path} differs\nsync:\n{text}\nfresh:\n{want}");
+        }
+    }
+    let c = rusqlite::Connection::open(db).unwrap();
+    let ok: String = c.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(ok, "ok");
+}
+
+fn line(id: &str, parent: Option<&str>, text: &str) -> String {
+    let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2025-05-01T00:00:00.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+    )
+}
+
+fn header(id: &str) -> String {
+    format!(r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2025-05-01T00:00:00.000Z","cwd":"/w"}}"#)
+}
+
+fn append(path: &Path, text: &str) {
+    let mut f = std::fs::OpenOptions::new().append(true).create(true).open(path).unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+}
+
+/// Sets a file's modification time into the past (a settled file).
+fn settle(path: &Path) {
+    let f = std::fs::File::options().write(true).open(path).unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(10)).unwrap();
+}
+
+fn run_sync(conn: &mut rusqlite::Connection, dir: &Path) -> sync::SyncSummary {
+    sync::sync_dir(conn, dir, SyncOptions::default(), |_, _| {}).unwrap()
+}
+
+#[test]
+fn sync_follows_a_growing_directory() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("sessions/--w--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = work.path().join("sessions");
+    let db = work.path().join("db.sqlite");
+    let mut conn = sessiondb::db::open(&db).unwrap();
+
+    // A session written line by line.
+    let a = dir.join("a.jsonl");
+    append(&a, &format!("{}\n{}\n", header("sess-a"), line("a0000001", None, "one")));
+    let s = run_sync(&mut conn, &root);
+    assert_eq!((s.new, s.entries_added), (1, 1));
+    assert_equals_fresh_import(&db, &root, "first file");
+    for i in 2..6 {
+        append(&a, &format!("{}\n", line(&format!("a000000{i}"), Some(&format!("a000000{}", i - 1)), "more")));
+        let s = run_sync(&mut conn, &root);
+        assert_eq!((s.grown, s.entries_added, s.rewritten), (1, 1, 0), "line {i}");
+        assert_equals_fresh_import(&db, &root, &format!("append {i}"));
+    }
+    // Nothing changed: nothing is read.
+    let s = run_sync(&mut conn, &root);
+    assert_eq!((s.unchanged, s.entries_added), (1, 0));
+
+    // Half a line, then the rest.
+    let full = line("a0000006", Some("a0000005"), "split in two");
+    let (first, rest) = full.split_at(full.len() / 2);
+    append(&a, first);
+    let s = run_sync(&mut conn, &root);
+    assert_eq!(s.entries_added, 0, "a half-written line waits");
+    assert_eq!(s.lines_skipped, 0);
+    append(&a, &format!("{rest}\n"));
+    let s = run_sync(&mut conn, &root);
+    assert_eq!((s.grown, s.entries_added), (1, 1));
+    assert_equals_fresh_import(&db, &root, "completed line");
+    // A complete final line without newline is taken once the file has settled.
+    append(&a, &line("a0000007", Some("a0000006"), "no newline"));
+    assert_eq!(run_sync(&mut conn, &root).entries_added, 0);
+    settle(&a);
+    assert_eq!(run_sync(&mut conn, &root).entries_added, 1);
+    append(&a, &format!("\n{}\n", line("a0000008", Some("a0000007"), "after")));
+    assert_eq!(run_sync(&mut conn, &root).entries_added, 1);
+    assert_equals_fresh_import(&db, &root, "final line without newline");
+
+    // A v1 file, then pi rewriting it on migration.
+    let (v1_src, g) = common::golden("x-no-version-tree.jsonl");
+    let v1 = dir.join("old.jsonl");
+    std::fs::copy(v1_src, &v1).unwrap();
+    let s = run_sync(&mut conn, &root);
+    assert_eq!(s.new, 1);
+    assert_equals_fresh_import(&db, &root, "v1 file");
+    std::fs::write(&v1, g["rewritten"].as_str().unwrap()).unwrap();
+    let s = run_sync(&mut conn, &root);
+    assert_eq!(s.rewritten, 1, "{s:?}");
+    assert_equals_fresh_import(&db, &root, "v1 file rewritten by pi");
+
+    // Truncated and rewritten.
+    std::fs::write(&a, format!("{}\n{}\n", header("sess-a"), line("b0000001", None, "new start"))).unwrap();
+    let s = run_sync(&mut conn, &root);
+    assert_eq!(s.rewritten, 1);
+    assert_equals_fresh_import(&db, &root, "truncated");
+    // Same size, different bytes (an in-place edit): the tail hash tells.
+    let text = std::fs::read_to_string(&a).unwrap().replace("new start", "NEW START");
+    std::fs::write(&a, &text).unwrap();
+    append(&a, &format!("{}\n", line("b0000002", Some("b0000001"), "x")));
+    let s = run_sync(&mut conn, &root);
+    assert_eq!((s.rewritten, s.grown), (1, 0));
+    assert_equals_fresh_import(&db, &root, "edited in place");
+
+    // Deleted: kept and marked missing, removed with --prune.
+    let b = dir.join("b.jsonl");
+    std::fs::write(&b, format!("{}\n{}\n", header("sess-b"), line("c0000001", None, "b"))).unwrap();
+    run_sync(&mut conn, &root);
+    std::fs::remove_file(&b).unwrap();
+    let s = run_sync(&mut conn, &root);
+    assert_eq!(s.missing, 1);
+    assert_equals_fresh_import(&db, &root, "deleted");
+    let count = |conn: &rusqlite::Connection| {
+        conn.query_row("SELECT count(*) FROM sessions", [], |r| r.get::<_, i64>(0)).unwrap()
+    };
+    assert_eq!(count(&conn), 3, "the deleted file's session is kept");
+    let s = sync::sync_dir(&mut conn, &root, SyncOptions { prune: true }, |_, _| {}).unwrap();
+    assert_eq!(s.pruned, 1);
+    assert_eq!(count(&conn), 2);
+
+    // Export back: the synced tree comes out as it is on disk (valid v3 files).
+    let out = work.path().join("out");
+    sessiondb::export::export_all(&conn, &out, |_| {}).unwrap();
+    assert_eq!(std::fs::read(out.join("--w--/a.jsonl")).unwrap(), std::fs::read(&a).unwrap());
+}
+
+fn make_tree(root: &Path, n: usize) -> Vec<PathBuf> {
+    let dir = root.join("--w--");
+    std::fs::create_dir_all(&dir).unwrap();
+    (0..n)
+        .map(|i| {
+            let p = dir.join(format!("s{i:04}.jsonl"));
+            let mut text = format!("{}\n", header(&format!("s{i:04}")));
+            let mut parent: Option<String> = None;
+            for j in 0..40 {
+                let id = format!("{i:04}{j:04}");
+                text.push_str(&line(&id, parent.as_deref(), "some text to make the file a few kilobytes long"));
+                text.push('\n');
+                parent = Some(id);
+            }
+            std::fs::write(&p, text).unwrap();
+            p
+        })
+        .collect()
+}
+
+#[test]
+fn killing_sync_anywhere_converges() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("sessions");
+    let files = make_tree(&root, 150);
+    let db = work.path().join("db.sqlite");
+    sessiondb::db::open(&db).unwrap();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut rand = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for round in 0..20 {
+        // Files keep growing between kills.
+        let f = &files[(rand() % files.len() as u64) as usize];
+        append(f, &format!("{}\n", line(&format!("r{round:07}"), None, "appended between kills")));
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+            .args(["--db", db.to_str().unwrap(), "sync", "--sessions-dir", root.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(rand() % 400));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let ok: String = c.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+        assert_eq!(ok, "ok", "round {round}");
+    }
+    let (code, _, err) = common::run(&db, &["sync", "--sessions-dir", root.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_equals_fresh_import(&db, &root, "after 20 kills");
+    // And a second sync has nothing to do.
+    let (_, out, _) = common::run(&db, &["sync", "--json", "--sessions-dir", root.to_str().unwrap()]);
+    let s: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((s["unchanged"].as_u64(), s["entries_added"].as_u64()), (Some(150), Some(0)));
+}
+
+#[test]
+fn files_added_while_syncing_are_picked_up() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("sessions");
+    make_tree(&root, 100);
+    let db = work.path().join("db.sqlite");
+    sessiondb::db::open(&db).unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+        .args(["--db", db.to_str().unwrap(), "sync", "--sessions-dir", root.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let dir = root.join("--w--");
+    for i in 0..20 {
+        std::fs::write(
+            dir.join(format!("late{i}.jsonl")),
+            format!("{}\n{}\n", header(&format!("late{i}")), line("l0000001", None, "late")),
+        )
+        .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    // Two syncs at once must not corrupt anything either.
+    let a = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+        .args(["--db", db.to_str().unwrap(), "sync", "--sessions-dir", root.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (code, _, err) = common::run(&db, &["sync", "--sessions-dir", root.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(a.wait_with_output().unwrap().status.success());
+    assert_equals_fresh_import(&db, &root, "added while syncing");
+}
