@@ -103,6 +103,9 @@ fn known_at(conn: &Connection, path: &Path) -> Result<Option<Known>> {
         .optional()?)
 }
 
+/// Stored size, modification time and sync position of a file, and its tree regularity.
+type SyncState = (Option<i64>, Option<i64>, Option<i64>, i64);
+
 /// Outcome of reading only the appended part of a file.
 enum Tail {
     /// Appended (entries written, lines skipped).
@@ -116,7 +119,7 @@ enum Tail {
 /// Appends the complete lines written after the stored position, in one transaction.
 fn append_tail(conn: &mut Connection, path: &Path, seen: &Known, sig: (i64, i64)) -> Result<Tail> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let state: Option<(Option<i64>, Option<i64>, Option<i64>, i64)> = tx
+    let state: Option<SyncState> = tx
         .query_row(queries::SYNC_STATE, [seen.sid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
         .optional()?;
     let Some((size, mtime, offset, tree_ok)) = state else { return Ok(Tail::AlreadyDone) };
