@@ -3,6 +3,7 @@ CREATE TABLE sessions (
     sid            INTEGER PRIMARY KEY,
     id             TEXT    NOT NULL,           -- header id
     path           TEXT    NOT NULL UNIQUE,    -- absolute path of the session's file
+    dir            TEXT    NOT NULL,           -- the directory holding that file
     rel_path       TEXT,                       -- path below the directory it was imported from
     cwd            TEXT,                       -- header cwd when it is a string
     version        INTEGER,                    -- header version after migration
@@ -25,6 +26,7 @@ CREATE TABLE sessions (
 CREATE INDEX sessions_by_id ON sessions(id);
 CREATE INDEX sessions_by_cwd ON sessions(cwd, written_ns);
 CREATE INDEX sessions_by_written ON sessions(written_ns);
+CREATE INDEX sessions_by_dir ON sessions(dir, written_ns);
 
 -- One row per entry line, in file order. The rowid packs (session, seq) so that a session's
 -- lines are one contiguous range of the table's own b-tree: no extra index for file order.

@@ -28,7 +28,21 @@ pub fn open(path: &Path) -> Result<Connection> {
     let mut conn = Connection::open(path).map_err(|e| with_path(path, e))?;
     configure(&conn).map_err(|e| with_path(path, e))?;
     migrate(&mut conn, path)?;
+    run_maintenance(&mut conn)?;
     Ok(conn)
+}
+
+/// Runs work a migration left for sessiondb's code (rebuilding derived tables).
+fn run_maintenance(conn: &mut Connection) -> Result<()> {
+    let tasks: Vec<String> =
+        conn.prepare(queries::PENDING_MAINTENANCE)?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    for task in tasks {
+        match task.as_str() {
+            "reindex" => crate::extract::reindex_all(conn)?,
+            other => return Err(Error::Migration(format!("unknown maintenance task {other}"))),
+        }
+    }
+    Ok(())
 }
 
 /// Opens an existing database without creating or migrating it (read-only commands).

@@ -4,7 +4,7 @@ use uuid::Uuid;
 
 /// A fresh entry id: the first 8 hex characters of a random UUID, retried on collision, a full
 /// UUID after 100 collisions (as pi's `generateId`).
-pub fn new_entry_id(taken: impl Fn(&str) -> bool) -> String {
+pub fn new_entry_id(mut taken: impl FnMut(&str) -> bool) -> String {
     for _ in 0..100 {
         let id = Uuid::new_v4().to_string()[..8].to_string();
         if !taken(&id) {

@@ -1,14 +1,14 @@
 //! Importing pi session files (SPEC 1, 7): one transaction per file, lines stored verbatim,
 //! old versions migrated exactly as pi rewrites them.
 
-use crate::derive::{EntryFields, TreeIndexer};
 use crate::error::{Error, Result};
-use crate::json::{self, RawObject, Value};
+use crate::json::{self, Value};
 use crate::jsonl::{classify, LineKind, LineReader};
 use crate::migrate;
 use crate::queries;
 use crate::stats::SessionStats;
-use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
+use crate::store::{self, EntryWriter, NewSession};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde::Serialize;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -295,7 +295,18 @@ fn import_file_inner(conn: &mut Connection, path: &Path, rel: &str, opts: Import
         report.migrated_from = Some(source_version);
         import_migrated(&tx, path, rel, (size, mtime), header, &mut reader, &mut report)?
     } else {
-        let sid = insert_session(&tx, path, rel, (size, mtime), &header, &header_line, source_version)?;
+        let sid = store::insert_session(
+            &tx,
+            &NewSession {
+                path,
+                rel_path: Some(rel),
+                header: &header,
+                header_line: &header_line,
+                source_version,
+                file: Some((size, mtime)),
+                written_ns: mtime,
+            },
+        )?;
         let mut writer = EntryWriter::new(&tx, sid)?;
         while let Some(line) = reader.next_line().map_err(|e| Error::io(path, e))? {
             match classify(&line.text) {
@@ -347,7 +358,18 @@ fn import_migrated(
     });
     let header = header.ok_or_else(|| not_session(path, "header lost in migration"))?;
     let header_line = Value::Object(header.clone()).to_json();
-    let sid = insert_session(tx, path, rel, sig, &header, &header_line, source_version)?;
+    let sid = store::insert_session(
+        tx,
+        &NewSession {
+            path,
+            rel_path: Some(rel),
+            header: &header,
+            header_line: &header_line,
+            source_version,
+            file: Some(sig),
+            written_ns: sig.1,
+        },
+    )?;
     let mut writer = EntryWriter::new(tx, sid)?;
     for entry in iter {
         let text = entry.to_json();
@@ -356,112 +378,4 @@ fn import_migrated(
         }
     }
     writer.finish()
-}
-
-fn version_column(v: f64) -> Option<i64> {
-    (v.is_finite() && v.fract() == 0.0 && v.abs() < 9e15).then_some(v as i64)
-}
-
-/// Adds the session row; returns its sid.
-pub(crate) fn insert_session(
-    tx: &Transaction<'_>,
-    path: &Path,
-    rel: &str,
-    sig: (i64, i64),
-    header: &json::Object,
-    header_line: &str,
-    source_version: f64,
-) -> Result<i64> {
-    let s = |k: &str| header.get(k).and_then(Value::as_str).map(str::to_owned);
-    let version = migrate::header_version(header);
-    tx.execute(
-        queries::INSERT_SESSION,
-        params![
-            s("id").unwrap_or_default(),
-            path.to_string_lossy(),
-            rel,
-            s("cwd"),
-            version_column(version),
-            version_column(source_version),
-            s("timestamp"),
-            s("parentSession"),
-            header_line,
-            sig.0,
-            sig.1,
-            sig.1,
-        ],
-    )?;
-    Ok(tx.last_insert_rowid())
-}
-
-/// Writes a session's entry lines in order, with their derived columns and statistics.
-pub(crate) struct EntryWriter<'t> {
-    stmt: rusqlite::CachedStatement<'t>,
-    tx: &'t Transaction<'t>,
-    sid: i64,
-    seq: i64,
-    stats: SessionStats,
-    tree: TreeIndexer,
-}
-
-impl<'t> EntryWriter<'t> {
-    pub(crate) fn new(tx: &'t Transaction<'t>, sid: i64) -> Result<Self> {
-        Ok(EntryWriter {
-            stmt: tx.prepare_cached(queries::INSERT_ENTRY)?,
-            tx,
-            sid,
-            seq: 0,
-            stats: SessionStats::default(),
-            tree: TreeIndexer::new(),
-        })
-    }
-
-    /// Stores one entry line (`obj` is `text` scanned).
-    pub(crate) fn write(&mut self, obj: &RawObject<'_>, text: &str) -> Result<()> {
-        self.seq += 1;
-        let key = (self.sid << 32) | self.seq;
-        let (f, message) = EntryFields::read(obj);
-        let d = self.tree.place(key, &f);
-        self.stmt.execute(params![
-            key,
-            self.sid,
-            self.seq,
-            f.id,
-            f.parent_id,
-            f.kind,
-            f.ts,
-            f.ts_ms,
-            f.role,
-            text,
-            d.parent_key,
-            d.depth,
-            d.compaction_key,
-            d.thinking_key,
-            d.model_key,
-        ])?;
-        self.stats.observe(&f, obj, message.as_ref());
-        Ok(())
-    }
-
-    /// Saves the statistics (and re-links parents of an irregular tree); returns them.
-    pub(crate) fn finish(self) -> Result<SessionStats> {
-        let st = self.stats;
-        self.tx.execute(
-            queries::UPDATE_SESSION_STATS,
-            params![
-                self.sid,
-                st.name,
-                st.message_count,
-                st.first_message,
-                st.last_activity_ms,
-                st.entry_count,
-                self.seq
-            ],
-        )?;
-        if self.tree.is_irregular() {
-            self.tx.execute(queries::RELINK_PARENTS, params![self.sid << 32, (self.sid << 32) | 0xFFFF_FFFF])?;
-            self.tx.execute(queries::MARK_TREE_IRREGULAR, [self.sid])?;
-        }
-        Ok(st)
-    }
 }

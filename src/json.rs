@@ -155,7 +155,7 @@ impl Object {
                 let pos = self
                     .entries
                     .iter()
-                    .position(|(k, _)| array_index(&k.0).map_or(true, |other| other > idx))
+                    .position(|(k, _)| array_index(&k.0).is_none_or(|other| other > idx))
                     .unwrap_or(self.entries.len());
                 self.entries.insert(pos, (key, value));
             }

@@ -2,20 +2,27 @@
 
 pub mod db;
 pub mod derive;
+pub mod discovery;
+pub mod entries;
 pub mod error;
 pub mod export;
+pub mod extract;
 pub mod ids;
 pub mod import;
 pub mod json;
 pub mod jsonl;
 pub mod jstime;
 pub mod layout;
+pub mod manager;
 pub mod migrate;
 pub mod projection;
 pub mod queries;
 pub mod render;
 pub mod resolve;
+pub mod rpc;
 pub mod stats;
+pub mod store;
+pub mod system;
 pub mod tree;
 
 pub use error::{Error, Result};

@@ -11,9 +11,9 @@ pub const DELETE_SESSION: &str = "DELETE FROM sessions WHERE sid = ?1";
 
 /// Adds a session row; statistics are filled in by [`UPDATE_SESSION_STATS`].
 pub const INSERT_SESSION: &str = "INSERT INTO sessions \
-    (id, path, rel_path, cwd, version, source_version, created, parent_session, header, \
+    (id, path, dir, rel_path, cwd, version, source_version, created, parent_session, header, \
      file_size, file_mtime_ns, written_ns) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
 
 /// Sets a session's discovery fields and counters after its entries were written.
 pub const UPDATE_SESSION_STATS: &str = "UPDATE sessions SET name = ?2, message_count = ?3, \
@@ -104,3 +104,81 @@ pub const WALK_UP: &str = "WITH RECURSIVE walk(n, key, id, parent_id, type, role
         LIMIT ?3) \
     SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, compaction_key, thinking_key, model_key \
     FROM walk";
+
+/// Statistics of a session, its last line number and whether its tree is regular.
+pub const SESSION_STATS: &str = "SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, \
+    tree_ok FROM sessions WHERE sid = ?1";
+
+/// Records a write to a session (what continue-recent orders by).
+pub const TOUCH_SESSION: &str = "UPDATE sessions SET written_ns = ?2 WHERE sid = ?1";
+
+/// Whether entry id `?2` exists in session `?1` (id collision check).
+pub const ENTRY_ID_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM entries WHERE session = ?1 AND id = ?2)";
+
+/// Sessions whose file is in folder `?1`, most recently written first (continue-recent).
+pub const SESSIONS_IN_DIR_BY_RECENCY: &str =
+    "SELECT sid, path, cwd FROM sessions WHERE dir = ?1 ORDER BY written_ns DESC";
+
+/// Sessions with header id `?1` whose file is in folder `?2` (find-by-id).
+pub const SESSIONS_WITH_ID_IN_DIR: &str = "SELECT path, cwd FROM sessions WHERE id = ?1 AND dir = ?2 ORDER BY sid";
+
+/// Copies the entry lines of a session (keys `?4..=?5`, base `?1`) to session `?3` (base
+/// `?2`), header lines left out: keys and key-valued derived columns move by the base shift.
+pub const COPY_ENTRIES: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, body, \
+        parent_key, depth, compaction_key, thinking_key, model_key) \
+    SELECT key - ?1 + ?2, ?3, seq, id, parent_id, type, ts, ts_ms, role, body, parent_key - ?1 + ?2, depth, \
+        compaction_key - ?1 + ?2, thinking_key - ?1 + ?2, model_key - ?1 + ?2 \
+    FROM entries WHERE key BETWEEN ?4 AND ?5 AND type IS NOT 'session'";
+
+/// Gives session `?1` the statistics of session `?2` (a copy of all its entries).
+pub const COPY_SESSION_STATS: &str = "UPDATE sessions SET (name, message_count, first_message, last_activity_ms, \
+        entry_count, last_seq, tree_ok) = \
+    (SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, tree_ok \
+     FROM sessions WHERE sid = ?2) WHERE sid = ?1";
+
+/// Key and derived columns of entry `?2` in session `?1` (the later line for a repeated id).
+pub const ENTRY_NODE: &str = "SELECT key, parent_key, depth, compaction_key, thinking_key, model_key FROM entries \
+    WHERE session = ?1 AND id = ?2 AND type IS NOT 'session' ORDER BY key DESC LIMIT 1";
+
+/// Number of distinct entry ids of a session (keys `?1..=?2`), id-less entries counting as one.
+pub const DISTINCT_ENTRY_IDS: &str = "SELECT count(DISTINCT id) + EXISTS (SELECT 1 FROM entries \
+        WHERE key BETWEEN ?1 AND ?2 AND id IS NULL AND type IS NOT 'session') \
+    FROM entries WHERE key BETWEEN ?1 AND ?2 AND type IS NOT 'session'";
+
+/// SessionInfo columns of the sessions in folder `?1`.
+pub const SESSION_INFOS_IN_DIR: &str = "SELECT sid, path, id, cwd, name, created, parent_session, message_count, \
+    last_activity_ms, first_message, coalesce(file_mtime_ns, written_ns) FROM sessions WHERE dir = ?1";
+
+/// SessionInfo columns of every session.
+pub const SESSION_INFOS_ALL: &str = "SELECT sid, path, id, cwd, name, created, parent_session, message_count, \
+    last_activity_ms, first_message, coalesce(file_mtime_ns, written_ns) FROM sessions";
+
+/// User and assistant message lines of a session (keys `?1..=?2`) in file order.
+pub const CONVERSATION_BODIES: &str = "SELECT body FROM entries WHERE key BETWEEN ?1 AND ?2 AND type = 'message' \
+    AND role IN ('user', 'assistant') ORDER BY key";
+
+/// Adds an entry's searchable text (the FTS index follows by trigger).
+pub const INSERT_TEXT: &str = "INSERT INTO texts (key, session, role, ts_ms, text, list_text) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
+/// Adds an entry's token usage.
+pub const INSERT_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
+    cache_read, cache_write, total, cost) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+
+/// Every stored entry line (for rebuilding derived tables).
+pub const ALL_ENTRY_BODIES: &str = "SELECT key, session, body FROM entries ORDER BY key";
+
+/// Work left by a migration.
+pub const PENDING_MAINTENANCE: &str = "SELECT task FROM maintenance";
+
+/// Marks maintenance work done.
+pub const MAINTENANCE_DONE: &str = "DELETE FROM maintenance WHERE task = ?1";
+
+/// Copies search texts along with [`COPY_ENTRIES`] (same parameters).
+pub const COPY_TEXTS: &str = "INSERT INTO texts (key, session, role, ts_ms, text, list_text) \
+    SELECT key - ?1 + ?2, ?3, role, ts_ms, text, list_text FROM texts WHERE key BETWEEN ?4 AND ?5";
+
+/// Copies usage rows along with [`COPY_ENTRIES`] (same parameters).
+pub const COPY_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
+        cache_read, cache_write, total, cost) \
+    SELECT key - ?1 + ?2, ?3, entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost \
+    FROM usage WHERE key BETWEEN ?4 AND ?5";

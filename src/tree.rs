@@ -120,6 +120,11 @@ impl<'c> SessionTree<'c> {
         self
     }
 
+    /// True when the derived entry columns can be trusted (see [`crate::derive`]).
+    pub fn is_regular(&self) -> bool {
+        self.regular
+    }
+
     fn range(&self) -> (i64, i64) {
         (self.sid << 32, (self.sid << 32) | 0xFFFF_FFFF)
     }

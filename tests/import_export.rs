@@ -23,7 +23,7 @@ fn is_migrated(_g: &serde_json::Value, original: &[u8]) -> bool {
     let text = String::from_utf8_lossy(original);
     let header =
         text.split('\n').find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok().filter(|v| v.is_object()));
-    header.is_some_and(|h| h["version"].as_f64().map_or(true, |v| v < 3.0))
+    header.is_some_and(|h| h["version"].as_f64().is_none_or(|v| v < 3.0))
 }
 
 #[test]

@@ -40,7 +40,9 @@ fn hot_queries_use_indexes() {
         assert!(p.contains(must), "{name}: plan lacks {must:?}: {p}");
         for table in ["entries", "sessions", "e", "p"] {
             for bad in [format!("SCAN {table} "), format!("SCAN {table}")] {
-                let full_scan = p.split(" | ").any(|step| step == bad.trim() || (step.starts_with(&bad) && !step.contains("USING")));
+                let full_scan = p
+                    .split(" | ")
+                    .any(|step| step == bad.trim() || (step.starts_with(&bad) && !step.contains("USING")));
                 assert!(!full_scan, "{name}: full scan of {table}: {p}");
             }
         }

@@ -4,6 +4,7 @@ mod context;
 mod export;
 mod import;
 mod output;
+mod rpc;
 mod tree;
 
 use clap::{Parser, Subcommand};
@@ -36,6 +37,8 @@ enum Command {
     Children(tree::ChildrenArgs),
     /// Print the active branch as a readable transcript.
     Show(context::ShowArgs),
+    /// Serve pi's SessionManager methods as JSON lines on stdin/stdout.
+    Rpc(rpc::Args),
 }
 
 /// Exit status: 0 success, 1 partial failure or problems found, 2 error.
@@ -53,6 +56,7 @@ pub fn run() -> i32 {
         Command::Tree(a) => tree::run_tree(&db, a),
         Command::Children(a) => tree::run_children(&db, a),
         Command::Show(a) => context::run_show(&db, a),
+        Command::Rpc(a) => rpc::run(&db, a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,48 @@
+-- What search and statistics read, extracted from each entry when it is written (never from
+-- bodies at query time).
+
+-- Searchable text of an entry (user/assistant text, thinking, tool calls and results, custom
+-- messages, summaries, session names) and, for user/assistant messages, the text pi's
+-- SessionInfo.allMessagesText joins.
+CREATE TABLE texts (
+    key       INTEGER PRIMARY KEY,             -- the entry's key
+    session   INTEGER NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,
+    role      TEXT    NOT NULL,                -- message role, or the entry type
+    ts_ms     INTEGER,                         -- entry time
+    text      TEXT    NOT NULL,                -- searchable text
+    list_text TEXT                             -- pi's extractTextContent for user/assistant messages
+);
+CREATE INDEX texts_by_session ON texts(session);
+
+-- Trigram full-text index over texts.text: finds substrings inside words and CJK text.
+CREATE VIRTUAL TABLE texts_fts USING fts5(text, content='texts', content_rowid='key', tokenize='trigram');
+CREATE TRIGGER texts_ai AFTER INSERT ON texts BEGIN
+    INSERT INTO texts_fts(rowid, text) VALUES (new.key, new.text);
+END;
+CREATE TRIGGER texts_ad AFTER DELETE ON texts BEGIN
+    INSERT INTO texts_fts(texts_fts, rowid, text) VALUES ('delete', old.key, old.text);
+END;
+
+-- Token usage of assistant messages, usage entries, compactions and branch summaries.
+CREATE TABLE usage (
+    key         INTEGER PRIMARY KEY,           -- the entry's key
+    session     INTEGER NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,
+    entry_id    TEXT,                          -- with ts: copies made by forks count once
+    ts          TEXT,
+    ts_ms       INTEGER,
+    provider    TEXT,
+    model       TEXT,
+    input       INTEGER NOT NULL DEFAULT 0,
+    output      INTEGER NOT NULL DEFAULT 0,
+    cache_read  INTEGER NOT NULL DEFAULT 0,
+    cache_write INTEGER NOT NULL DEFAULT 0,
+    total       INTEGER NOT NULL DEFAULT 0,
+    cost        REAL    NOT NULL DEFAULT 0
+);
+CREATE INDEX usage_by_session ON usage(session);
+CREATE INDEX usage_by_time ON usage(ts_ms);
+CREATE INDEX usage_by_entry ON usage(entry_id, ts);
+
+-- Work a migration leaves for sessiondb's own code (run when the database is next opened).
+CREATE TABLE maintenance (task TEXT PRIMARY KEY);
+INSERT INTO maintenance(task) SELECT 'reindex' WHERE EXISTS (SELECT 1 FROM entries);

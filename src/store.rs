@@ -1,0 +1,224 @@
+//! Writing sessions and entry lines to the database: session rows, entry rows with their
+//! derived columns, and the per-session statistics kept up to date on every write.
+
+use crate::derive::{Derived, EntryFields, TreeIndexer};
+use crate::error::Result;
+use crate::json::{self, RawObject, Value};
+use crate::migrate;
+use crate::queries;
+use crate::stats::SessionStats;
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use std::path::Path;
+
+/// A session row to insert.
+pub struct NewSession<'a> {
+    /// Absolute path of the session's file.
+    pub path: &'a Path,
+    /// Path below the directory it was imported from.
+    pub rel_path: Option<&'a str>,
+    /// The header object.
+    pub header: &'a json::Object,
+    /// The exact header line.
+    pub header_line: &'a str,
+    /// Header version before migration.
+    pub source_version: f64,
+    /// Size and modification time (ns) of the imported file.
+    pub file: Option<(i64, i64)>,
+    /// When the session was last written (ns since the epoch).
+    pub written_ns: i64,
+}
+
+/// Nanoseconds since the Unix epoch, now.
+pub fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// The version as an integer column (`NULL` when it is not a whole number).
+fn version_column(v: f64) -> Option<i64> {
+    (v.is_finite() && v.fract() == 0.0 && v.abs() < 9e15).then_some(v as i64)
+}
+
+/// Adds the session row; returns its sid.
+pub fn insert_session(tx: &Connection, n: &NewSession<'_>) -> Result<i64> {
+    let s = |k: &str| n.header.get(k).and_then(Value::as_str).map(str::to_owned);
+    let version = migrate::header_version(n.header);
+    let dir = n.path.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
+    tx.execute(
+        queries::INSERT_SESSION,
+        params![
+            s("id").unwrap_or_default(),
+            n.path.to_string_lossy(),
+            dir,
+            n.rel_path,
+            s("cwd"),
+            version_column(version),
+            version_column(n.source_version),
+            s("timestamp"),
+            s("parentSession"),
+            n.header_line,
+            n.file.map(|f| f.0),
+            n.file.map(|f| f.1),
+            n.written_ns,
+        ],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// Writes a session's entry lines in order, with their derived columns and statistics.
+pub struct EntryWriter<'t> {
+    stmt: rusqlite::CachedStatement<'t>,
+    tx: &'t Connection,
+    sid: i64,
+    seq: i64,
+    stats: SessionStats,
+    tree: TreeIndexer,
+}
+
+impl<'t> EntryWriter<'t> {
+    /// A writer for the (new, empty) session `sid`, inside an open transaction.
+    pub fn new(tx: &'t Connection, sid: i64) -> Result<Self> {
+        Ok(EntryWriter {
+            stmt: tx.prepare_cached(queries::INSERT_ENTRY)?,
+            tx,
+            sid,
+            seq: 0,
+            stats: SessionStats::default(),
+            tree: TreeIndexer::new(),
+        })
+    }
+
+    /// Stores one entry line (`obj` is `text` scanned).
+    pub fn write(&mut self, obj: &RawObject<'_>, text: &str) -> Result<()> {
+        self.seq += 1;
+        let key = (self.sid << 32) | self.seq;
+        let (f, message) = EntryFields::read(obj);
+        let d = self.tree.place(key, &f);
+        self.stmt.execute(params![
+            key,
+            self.sid,
+            self.seq,
+            f.id,
+            f.parent_id,
+            f.kind,
+            f.ts,
+            f.ts_ms,
+            f.role,
+            text,
+            d.parent_key,
+            d.depth,
+            d.compaction_key,
+            d.thinking_key,
+            d.model_key,
+        ])?;
+        crate::extract::write_extras(self.tx, self.sid, key, &f, obj, message.as_ref())?;
+        self.stats.observe(&f, obj, message.as_ref());
+        Ok(())
+    }
+
+    /// Saves the statistics (and re-links parents of an irregular tree); returns them.
+    pub fn finish(self) -> Result<SessionStats> {
+        let st = self.stats;
+        self.tx.execute(
+            queries::UPDATE_SESSION_STATS,
+            params![
+                self.sid,
+                st.name,
+                st.message_count,
+                st.first_message,
+                st.last_activity_ms,
+                st.entry_count,
+                self.seq
+            ],
+        )?;
+        if self.tree.is_irregular() {
+            self.tx.execute(queries::RELINK_PARENTS, params![self.sid << 32, (self.sid << 32) | 0xFFFF_FFFF])?;
+            self.tx.execute(queries::MARK_TREE_IRREGULAR, [self.sid])?;
+        }
+        Ok(st)
+    }
+}
+
+/// Key of the entry stored as line `seq` of session `sid`.
+pub fn entry_key(sid: i64, seq: i64) -> i64 {
+    (sid << 32) | seq
+}
+
+/// The key range holding session `sid`'s lines.
+pub fn key_range(sid: i64) -> (i64, i64) {
+    (sid << 32, (sid << 32) | 0xFFFF_FFFF)
+}
+
+/// A session's statistics as stored, and its last line number and tree regularity.
+pub fn load_stats(conn: &Connection, sid: i64) -> Result<(SessionStats, i64, bool)> {
+    let row = conn
+        .query_row(queries::SESSION_STATS, [sid], |r| {
+            Ok((
+                SessionStats {
+                    name: r.get(0)?,
+                    message_count: r.get(1)?,
+                    first_message: r.get(2)?,
+                    last_activity_ms: r.get(3)?,
+                    entry_count: r.get(4)?,
+                },
+                r.get::<_, i64>(5)?,
+                r.get::<_, i64>(6)? != 0,
+            ))
+        })
+        .optional()?;
+    row.ok_or_else(|| crate::Error::NotFound(format!("no session with internal key {sid}")))
+}
+
+/// Appends one entry line to session `sid` under its parent (the leaf), with derived columns
+/// from the parent and the session's statistics and write time updated. Returns the new key.
+pub fn append_entry(tx: &Transaction<'_>, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
+    let (mut stats, last_seq, regular) = load_stats(tx, sid)?;
+    let obj = json::scan_object(text.as_bytes())
+        .ok()
+        .flatten()
+        .ok_or_else(|| crate::Error::InvalidArgument("entry is not a JSON object".into()))?;
+    let (f, message) = EntryFields::read(&obj);
+    let seq = last_seq + 1;
+    let key = entry_key(sid, seq);
+    let mut tree = TreeIndexer::resume(!regular);
+    if let (Some((pkey, pd)), Some(pid)) = (parent, f.parent_id.as_deref()) {
+        tree.remember(pid, pkey, pd);
+    }
+    let d = tree.place(key, &f);
+    tx.prepare_cached(queries::INSERT_ENTRY)?.execute(params![
+        key,
+        sid,
+        seq,
+        f.id,
+        f.parent_id,
+        f.kind,
+        f.ts,
+        f.ts_ms,
+        f.role,
+        text,
+        d.parent_key,
+        d.depth,
+        d.compaction_key,
+        d.thinking_key,
+        d.model_key,
+    ])?;
+    crate::extract::write_extras(tx, sid, key, &f, &obj, message.as_ref())?;
+    stats.observe(&f, &obj, message.as_ref());
+    tx.prepare_cached(queries::UPDATE_SESSION_STATS)?.execute(params![
+        sid,
+        stats.name,
+        stats.message_count,
+        stats.first_message,
+        stats.last_activity_ms,
+        stats.entry_count,
+        seq
+    ])?;
+    tx.prepare_cached(queries::TOUCH_SESSION)?.execute(params![sid, now_ns()])?;
+    Ok(key)
+}
+
+/// Reads the object of an entry line written by sessiondb itself.
+pub fn scan(text: &str) -> Option<RawObject<'_>> {
+    json::scan_object(text.as_bytes()).ok().flatten()
+}

@@ -1,0 +1,275 @@
+//! SessionManager behaviour over the database: lazy persistence, failed writes, branched
+//! sessions, forks, several processes at once.
+
+mod common;
+
+use sessiondb::json::{parse, Value};
+use sessiondb::manager::{NewSessionOptions, SessionManager};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+/// Tests that set PI_CODING_AGENT_DIR run one at a time.
+static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn v(s: &str) -> Value {
+    parse(s.as_bytes()).unwrap()
+}
+
+fn user(text: &str) -> Value {
+    v(&format!(r#"{{"role":"user","content":{},"timestamp":1}}"#, sessiondb::json::quote(text)))
+}
+
+fn count(db: &std::path::Path, sql: &str) -> i64 {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+fn export_lines(db: &std::path::Path, path: &str) -> Vec<serde_json::Value> {
+    let (code, out, err) = common::run(db, &["export", path]);
+    assert_eq!(code, 0, "{err}");
+    out.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn a_session_without_conversation_leaves_no_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db.sqlite");
+    let _env = ENV.lock().unwrap_or_else(|e| e.into_inner());
+    std::env::set_var("PI_CODING_AGENT_DIR", dir.path().join("agent"));
+    let mut m = SessionManager::create(&db, "/home/u/p", None, NewSessionOptions::default()).unwrap();
+    m.append_model_change(Some(v("\"anthropic\"")), Some(v("\"claude\""))).unwrap();
+    m.append_thinking_level_change(Some(v("\"high\""))).unwrap();
+    m.append_message(v(r#"{"role":"system","content":"sys","timestamp":0}"#)).unwrap();
+    assert!(!m.is_saved());
+    assert_eq!(m.entries().unwrap().len(), 3, "the entries are there in memory");
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions"), 0);
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 0);
+    drop(m);
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions"), 0, "closing without chatting leaves nothing");
+
+    let mut m = SessionManager::create(&db, "/home/u/p", None, NewSessionOptions::default()).unwrap();
+    m.append_model_change(Some(v("\"anthropic\"")), Some(v("\"claude\""))).unwrap();
+    let first = m.append_message(user("hello")).unwrap();
+    assert!(m.is_saved());
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 2, "header and all entries are written at once");
+    m.append_message(user("again")).unwrap();
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 3, "then every append is written");
+    let lines = export_lines(&db, m.session_file().unwrap());
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[2]["id"], first.as_str());
+    assert_eq!(lines[3]["parentId"], first.as_str());
+    // Key order as pi writes it.
+    let text = common::run(&db, &["export", m.session_file().unwrap()]).1;
+    assert!(text.lines().nth(2).unwrap().starts_with(r#"{"type":"message","id":""#), "{text}");
+    assert!(text.lines().next().unwrap().starts_with(r#"{"type":"session","version":3,"id":""#));
+}
+
+#[test]
+fn a_failed_write_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db.sqlite");
+    let mut m =
+        SessionManager::create(&db, "/p", Some(dir.path().to_str().unwrap()), NewSessionOptions::default()).unwrap();
+    let a = m.append_message(user("one")).unwrap();
+    // Make the database refuse one particular line, as a full disk would.
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON entries WHEN NEW.body LIKE '%boom%' \
+             BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END;",
+        )
+        .unwrap();
+    let err = m.append_message(user("boom")).unwrap_err();
+    assert!(err.to_string().contains("simulated write failure"), "{err}");
+    assert_eq!(m.leaf_id(), Some(a.as_str()), "the leaf did not move");
+    assert_eq!(m.entries().unwrap().len(), 1);
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 1);
+    assert_eq!(count(&db, "SELECT message_count FROM sessions"), 1, "statistics rolled back too");
+    let b = m.append_message(user("two")).unwrap();
+    assert_eq!(m.entry(&b).unwrap().unwrap().as_object().unwrap().get("parentId").unwrap().as_str(), Some(a.as_str()));
+}
+
+#[test]
+fn branched_sessions_drop_label_entries_and_rethread_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db.sqlite");
+    let sd = dir.path().to_str().unwrap();
+    let mut m = SessionManager::create(&db, "/p", Some(sd), NewSessionOptions::default()).unwrap();
+    let u1 = m.append_message(user("u1")).unwrap();
+    let l1 = m.append_label_change(&u1, Some(v("\"first\""))).unwrap();
+    let u2 = m.append_message(user("u2")).unwrap();
+    m.append_label_change(&u2, Some(v("\"second\""))).unwrap();
+    m.append_label_change(&u1, Some(v("\"first, renamed\""))).unwrap(); // keeps its place
+    let lbl_on_label = m.append_label_change(&l1, Some(v("\"on a label\""))).unwrap();
+    let _ = lbl_on_label;
+    let c = m
+        .append_compaction(Some(v("\"sum\"")), Some(Value::String(l1.as_str().into())), Some(v("5")), None, None, None)
+        .unwrap();
+    let u3 = m.append_message(user("u3")).unwrap();
+    let old_file = m.session_file().unwrap().to_string();
+    let label_ts: Vec<String> = m
+        .entries()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e.as_object())
+        .filter(|e| e.get("type").and_then(Value::as_str) == Some("label"))
+        .map(|e| e.get("timestamp").unwrap().as_str().unwrap().to_string())
+        .collect();
+
+    let new_file = m.create_branched_session(Some(&u3)).unwrap().unwrap();
+    assert_ne!(new_file, old_file);
+    let lines = export_lines(&db, &new_file);
+    assert_eq!(lines[0]["parentSession"], old_file.as_str());
+    let entries = &lines[1..];
+    let kinds: Vec<&str> = entries.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["message", "message", "compaction", "message", "label", "label"]);
+    // Re-chained without the label entries.
+    assert_eq!(entries[0]["parentId"], serde_json::Value::Null);
+    assert_eq!(entries[1]["parentId"], u1.as_str());
+    assert_eq!(entries[2]["parentId"], u2.as_str());
+    assert_eq!(entries[2]["id"], c.as_str());
+    assert_eq!(entries[2]["firstKeptEntryId"], u2.as_str(), "pointed at a dropped label: now the next kept entry");
+    assert_eq!(entries[3]["id"], u3.as_str());
+    // Labels re-emitted in the order first set, with their latest text and timestamp.
+    assert_eq!(
+        (&entries[4]["targetId"], &entries[4]["label"]),
+        (&serde_json::json!(u1), &serde_json::json!("first, renamed"))
+    );
+    assert_eq!(entries[4]["timestamp"], label_ts[2].as_str());
+    assert_eq!(entries[4]["parentId"], u3.as_str());
+    assert_eq!((&entries[5]["targetId"], &entries[5]["label"]), (&serde_json::json!(u2), &serde_json::json!("second")));
+    assert_eq!(entries[5]["parentId"], entries[4]["id"]);
+    // The manager switched to the new session.
+    assert_eq!(m.session_file(), Some(new_file.as_str()));
+    assert_eq!(m.label(&u1).and_then(Value::as_str), Some("first, renamed"));
+    assert_eq!(m.leaf_id(), entries[5]["id"].as_str());
+}
+
+#[test]
+fn fork_from_copies_every_entry_into_another_cwd() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db.sqlite");
+    let _env = ENV.lock().unwrap_or_else(|e| e.into_inner());
+    std::env::set_var("PI_CODING_AGENT_DIR", dir.path().join("agent"));
+    let (file, g) = common::golden("x-labels.jsonl");
+    let mut src = SessionManager::open(&db, file.to_str().unwrap(), None, None).unwrap();
+    let src_entries = src.entries().unwrap();
+    let mut f =
+        SessionManager::fork_from(&db, file.to_str().unwrap(), "/srv/other:proj", None, NewSessionOptions::default())
+            .unwrap();
+    assert!(f.is_saved(), "a fork is written at once");
+    assert_eq!(f.cwd(), "/srv/other:proj");
+    let fork_file = f.session_file().unwrap().to_string();
+    assert!(fork_file.contains("/agent/sessions/--srv-other-proj--/"), "{fork_file}");
+    let header = f.header().unwrap();
+    assert_eq!(header.as_object().unwrap().get("parentSession").and_then(Value::as_str), file.to_str());
+    assert_eq!(f.entries().unwrap(), src_entries);
+    assert_eq!(f.leaf_id(), g["leafId"].as_str());
+    // Both go on independently.
+    let a = f.append_message(user("in the fork")).unwrap();
+    assert!(src.entry(&a).unwrap().is_none());
+    src.append_message(user("in the source")).unwrap();
+    assert_eq!(f.entries().unwrap().len(), src_entries.len() + 1);
+    let lines = export_lines(&db, &fork_file);
+    let source_text = std::fs::read_to_string(file).unwrap();
+    for (ours, theirs) in lines[1..].iter().zip(source_text.lines().skip(1)) {
+        assert_eq!(ours, &serde_json::from_str::<serde_json::Value>(theirs).unwrap());
+    }
+    // An invalid source is pi's error.
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "nope\n").unwrap();
+    let err =
+        SessionManager::fork_from(&db, bad.to_str().unwrap(), "/x", None, NewSessionOptions::default()).err().unwrap();
+    assert!(err.to_string().starts_with("Cannot fork: source session file is empty or invalid: "), "{err}");
+}
+
+fn rpc_process(db: &std::path::Path, agent: &std::path::Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+        .args(["--db", db.to_str().unwrap(), "rpc"])
+        .env("PI_CODING_AGENT_DIR", agent)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn two_processes_append_to_one_database_at_once() {
+    const N: usize = 300;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db.sqlite");
+    let agent = dir.path().join("agent");
+    sessiondb::db::open(&db).unwrap();
+    let workers: Vec<_> = (0..2)
+        .map(|w| {
+            let (db, agent) = (db.clone(), agent.clone());
+            std::thread::spawn(move || {
+                let mut child = rpc_process(&db, &agent);
+                let mut stdin = child.stdin.take().unwrap();
+                let mut stdout = BufReader::new(child.stdout.take().unwrap());
+                let mut line = String::new();
+                writeln!(stdin, r#"{{"id":0,"method":"create","params":["/proc/{w}"]}}"#).unwrap();
+                stdout.read_line(&mut line).unwrap();
+                assert!(line.contains("\"result\""), "{line}");
+                for i in 0..N {
+                    writeln!(stdin, r#"{{"id":{i},"method":"appendMessage","params":[{{"role":"user","content":"w{w} m{i}","timestamp":1}}]}}"#)
+                        .unwrap();
+                    line.clear();
+                    stdout.read_line(&mut line).unwrap();
+                    assert!(line.contains("\"result\""), "worker {w} append {i}: {line}");
+                }
+                drop(stdin);
+                assert!(child.wait().unwrap().success());
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions"), 2);
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 2 * N as i64);
+    assert_eq!(count(&db, "SELECT count(DISTINCT body) FROM entries"), 2 * N as i64);
+    assert_eq!(count(&db, "SELECT sum(entry_count) FROM sessions"), 2 * N as i64);
+}
+
+#[test]
+fn rpc_survives_bad_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db.sqlite");
+    let mut child = rpc_process(&db, &dir.path().join("agent"));
+    let mut stdin = child.stdin.take().unwrap();
+    let input = concat!(
+        "not json\n",
+        "[1,2]\n",
+        r#"{"id":"a","method":"getLeafId"}"#,
+        "\n",
+        r#"{"id":"b","method":"nope","params":[]}"#,
+        "\n",
+        r#"{"id":"c","method":"inMemory","params":["/tmp/x"]}"#,
+        "\n",
+        r#"{"id":"d","method":"appendContextEdit","params":["x",{"content":5}]}"#,
+        "\n",
+        r#"{"id":"e","method":"branch","params":["missing"]}"#,
+        "\n",
+        r#"{"id":"f","method":"create","params":["/p",null,{"id":"../../etc/passwd"}]}"#,
+        "\n",
+        r#"{"id":"g","method":"getEntryCount","params":[]}"#,
+        "\n",
+    );
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 9);
+    assert!(lines[0]["error"]["message"].as_str().unwrap().starts_with("invalid JSON"));
+    assert!(lines[2]["error"]["message"].as_str().unwrap().contains("no current session"));
+    assert_eq!(lines[3]["error"]["message"], "unknown method: nope");
+    assert_eq!(lines[4]["result"]["cwd"], "/tmp/x");
+    assert_eq!(lines[4]["result"]["sessionFile"], serde_json::Value::Null);
+    assert_eq!(lines[5]["error"]["message"], "Context edit replacement must be null or contain string/array content");
+    assert_eq!(lines[6]["error"]["message"], "Entry missing not found");
+    assert!(lines[7]["error"]["message"].as_str().unwrap().starts_with("Session id must be non-empty"));
+    assert_eq!(lines[8]["result"], 0);
+}
