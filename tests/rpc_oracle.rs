@@ -183,8 +183,16 @@ impl<'a> Replay<'a> {
             Value::Object(o) if o.contains_key("$ref") => {
                 let (n, path) = ref_target(&o["$ref"]);
                 let ours = self.ours.get(n).and_then(Option::as_ref).and_then(|v| lookup(v, &path)).cloned();
-                if let Some(v) = ours {
-                    return v;
+                // Where pi's value already has a counterpart (a mismatch at op n, e.g. a list in
+                // another order, was reported there), the counterpart keeps later ops meaningful.
+                let counterpart = lookup(&self.script["ops"][n]["result"], &path)
+                    .and_then(Value::as_str)
+                    .and_then(|s| self.unifier.map_text(s).ok())
+                    .map(|m| Value::String(m.replace("<AGENT>", &self.agent)));
+                match (ours, counterpart) {
+                    (Some(v), Some(c)) if v != c => return c,
+                    (Some(v), _) => return v,
+                    _ => {}
                 }
                 // sessiondb failed where pi did not: pass pi's value mapped through the bijection.
                 let pi = lookup(&self.script["ops"][n]["result"], &path).cloned().unwrap_or(Value::Null);
@@ -228,7 +236,11 @@ impl<'a> Replay<'a> {
             (Some(pi), None, Some(ours), None) => {
                 let ours = replace_strings(&ours, &agent, "<AGENT>");
                 let mut diffs = Vec::new();
-                self.unifier.value(pi, &ours, "$", None, &mut diffs);
+                if matches!(method, "list" | "listAll") {
+                    self.unifier.session_list(pi, &ours, &mut diffs);
+                } else {
+                    self.unifier.value(pi, &ours, "$", None, &mut diffs);
+                }
                 if !diffs.is_empty() {
                     self.mismatch(i, op, &diffs, &pi.to_string(), &ours.to_string());
                 }
@@ -583,6 +595,52 @@ impl Unifier {
         }
     }
 
+    /// Compares two `SessionInfo` lists: items are matched by (mapped) path, so a different order
+    /// is reported as such, then each pair is compared.
+    fn session_list(&mut self, pi: &Value, ours: &Value, out: &mut Vec<String>) {
+        let (Some(a), Some(b)) = (pi.as_array(), ours.as_array()) else {
+            return self.value(pi, ours, "$", None, out);
+        };
+        let path_of = |v: &Value| v.get("path").and_then(Value::as_str).map(str::to_string);
+        let ours_paths: Vec<Option<String>> = b.iter().map(path_of).collect();
+        let mut matched = vec![false; b.len()];
+        let mut pairs = Vec::new();
+        for (k, item) in a.iter().enumerate() {
+            let mapped = path_of(item).and_then(|p| self.map_text(&p).ok());
+            let j = mapped.and_then(|m| (0..b.len()).find(|&j| !matched[j] && ours_paths[j].as_deref() == Some(&m)));
+            match j {
+                Some(j) => {
+                    matched[j] = true;
+                    pairs.push((k, j));
+                }
+                None => out.push(format!("$[{k}]: pi lists {}, ours does not", describe(item))),
+            }
+        }
+        for (j, item) in b.iter().enumerate() {
+            if !matched[j] {
+                out.push(format!("$[{j}]: ours lists {}, pi does not", describe(item)));
+            }
+        }
+        if pairs.is_empty() {
+            return self.value(pi, ours, "$", None, out);
+        }
+        if pairs.windows(2).any(|w| w[0].1 > w[1].1) {
+            let show = |list: &[Value], idx: &mut dyn Iterator<Item = usize>| {
+                idx.map(|i| describe(&list[i])).collect::<Vec<_>>().join(", ")
+            };
+            let mut by_ours = pairs.clone();
+            by_ours.sort_by_key(|&(_, j)| j);
+            out.push(format!(
+                "order differs:\n      pi:   {}\n      ours: {} (pi's items in ours' order)",
+                show(a, &mut pairs.iter().map(|&(k, _)| k)),
+                show(a, &mut by_ours.iter().map(|&(k, _)| k)),
+            ));
+        }
+        for (k, j) in pairs {
+            self.value(&a[k], &b[j], &format!("$[{k}]"), None, out);
+        }
+    }
+
     /// Compares strings: pi's volatile tokens must match same-shaped tokens of ours under the
     /// bijection; everything between them must be equal.
     fn string(&mut self, pi: &str, ours: &str) -> Result<(), String> {
@@ -771,6 +829,13 @@ impl Unifier {
         out.push_str(rest);
         Ok(out)
     }
+}
+
+/// A `SessionInfo` in a few words: file name, modified, message count.
+fn describe(info: &Value) -> String {
+    let path = info.get("path").and_then(Value::as_str).unwrap_or("?");
+    let name = path.rsplit('/').next().unwrap_or(path);
+    format!("{name} (modified {}, {} messages)", info["modified"], info["messageCount"])
 }
 
 fn is_uuid(s: &str) -> bool {
