@@ -13,6 +13,8 @@
 //! name timestamps, numeric `timestamp`s at or after the script's `clockStart`), which must also
 //! keep their order. Afterwards every file pi wrote is exported from sessiondb and compared line by
 //! line under the same mapping; sessions pi never wrote (lazy persistence) must not export.
+//! (Message timestamps in the scripts lie in 2024, so `modified` compares the same way against
+//! sessiondb's real clock as against pi's recorded one, as long as the clock is past 2024.)
 //!
 //! `RPC_ORACLE_SCRIPTS=script-00,script-03` limits the run to some scripts. `RPC_ORACLE_BIN` runs
 //! another program in place of `sessiondb` (`tests/fixtures/rpc/pi-rpc.sh` serves the protocol with
