@@ -387,12 +387,13 @@ impl<'a> Replay<'a> {
             }
             match self.unifier.map_line(p) {
                 Ok(expected) if expected == *o => {}
-                Ok(expected) => self.problems.push(format!(
-                    "file {rel} line {}: same JSON, different bytes\n    expected: {}\n    ours:     {}",
-                    n + 1,
-                    clip(&expected, 400),
-                    clip(o, 400)
-                )),
+                Ok(expected) => {
+                    let (at, e, g) = first_difference(&expected, o);
+                    self.problems.push(format!(
+                        "file {rel} line {}: same JSON, different bytes at byte {at}\n    expected: …{e}…\n    ours:     …{g}…",
+                        n + 1
+                    ))
+                }
                 Err(e) => self.problems.push(format!("file {rel} line {}: {e}", n + 1)),
             }
         }
@@ -469,6 +470,23 @@ fn wait_with_timeout(child: &mut Child, limit: Duration) -> Option<std::process:
             }
         }
     }
+}
+
+/// The byte offset where `a` and `b` first differ, and both texts around it.
+fn first_difference(a: &str, b: &str) -> (usize, String, String) {
+    let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    let window = |s: &str| {
+        let mut start = at.saturating_sub(60).min(s.len());
+        while !s.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = (at + 60).min(s.len());
+        while !s.is_char_boundary(end) {
+            end += 1;
+        }
+        s[start..end].to_string()
+    };
+    (at, window(a), window(b))
 }
 
 fn clip(s: &str, max: usize) -> String {
