@@ -6,9 +6,8 @@ use crate::json::{Object, Value};
 use crate::jstime;
 use crate::layout;
 use crate::queries;
-use crate::stats::message_text;
 use crate::store;
-use rusqlite::{params, Connection, Row as SqlRow};
+use rusqlite::{params, Connection, OptionalExtension, Row as SqlRow};
 
 /// pi's `SessionInfo`.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,6 +34,8 @@ pub struct SessionInfo {
     pub all_messages_text: String,
     /// Internal key.
     pub sid: i64,
+    /// The file's modification time at import, or the last write (ns).
+    pub written_ns: Option<i64>,
 }
 
 impl SessionInfo {
@@ -62,7 +63,7 @@ impl SessionInfo {
 }
 
 /// Builds a `SessionInfo` from a row of [`queries::SESSION_INFO_COLUMNS`]-shaped queries.
-fn info_from_row(conn: &Connection, r: &SqlRow<'_>) -> rusqlite::Result<SessionInfo> {
+fn info_from_row(r: &SqlRow<'_>) -> rusqlite::Result<SessionInfo> {
     let sid: i64 = r.get(0)?;
     let created: Option<String> = r.get(5)?;
     let last_activity: Option<f64> = r.get(8)?;
@@ -83,27 +84,43 @@ fn info_from_row(conn: &Connection, r: &SqlRow<'_>) -> rusqlite::Result<SessionI
         modified_ms,
         message_count: r.get(7)?,
         first_message: r.get::<_, Option<String>>(9)?.unwrap_or_else(|| "(no messages)".into()),
-        all_messages_text: all_messages_text(conn, sid).unwrap_or_default(),
+        all_messages_text: String::new(),
+        written_ns: mtime_ns,
     })
+}
+
+/// Fills in `allMessagesText` (read from the extracted texts, only when asked for).
+pub fn fill_all_text(conn: &Connection, infos: &mut [SessionInfo]) -> Result<()> {
+    for i in infos {
+        i.all_messages_text = all_messages_text(conn, i.sid)?;
+    }
+    Ok(())
 }
 
 /// Text of all user and assistant messages of a session, space-joined (pi's `allMessagesText`).
 pub fn all_messages_text(conn: &Connection, sid: i64) -> Result<String> {
     let (lo, hi) = store::key_range(sid);
-    let mut st = conn.prepare_cached(queries::CONVERSATION_BODIES)?;
+    let mut st = conn.prepare_cached(queries::LIST_TEXTS)?;
     let mut rows = st.query(params![lo, hi])?;
-    let mut parts = Vec::new();
+    let mut out = String::new();
     while let Some(r) = rows.next()? {
-        let body: String = r.get(0)?;
-        let Ok(Some(e)) = crate::json::scan_object(body.as_bytes()) else { continue };
-        let Some(m) = e.raw("message").and_then(|m| crate::json::scan_object(m).ok().flatten()) else { continue };
-        let Some(content) = m.get("content") else { continue };
-        let text = message_text(&content);
-        if !text.is_empty() {
-            parts.push(text);
+        if !out.is_empty() {
+            out.push(' ');
         }
+        out.push_str(r.get_ref(0)?.as_str().unwrap_or_default());
     }
-    Ok(parts.join(" "))
+    Ok(out)
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// pi's order for a folder: file names descending (`localeCompare`), then newest first
+/// (a stable sort, so ties keep the name order).
+fn sort_like_list(mut v: Vec<SessionInfo>) -> Vec<SessionInfo> {
+    v.sort_by(|a, b| crate::collate::locale_cmp(file_name(&b.path), file_name(&a.path)));
+    sort_newest_first(v)
 }
 
 fn sort_newest_first(mut v: Vec<SessionInfo>) -> Vec<SessionInfo> {
@@ -119,36 +136,117 @@ fn sort_newest_first(mut v: Vec<SessionInfo>) -> Vec<SessionInfo> {
 /// filter pi applies for a non-default folder), newest first.
 pub fn list_dir(conn: &Connection, dir: &str, cwd_filter: Option<&str>) -> Result<Vec<SessionInfo>> {
     let mut st = conn.prepare_cached(queries::SESSION_INFOS_IN_DIR)?;
-    let rows = st.query_map([dir], |r| info_from_row(conn, r))?.collect::<rusqlite::Result<Vec<_>>>()?;
-    let rows = rows
-        .into_iter()
-        .filter(|i| match cwd_filter {
-            Some(c) => !i.cwd.is_empty() && layout::resolve_path(&i.cwd).to_string_lossy() == c,
-            None => true,
-        })
-        .collect();
-    Ok(sort_newest_first(rows))
+    let rows = st.query_map([dir], info_from_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+    let rows = rows.into_iter().filter(|i| cwd_filter.is_none_or(|c| cwd_matches(Some(&i.cwd), c))).collect();
+    Ok(sort_like_list(rows))
 }
 
 /// Every session in the database, newest first.
 pub fn list_everything(conn: &Connection) -> Result<Vec<SessionInfo>> {
     let mut st = conn.prepare_cached(queries::SESSION_INFOS_ALL)?;
-    let rows = st.query_map([], |r| info_from_row(conn, r))?.collect::<rusqlite::Result<Vec<_>>>()?;
+    let rows = st.query_map([], info_from_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(sort_newest_first(rows))
 }
 
 /// pi's `listAll()`: sessions in the folders directly below pi's sessions folder.
 pub fn list_all(conn: &Connection) -> Result<Vec<SessionInfo>> {
-    let root = layout::sessions_dir().to_string_lossy().into_owned();
-    let all = list_everything(conn)?;
-    Ok(all
+    let root = layout::agent_dir().join("sessions").to_string_lossy().into_owned();
+    let (lo, hi) = (format!("{root}/"), format!("{root}0")); // every folder below root, by index range
+    let mut st = conn.prepare_cached(queries::SESSION_INFOS_UNDER)?;
+    let rows = st.query_map([&lo, &hi], info_from_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+    let direct: Vec<SessionInfo> = rows
         .into_iter()
         .filter(|i| {
-            std::path::Path::new(&i.path)
-                .parent()
-                .and_then(std::path::Path::parent)
-                .map(|p| p.to_string_lossy() == root.as_str())
-                == Some(true)
+            let dir = std::path::Path::new(&i.path).parent();
+            dir.and_then(std::path::Path::parent).is_some_and(|p| p.to_string_lossy() == root.as_str())
         })
-        .collect())
+        .collect();
+    Ok(sort_like_list_all(direct))
+}
+
+/// pi's order for listAll: file modification time descending, then file name descending,
+/// then newest activity first (stable).
+fn sort_like_list_all(mut v: Vec<SessionInfo>) -> Vec<SessionInfo> {
+    v.sort_by(|a, b| {
+        b.written_ns.cmp(&a.written_ns).then_with(|| crate::collate::locale_cmp(file_name(&b.path), file_name(&a.path)))
+    });
+    sort_newest_first(v)
+}
+
+/// Sessions with header cwd `cwd`, newest first.
+pub fn list_cwd(conn: &Connection, cwd: &str) -> Result<Vec<SessionInfo>> {
+    let mut st = conn.prepare_cached(queries::SESSION_INFOS_FOR_CWD)?;
+    let rows = st.query_map([cwd], info_from_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(sort_newest_first(rows))
+}
+
+/// The session continue-recent opens in folder `dir`: the one written last (with header cwd
+/// `cwd_filter` when given). Returns its key and path.
+pub fn recent_in_dir(conn: &Connection, dir: &str, cwd_filter: Option<&str>) -> Result<Option<(i64, String)>> {
+    let mut st = conn.prepare_cached(queries::SESSIONS_IN_DIR_BY_RECENCY)?;
+    let mut rows = st.query([dir])?;
+    while let Some(r) = rows.next()? {
+        let (sid, path, hcwd): (i64, String, Option<String>) = (r.get(0)?, r.get(1)?, r.get(2)?);
+        if cwd_filter.is_none_or(|c| cwd_matches(hcwd.as_deref(), c)) {
+            return Ok(Some((sid, path)));
+        }
+    }
+    Ok(None)
+}
+
+/// The session written last anywhere.
+pub fn recent_anywhere(conn: &Connection) -> Result<Option<(i64, String)>> {
+    Ok(conn.query_row(queries::MOST_RECENT_SESSION, [], |r| Ok((r.get(0)?, r.get(1)?))).optional()?)
+}
+
+/// pi's findById in folder `dir` (with the header cwd filter when given): the first path.
+pub fn find_in_dir(conn: &Connection, id: &str, dir: &str, cwd_filter: Option<&str>) -> Result<Option<String>> {
+    let mut st = conn.prepare_cached(queries::SESSIONS_WITH_ID_IN_DIR)?;
+    let mut rows = st.query(params![id, dir])?;
+    while let Some(r) = rows.next()? {
+        let (path, hcwd): (String, Option<String>) = (r.get(0)?, r.get(1)?);
+        if cwd_filter.is_none_or(|c| cwd_matches(hcwd.as_deref(), c)) {
+            return Ok(Some(path));
+        }
+    }
+    Ok(None)
+}
+
+/// pi's `sessionCwdMatches`: a non-empty header cwd that resolves to `resolved_cwd`.
+pub fn cwd_matches(header_cwd: Option<&str>, resolved_cwd: &str) -> bool {
+    matches!(header_cwd, Some(c) if !c.is_empty() && layout::resolve_path(c).to_string_lossy() == resolved_cwd)
+}
+
+/// The session folder pi uses for `cwd`: the explicit one (resolved) or the cwd's default.
+pub fn session_dir_for(cwd: &str, session_dir: Option<&str>) -> String {
+    match session_dir {
+        Some(d) => layout::resolve_path(d).to_string_lossy().into_owned(),
+        None => layout::default_session_dir(cwd).to_string_lossy().into_owned(),
+    }
+}
+
+/// pi filters by header cwd only when an explicit folder is not the cwd's default one:
+/// returns the resolved cwd to filter by.
+pub fn cwd_filter(cwd: &str, session_dir: Option<&str>, dir: &str) -> Option<String> {
+    match session_dir {
+        Some(_) if dir != layout::default_session_dir(cwd).to_string_lossy() => {
+            Some(layout::resolve_path(cwd).to_string_lossy().into_owned())
+        }
+        _ => None,
+    }
+}
+
+/// Paths of every session with header id `id`, in any folder.
+pub fn find_everywhere(conn: &Connection, id: &str) -> Result<Vec<String>> {
+    let mut st = conn.prepare_cached(queries::SESSIONS_BY_ID)?;
+    let rows = st.query_map([id], |r| r.get(2))?.collect::<rusqlite::Result<Vec<String>>>()?;
+    Ok(rows)
+}
+
+/// Paths of the sessions whose header id starts with `prefix` (at most 50).
+pub fn find_prefix(conn: &Connection, prefix: &str) -> Result<Vec<String>> {
+    let upper = format!("{prefix}\u{10FFFF}");
+    let mut st = conn.prepare_cached(queries::SESSIONS_BY_ID_PREFIX)?;
+    let rows = st.query_map([prefix, upper.as_str()], |r| r.get(2))?.collect::<rusqlite::Result<Vec<String>>>()?;
+    Ok(rows)
 }

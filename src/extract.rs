@@ -96,7 +96,9 @@ pub fn text_of(f: &EntryFields, entry: &RawObject<'_>, message: Option<&RawObjec
             };
             (role, text, list_text)
         }
-        "custom_message" => ("custom".to_string(), entry.get("content").map(|c| blocks_text(&c)).unwrap_or_default(), None),
+        "custom_message" => {
+            ("custom".to_string(), entry.get("content").map(|c| blocks_text(&c)).unwrap_or_default(), None)
+        }
         kind @ ("compaction" | "branch_summary") => (kind.to_string(), str_of(entry.get("summary").as_ref())?, None),
         "session_info" => ("session_info".to_string(), str_of(entry.get("name").as_ref())?, None),
         _ => return None,
@@ -113,7 +115,8 @@ fn int(o: &json::Object, k: &str) -> i64 {
 
 fn usage_from(v: &Value, provider: Option<String>, model: Option<String>) -> Option<UsageRow> {
     let o = v.as_object()?;
-    let (input, output, cache_read, cache_write) = (int(o, "input"), int(o, "output"), int(o, "cacheRead"), int(o, "cacheWrite"));
+    let (input, output, cache_read, cache_write) =
+        (int(o, "input"), int(o, "output"), int(o, "cacheRead"), int(o, "cacheWrite"));
     let total = match o.get("totalTokens") {
         Some(Value::Number(n)) if n.is_finite() => *n as i64,
         _ => input + output + cache_read + cache_write,
@@ -137,7 +140,11 @@ pub fn usage_of(f: &EntryFields, entry: &RawObject<'_>, message: Option<&RawObje
             let m = message?;
             usage_from(&m.get("usage")?, str_of(m.get("provider").as_ref()), str_of(m.get("model").as_ref()))
         }
-        "usage" => usage_from(&entry.get("usage")?, str_of(entry.get("provider").as_ref()), str_of(entry.get("model").as_ref())),
+        "usage" => usage_from(
+            &entry.get("usage")?,
+            str_of(entry.get("provider").as_ref()),
+            str_of(entry.get("model").as_ref()),
+        ),
         "compaction" | "branch_summary" => usage_from(&entry.get("usage")?, None, None),
         _ => None,
     }

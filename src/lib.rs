@@ -1,5 +1,6 @@
 //! sessiondb: pi coding-agent sessions kept in SQLite, with exact JSONL import and export.
 
+pub mod collate;
 pub mod db;
 pub mod derive;
 pub mod discovery;
@@ -20,9 +21,11 @@ pub mod queries;
 pub mod render;
 pub mod resolve;
 pub mod rpc;
+pub mod search;
 pub mod stats;
 pub mod store;
 pub mod system;
 pub mod tree;
+pub mod usage_stats;
 
 pub use error::{Error, Result};

@@ -71,26 +71,7 @@ fn process_cwd() -> String {
     std::env::current_dir().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "/".into())
 }
 
-/// The session folder pi uses: the explicit one (normalized) or the cwd's default.
-pub fn session_dir_for(cwd: &str, session_dir: Option<&str>) -> String {
-    match session_dir {
-        Some(d) => resolved(d),
-        None => layout::default_session_dir(cwd).to_string_lossy().into_owned(),
-    }
-}
-
-/// pi filters by header cwd only when an explicit folder is not the cwd's default one.
-pub fn cwd_filter(cwd: &str, session_dir: Option<&str>, dir: &str) -> Option<String> {
-    match session_dir {
-        Some(_) if dir != layout::default_session_dir(cwd).to_string_lossy() => Some(resolved(cwd)),
-        _ => None,
-    }
-}
-
-/// pi's `sessionCwdMatches`: a non-empty header cwd that resolves to `resolved_cwd`.
-fn cwd_matches(header_cwd: Option<&str>, resolved_cwd: &str) -> bool {
-    matches!(header_cwd, Some(c) if !c.is_empty() && resolved(c) == resolved_cwd)
-}
+use crate::discovery::{cwd_filter, session_dir_for};
 
 fn validate_id(id: Option<&str>) -> Result<()> {
     match id {
@@ -278,19 +259,7 @@ impl SessionManager {
         let dir = session_dir_for(cwd, session_dir);
         let filter = cwd_filter(cwd, session_dir, &dir);
         let conn = db::open(db_path)?;
-        let found = {
-            let mut st = conn.prepare_cached(queries::SESSIONS_IN_DIR_BY_RECENCY)?;
-            let mut rows = st.query([&dir])?;
-            let mut found = None;
-            while let Some(r) = rows.next()? {
-                let (sid, path, hcwd): (i64, String, Option<String>) = (r.get(0)?, r.get(1)?, r.get(2)?);
-                if filter.as_deref().is_none_or(|c| cwd_matches(hcwd.as_deref(), c)) {
-                    found = Some((sid, path));
-                    break;
-                }
-            }
-            found
-        };
+        let found = crate::discovery::recent_in_dir(&conn, &dir, filter.as_deref())?;
         let mut m = SessionManager::blank(conn, true, resolved(cwd), dir);
         match found {
             Some((sid, path)) => m.load(sid, path)?,
@@ -365,15 +334,7 @@ impl SessionManager {
         let dir = session_dir_for(cwd, session_dir);
         let filter = cwd_filter(cwd, session_dir, &dir);
         let conn = db::open(db_path)?;
-        let mut st = conn.prepare_cached(queries::SESSIONS_WITH_ID_IN_DIR)?;
-        let mut rows = st.query(params![id, dir])?;
-        while let Some(r) = rows.next()? {
-            let (path, hcwd): (String, Option<String>) = (r.get(0)?, r.get(1)?);
-            if filter.as_deref().is_none_or(|c| cwd_matches(hcwd.as_deref(), c)) {
-                return Ok(Some(path));
-            }
-        }
-        Ok(None)
+        crate::discovery::find_in_dir(&conn, id, &dir, filter.as_deref())
     }
 
     // ----- persistence --------------------------------------------------------------------

@@ -153,12 +153,24 @@ pub const SESSION_INFOS_IN_DIR: &str = "SELECT sid, path, id, cwd, name, created
 pub const SESSION_INFOS_ALL: &str = "SELECT sid, path, id, cwd, name, created, parent_session, message_count, \
     last_activity_ms, first_message, coalesce(file_mtime_ns, written_ns) FROM sessions";
 
-/// User and assistant message lines of a session (keys `?1..=?2`) in file order.
-pub const CONVERSATION_BODIES: &str = "SELECT body FROM entries WHERE key BETWEEN ?1 AND ?2 AND type = 'message' \
-    AND role IN ('user', 'assistant') ORDER BY key";
+/// The user/assistant message texts of a session (keys `?1..=?2`) in file order.
+pub const LIST_TEXTS: &str =
+    "SELECT list_text FROM texts WHERE key BETWEEN ?1 AND ?2 AND list_text IS NOT NULL ORDER BY key";
+
+/// SessionInfo columns of sessions whose folder sorts in `[?1, ?2)` (below one root).
+pub const SESSION_INFOS_UNDER: &str = "SELECT sid, path, id, cwd, name, created, parent_session, message_count, \
+    last_activity_ms, first_message, coalesce(file_mtime_ns, written_ns) FROM sessions WHERE dir >= ?1 AND dir < ?2";
+
+/// SessionInfo columns of sessions with header cwd `?1`.
+pub const SESSION_INFOS_FOR_CWD: &str = "SELECT sid, path, id, cwd, name, created, parent_session, message_count, \
+    last_activity_ms, first_message, coalesce(file_mtime_ns, written_ns) FROM sessions WHERE cwd = ?1";
+
+/// The session written last.
+pub const MOST_RECENT_SESSION: &str = "SELECT sid, path FROM sessions ORDER BY written_ns DESC LIMIT 1";
 
 /// Adds an entry's searchable text (the FTS index follows by trigger).
-pub const INSERT_TEXT: &str = "INSERT INTO texts (key, session, role, ts_ms, text, list_text) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+pub const INSERT_TEXT: &str =
+    "INSERT INTO texts (key, session, role, ts_ms, text, list_text) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 
 /// Adds an entry's token usage.
 pub const INSERT_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
@@ -182,3 +194,57 @@ pub const COPY_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_
         cache_read, cache_write, total, cost) \
     SELECT key - ?1 + ?2, ?3, entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost \
     FROM usage WHERE key BETWEEN ?4 AND ?5";
+
+/// Texts waiting for the full-text index.
+pub const FTS_PENDING_COUNT: &str = "SELECT count(*) FROM fts_pending";
+
+/// Indexes the next `?1` queued texts.
+pub const FTS_INDEX_BATCH: &str = "INSERT INTO texts_fts(rowid, text) SELECT t.key, t.text \
+    FROM (SELECT key FROM fts_pending ORDER BY key LIMIT ?1) p JOIN texts t ON t.key = p.key";
+
+/// Removes the batch [`FTS_INDEX_BATCH`] indexed from the queue.
+pub const FTS_DEQUEUE_BATCH: &str =
+    "DELETE FROM fts_pending WHERE key IN (SELECT key FROM fts_pending ORDER BY key LIMIT ?1)";
+
+/// Full-text search: `?1` an FTS5 phrase; optional filters `?2` cwd, `?3` role, `?4` since
+/// (ms); `?5` limit. Best matches first, with a highlighted snippet.
+pub const SEARCH: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, \
+        snippet(texts_fts, 0, '[', ']', '…', 48), texts_fts.rank \
+    FROM texts_fts \
+    JOIN texts t ON t.key = texts_fts.rowid \
+    JOIN sessions s ON s.sid = t.session \
+    JOIN entries e ON e.key = t.key \
+    WHERE texts_fts MATCH ?1 AND (?2 IS NULL OR s.cwd = ?2) AND (?3 IS NULL OR t.role = ?3) \
+        AND (?4 IS NULL OR t.ts_ms >= ?4) \
+    ORDER BY texts_fts.rank LIMIT ?5";
+
+/// Search for queries too short for trigrams (`?1` a LIKE pattern, `?6` the raw query for the
+/// snippet): a scan of the texts, newest first.
+pub const SEARCH_SHORT: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, \
+        substr(t.text, max(1, instr(lower(t.text), lower(?6)) - 40), 100), 0.0 \
+    FROM texts t \
+    JOIN sessions s ON s.sid = t.session \
+    JOIN entries e ON e.key = t.key \
+    WHERE t.text LIKE ?1 ESCAPE '\\' AND (?2 IS NULL OR s.cwd = ?2) AND (?3 IS NULL OR t.role = ?3) \
+        AND (?4 IS NULL OR t.ts_ms >= ?4) \
+    ORDER BY t.ts_ms DESC LIMIT ?5";
+
+/// Usage totals grouped by `?1` (`day`, `week`, `month`, `model`, `provider`, `project`,
+/// `session` or `all`), filtered by `?2` since (ms), `?3` until (ms), `?4` cwd. Copies of an
+/// entry (same id and timestamp, made by forks) count once, for the first session holding it.
+pub const USAGE_TOTALS: &str = "WITH firsts AS ( \
+        SELECT min(u.key) AS key FROM usage u JOIN sessions s ON s.sid = u.session \
+        WHERE (?2 IS NULL OR u.ts_ms >= ?2) AND (?3 IS NULL OR u.ts_ms < ?3) AND (?4 IS NULL OR s.cwd = ?4) \
+        GROUP BY coalesce(u.entry_id, u.key), u.ts) \
+    SELECT CASE ?1 \
+            WHEN 'day' THEN strftime('%Y-%m-%d', u.ts_ms / 1000, 'unixepoch') \
+            WHEN 'week' THEN strftime('%Y-W%W', u.ts_ms / 1000, 'unixepoch') \
+            WHEN 'month' THEN strftime('%Y-%m', u.ts_ms / 1000, 'unixepoch') \
+            WHEN 'model' THEN coalesce(u.model, '(unknown)') \
+            WHEN 'provider' THEN coalesce(u.provider, '(unknown)') \
+            WHEN 'project' THEN coalesce(s.cwd, '') \
+            WHEN 'session' THEN s.id \
+            ELSE 'all' END AS grp, \
+        count(*), total(u.input), total(u.output), total(u.cache_read), total(u.cache_write), total(u.total), total(u.cost) \
+    FROM firsts f JOIN usage u ON u.key = f.key JOIN sessions s ON s.sid = u.session \
+    GROUP BY grp ORDER BY grp";

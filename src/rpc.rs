@@ -213,14 +213,16 @@ impl RpcServer {
                 let cwd = a.str(0, "cwd")?;
                 let dir_arg = a.opt_str(1, "sessionDir")?;
                 let conn = crate::db::open(&db)?;
-                let dir = crate::manager::session_dir_for(&cwd, dir_arg.as_deref());
-                let filter = crate::manager::cwd_filter(&cwd, dir_arg.as_deref(), &dir);
-                let infos = discovery::list_dir(&conn, &dir, filter.as_deref())?;
+                let dir = discovery::session_dir_for(&cwd, dir_arg.as_deref());
+                let filter = discovery::cwd_filter(&cwd, dir_arg.as_deref(), &dir);
+                let mut infos = discovery::list_dir(&conn, &dir, filter.as_deref())?;
+                discovery::fill_all_text(&conn, &mut infos)?;
                 Ok(array(infos.iter().map(discovery::SessionInfo::to_value).collect()))
             }
             "listAll" => {
                 let conn = crate::db::open(&db)?;
-                let infos = discovery::list_all(&conn)?;
+                let mut infos = discovery::list_all(&conn)?;
+                discovery::fill_all_text(&conn, &mut infos)?;
                 Ok(array(infos.iter().map(discovery::SessionInfo::to_value).collect()))
             }
             _ => self.call_instance(method, a),

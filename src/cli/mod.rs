@@ -1,10 +1,13 @@
 //! Command-line interface: argument parsing and output only; the library does the work.
 
 mod context;
+mod discover;
 mod export;
 mod import;
 mod output;
 mod rpc;
+mod search;
+mod stats;
 mod tree;
 
 use clap::{Parser, Subcommand};
@@ -39,6 +42,18 @@ enum Command {
     Show(context::ShowArgs),
     /// Serve pi's SessionManager methods as JSON lines on stdin/stdout.
     Rpc(rpc::Args),
+    /// List sessions across projects (pi's SessionInfo).
+    List(discover::ListArgs),
+    /// Find sessions by id (pi's findById).
+    Find(discover::FindArgs),
+    /// Show the session continueRecent would open.
+    Recent(discover::RecentArgs),
+    /// Full-text search over every session.
+    Search(search::SearchArgs),
+    /// Bring the search index up to date.
+    Index(search::IndexArgs),
+    /// Token and cost totals.
+    Stats(stats::StatsArgs),
 }
 
 /// Exit status: 0 success, 1 partial failure or problems found, 2 error.
@@ -57,6 +72,12 @@ pub fn run() -> i32 {
         Command::Children(a) => tree::run_children(&db, a),
         Command::Show(a) => context::run_show(&db, a),
         Command::Rpc(a) => rpc::run(&db, a),
+        Command::List(a) => discover::run_list(&db, a),
+        Command::Find(a) => discover::run_find(&db, a),
+        Command::Recent(a) => discover::run_recent(&db, a),
+        Command::Search(a) => search::run_search(&db, a),
+        Command::Index(a) => search::run_index(&db, a),
+        Command::Stats(a) => stats::run(&db, a),
     };
     match result {
         Ok(code) => code,

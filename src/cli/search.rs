@@ -1,0 +1,111 @@
+//! `sessiondb search` and `index`.
+
+use super::output;
+use sessiondb::search::{self, SearchFilter};
+use std::io::Write;
+use std::path::Path;
+
+/// Search the text of every session: user and assistant messages, thinking, tool calls and
+/// results, custom messages, summaries, session names. QUERY matches as a substring
+/// (case-insensitive, any script: a trigram index). Best matches first.
+#[derive(clap::Args)]
+pub struct SearchArgs {
+    /// Text to find.
+    query: String,
+    /// Only sessions whose header cwd is DIR.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<String>,
+    /// Only this role or entry type (user, assistant, toolResult, custom, compaction, branch_summary, session_info).
+    #[arg(long)]
+    role: Option<String>,
+    /// Only entries since DATE (ISO date or time, or a relative age like 7d, 12h).
+    #[arg(long, value_name = "DATE")]
+    since: Option<String>,
+    /// Show at most N hits.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    limit: i64,
+    /// Print hits as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Bring the search index up to date (search does this too; sync and import leave new text
+/// queued because trigram indexing is slow).
+#[derive(clap::Args)]
+pub struct IndexArgs {
+    /// Print a JSON summary.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Parses an ISO date/time or a relative age (`7d`, `12h`, `30m`) into Unix ms.
+pub fn parse_when(s: &str) -> anyhow::Result<i64> {
+    if let Some(ms) = sessiondb::jstime::parse_ms(s) {
+        return Ok(ms);
+    }
+    let (num, unit) = s.split_at(s.len().saturating_sub(1));
+    let n: i64 = num.parse().map_err(|_| {
+        anyhow::anyhow!("cannot read {s:?} as a date (use 2025-01-31, 2025-01-31T12:00:00Z, 7d, 12h or 30m)")
+    })?;
+    let unit_ms = match unit {
+        "d" => 86_400_000,
+        "h" => 3_600_000,
+        "m" => 60_000,
+        _ => anyhow::bail!("cannot read {s:?} as a date (use 2025-01-31, 7d, 12h or 30m)"),
+    };
+    Ok(chrono::Utc::now().timestamp_millis() - n * unit_ms)
+}
+
+fn catch_up(conn: &mut rusqlite::Connection) -> anyhow::Result<i64> {
+    let pending = search::pending(conn)?;
+    let bar = output::progress_bar(if pending > 50_000 { pending as u64 } else { 0 }, "indexing");
+    let n = search::catch_up(conn, |done, _| bar.set_position(done as u64))?;
+    bar.finish_and_clear();
+    Ok(n)
+}
+
+pub fn run_search(db: &Path, a: SearchArgs) -> anyhow::Result<i32> {
+    let mut conn = sessiondb::db::open_existing(db)?;
+    catch_up(&mut conn)?;
+    let filter = SearchFilter {
+        cwd: a.cwd.map(|c| sessiondb::layout::resolve_path(&c).to_string_lossy().into_owned()),
+        role: a.role,
+        since_ms: a.since.as_deref().map(parse_when).transpose()?,
+        limit: a.limit,
+    };
+    let hits = search::search(&conn, &a.query, &filter)?;
+    if a.json {
+        output::print_json(&hits)?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        for h in &hits {
+            let when = h.timestamp.map(sessiondb::jstime::iso_from_ms).unwrap_or_default();
+            writeln!(
+                out,
+                "{}  {}  {}  {}\n    {}",
+                &h.session_id,
+                h.entry_id.as_deref().unwrap_or("-"),
+                h.role,
+                when,
+                sessiondb::render::one_line(&h.snippet, 200)
+            )?;
+        }
+        if hits.is_empty() {
+            eprintln!("no match for {:?}", a.query);
+        }
+    }
+    Ok(if hits.is_empty() { 1 } else { 0 })
+}
+
+pub fn run_index(db: &Path, a: IndexArgs) -> anyhow::Result<i32> {
+    let mut conn = sessiondb::db::open_existing(db)?;
+    let started = std::time::Instant::now();
+    let n = catch_up(&mut conn)?;
+    let secs = started.elapsed().as_secs_f64();
+    if a.json {
+        output::print_json(&serde_json::json!({"indexed": n, "seconds": secs}))?;
+    } else {
+        println!("indexed {n} texts in {secs:.1} s");
+    }
+    Ok(0)
+}

@@ -1,0 +1,175 @@
+//! Full-text search and usage statistics across sessions.
+
+mod common;
+
+use sessiondb::manager::{NewSessionOptions, SessionManager};
+use sessiondb::search::{self, SearchFilter};
+use sessiondb::usage_stats::{self, GroupBy, StatsFilter};
+
+const A: &str = concat!(
+    r#"{"type":"session","version":3,"id":"sess-a","timestamp":"2025-03-01T10:00:00.000Z","cwd":"/p/a"}"#,
+    "\n",
+    r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-03-01T10:00:01.000Z","message":{"role":"user","content":"please finish the refactoring of parseHeaderLine","timestamp":1740823201000}}"#,
+    "\n",
+    r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2025-03-01T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"consider the zebra stripes"},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"grep -rn needleInHaystack src"}}],"provider":"anthropic","model":"claude-a","usage":{"input":100,"output":50,"cacheRead":10,"cacheWrite":5,"totalTokens":165,"cost":{"input":0.001,"output":0.002,"cacheRead":0,"cacheWrite":0,"total":0.003}},"timestamp":1740823202000}}"#,
+    "\n",
+    r#"{"type":"message","id":"a3","parentId":"a2","timestamp":"2025-03-02T10:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"src/x.rs:42: ERROR: connection refused by upstream"}],"isError":false,"timestamp":1740909603000}}"#,
+    "\n",
+    r#"{"type":"message","id":"a4","parentId":"a3","timestamp":"2025-03-02T10:00:04.000Z","message":{"role":"user","content":[{"type":"text","text":"请帮我重构会话管理器"}],"timestamp":1740909604000}}"#,
+    "\n",
+    r#"{"type":"usage","id":"a5","parentId":"a4","timestamp":"2025-03-02T10:00:05.000Z","kind":"summary","provider":"openai","model":"gpt-x","usage":{"input":7,"output":3,"cacheRead":0,"cacheWrite":0,"totalTokens":10,"cost":{"total":0.5}}}"#,
+    "\n",
+    r#"{"type":"compaction","id":"a6","parentId":"a5","timestamp":"2025-03-03T10:00:06.000Z","summary":"we discussed the quux migration","firstKeptEntryId":"a4","tokensBefore":999,"usage":{"input":20,"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":30,"cost":{"total":0.25}}}"#,
+    "\n",
+    r#"{"type":"session_info","id":"a7","parentId":"a6","timestamp":"2025-03-03T10:00:07.000Z","name":"Parser cleanup"}"#,
+    "\n",
+);
+
+const B: &str = concat!(
+    r#"{"type":"session","version":3,"id":"sess-b","timestamp":"2025-04-01T10:00:00.000Z","cwd":"/p/b"}"#,
+    "\n",
+    r#"{"type":"message","id":"b1","parentId":null,"timestamp":"2025-04-01T10:00:01.000Z","message":{"role":"user","content":"zebra crossing question","timestamp":1743501601000}}"#,
+    "\n",
+    r#"{"type":"message","id":"b2","parentId":"b1","timestamp":"2025-04-01T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"answer"}],"provider":"anthropic","model":"claude-b","usage":{"input":1000,"output":500,"cacheRead":0,"cacheWrite":0,"totalTokens":1500,"cost":{"total":1.5}},"timestamp":1743501602000}}"#,
+    "\n",
+    r#"{"type":"custom_message","customType":"note","content":"a custom reminder about flamingos","display":true,"id":"b3","parentId":"b2","timestamp":"2025-04-01T10:00:03.000Z"}"#,
+    "\n",
+);
+
+fn setup() -> (tempfile::TempDir, std::path::PathBuf, rusqlite::Connection) {
+    let (dir, db, mut conn) = common::temp_db();
+    for (name, text) in [("a.jsonl", A), ("b.jsonl", B)] {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let r = sessiondb::import::import_file(&mut conn, &p, None, Default::default());
+        assert_eq!(r.status, sessiondb::import::FileStatus::Imported);
+    }
+    search::catch_up(&mut conn, |_, _| {}).unwrap();
+    (dir, db, conn)
+}
+
+fn hits(conn: &rusqlite::Connection, q: &str, f: SearchFilter) -> Vec<(String, String, String)> {
+    search::search(conn, q, &f)
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.session_id, h.entry_id.unwrap_or_default(), h.role))
+        .collect()
+}
+
+#[test]
+fn search_finds_substrings_cjk_and_tool_output() {
+    let (_d, _db, conn) = setup();
+    let any = SearchFilter::default;
+    assert_eq!(hits(&conn, "factorin", any()), [("sess-a".into(), "a1".into(), "user".into())], "inside a word");
+    assert_eq!(hits(&conn, "PARSEHEADER", any()), [("sess-a".into(), "a1".into(), "user".into())], "any case");
+    assert_eq!(hits(&conn, "会话管", any()), [("sess-a".into(), "a4".into(), "user".into())], "CJK");
+    assert_eq!(hits(&conn, "connection refused", any()), [("sess-a".into(), "a3".into(), "toolResult".into())]);
+    assert_eq!(
+        hits(&conn, "needleInHay", any()),
+        [("sess-a".into(), "a2".into(), "assistant".into())],
+        "tool-call arguments"
+    );
+    assert_eq!(hits(&conn, "quux migr", any()), [("sess-a".into(), "a6".into(), "compaction".into())]);
+    assert_eq!(hits(&conn, "Parser clean", any()), [("sess-a".into(), "a7".into(), "session_info".into())]);
+    assert_eq!(hits(&conn, "flamingo", any()), [("sess-b".into(), "b3".into(), "custom".into())]);
+    assert_eq!(hits(&conn, "zebra", any()).len(), 2, "thinking and user text");
+    let only_b = SearchFilter { cwd: Some("/p/b".into()), ..any() };
+    assert_eq!(hits(&conn, "zebra", only_b), [("sess-b".into(), "b1".into(), "user".into())]);
+    let thinking = SearchFilter { role: Some("assistant".into()), ..any() };
+    assert_eq!(hits(&conn, "zebra", thinking), [("sess-a".into(), "a2".into(), "assistant".into())]);
+    let later = SearchFilter { since_ms: Some(1_743_000_000_000), ..any() };
+    assert_eq!(hits(&conn, "zebra", later).len(), 1);
+    assert_eq!(hits(&conn, "42", any()), [("sess-a".into(), "a3".into(), "toolResult".into())], "short queries scan");
+    assert!(hits(&conn, "\"; DROP TABLE entries; --", any()).is_empty(), "queries are text, not FTS syntax");
+    let snippet = &search::search(&conn, "refused", &any()).unwrap()[0].snippet;
+    assert!(snippet.contains("[refused]"), "{snippet}");
+}
+
+#[test]
+fn search_cli_indexes_what_import_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db.sqlite");
+    let f = dir.path().join("a.jsonl");
+    std::fs::write(&f, A).unwrap();
+    assert_eq!(common::run(&db, &["import", f.to_str().unwrap()]).0, 0);
+    let (code, out, err) = common::run(&db, &["search", "--json", "connection refused"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["entryId"], "a3");
+    assert_eq!(v[0]["sessionId"], "sess-a");
+    let (code, _, _) = common::run(&db, &["search", "nothing-like-this"]);
+    assert_eq!(code, 1);
+}
+
+/// Sums usage straight from the JSONL text, independently of sessiondb.
+fn independent_totals(files: &[&str]) -> (i64, i64, i64, i64, i64, f64, i64) {
+    let mut t = (0, 0, 0, 0, 0, 0.0, 0);
+    for text in files {
+        for line in text.lines().skip(1) {
+            let e: serde_json::Value = serde_json::from_str(line).unwrap();
+            let usage = match e["type"].as_str() {
+                Some("message") if e["message"]["role"] == "assistant" => &e["message"]["usage"],
+                Some("usage" | "compaction" | "branch_summary") => &e["usage"],
+                _ => continue,
+            };
+            if usage.is_null() {
+                continue;
+            }
+            t.0 += usage["input"].as_i64().unwrap_or(0);
+            t.1 += usage["output"].as_i64().unwrap_or(0);
+            t.2 += usage["cacheRead"].as_i64().unwrap_or(0);
+            t.3 += usage["cacheWrite"].as_i64().unwrap_or(0);
+            t.4 += usage["totalTokens"].as_i64().unwrap_or(0);
+            t.5 += usage["cost"]["total"].as_f64().unwrap_or(0.0);
+            t.6 += 1;
+        }
+    }
+    t
+}
+
+#[test]
+fn stats_equal_independent_sums_and_count_forked_copies_once() {
+    let (dir, db, conn) = setup();
+    let want = independent_totals(&[A, B]);
+    let check = |conn: &rusqlite::Connection| {
+        let rows = usage_stats::totals(conn, None, &StatsFilter::default()).unwrap();
+        let t = usage_stats::sum(&rows);
+        assert_eq!(
+            (t.input, t.output, t.cache_read, t.cache_write, t.total_tokens, t.entries),
+            (want.0, want.1, want.2, want.3, want.4, want.6)
+        );
+        assert!((t.cost - want.5).abs() < 1e-9, "{} vs {}", t.cost, want.5);
+    };
+    check(&conn);
+    // A fork and a branched session copy entries (same id and timestamp): still counted once.
+    let a_path = dir.path().join("a.jsonl");
+    let mut f = SessionManager::fork_from(
+        &db,
+        a_path.to_str().unwrap(),
+        "/p/c",
+        Some(dir.path().to_str().unwrap()),
+        NewSessionOptions::default(),
+    )
+    .unwrap();
+    f.create_branched_session(Some("a6")).unwrap().unwrap();
+    assert_eq!(common::run(&db, &["list", "--json"]).1.matches("\"id\":").count(), 4);
+    check(&conn);
+    let by_model = usage_stats::totals(&conn, Some(GroupBy::Model), &StatsFilter::default()).unwrap();
+    let names: Vec<&str> = by_model.iter().map(|r| r.group.as_str()).collect();
+    assert_eq!(names, ["(unknown)", "claude-a", "claude-b", "gpt-x"]);
+    assert_eq!(by_model[1].total_tokens, 165);
+    let by_day = usage_stats::totals(&conn, Some(GroupBy::Day), &StatsFilter::default()).unwrap();
+    let days: Vec<(&str, i64)> = by_day.iter().map(|r| (r.group.as_str(), r.total_tokens)).collect();
+    assert_eq!(days, [("2025-03-01", 165), ("2025-03-02", 10), ("2025-03-03", 30), ("2025-04-01", 1500)]);
+    let since = StatsFilter { since_ms: Some(1_743_000_000_000), ..Default::default() };
+    assert_eq!(usage_stats::sum(&usage_stats::totals(&conn, None, &since).unwrap()).total_tokens, 1500);
+    let project = StatsFilter { cwd: Some("/p/a".into()), ..Default::default() };
+    assert_eq!(usage_stats::sum(&usage_stats::totals(&conn, None, &project).unwrap()).total_tokens, 205);
+    let (code, out, err) = common::run(&db, &["stats", "--by", "provider", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["total"]["totalTokens"], want.4);
+    let (code, _, err) = common::run(&db, &["stats", "--by", "planet"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot group by"), "{err}");
+}
