@@ -31,6 +31,8 @@ use std::time::Duration;
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Details printed per script; the rest are only counted.
 const MAX_REPORTED_PER_SCRIPT: usize = 40;
+/// Line differences reported per exported file (one missing entry shifts all later lines).
+const MAX_LINES_REPORTED_PER_FILE: usize = 3;
 
 #[test]
 fn rpc_replays_match_pi() {
@@ -361,7 +363,13 @@ impl<'a> Replay<'a> {
                 ours_lines.len()
             ));
         }
+        let before = self.problems.len();
         for (n, (p, o)) in pi_lines.iter().zip(&ours_lines).enumerate() {
+            if self.problems.len() - before >= MAX_LINES_REPORTED_PER_FILE {
+                let rest = pi_lines.iter().zip(&ours_lines).skip(n).filter(|(p, o)| p != o).count();
+                self.problems.push(format!("file {rel}: ... lines after {n} not compared ({rest} differ as text)"));
+                break;
+            }
             let (Ok(pv), Ok(ov)) = (serde_json::from_str::<Value>(p), serde_json::from_str::<Value>(o)) else {
                 if p != o {
                     self.problems.push(format!(
