@@ -527,17 +527,18 @@ impl SessionManager {
     }
 
     /// pi's `appendContextEdit(targetId, replacement)` with pi's validation.
-    pub fn append_context_edit(&mut self, target_id: &str, replacement: Value) -> Result<String> {
+    pub fn append_context_edit(&mut self, target_id: &str, replacement: Option<Value>) -> Result<String> {
+        // `None` is a missing replacement (`undefined`), which pi rejects first.
         let valid = match &replacement {
-            Value::Null => true,
-            Value::Object(o) => matches!(o.get("content"), Some(Value::String(_) | Value::Array(_))),
+            Some(Value::Null) => true,
+            Some(Value::Object(o)) => matches!(o.get("content"), Some(Value::String(_) | Value::Array(_))),
             _ => false,
         };
-        if !valid {
+        let Some(replacement) = replacement.filter(|_| valid) else {
             return Err(Error::InvalidArgument(
                 "Context edit replacement must be null or contain string/array content".into(),
             ));
-        }
+        };
         let t = self.tree()?;
         let target = t.entry(target_id)?.ok_or_else(|| not_found(target_id))?;
         if !self.on_active_branch(&t, &target)? {

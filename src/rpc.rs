@@ -253,7 +253,7 @@ impl RpcServer {
             }
             "appendContextEdit" => {
                 let target = a.str(0, "targetId")?;
-                id(m.append_context_edit(&target, a.nullable(1).unwrap_or(Value::Null)))
+                id(m.append_context_edit(&target, a.nullable(1)))
             }
             "appendLabelChange" => {
                 let target = a.str(0, "targetId")?;
