@@ -1,33 +1,32 @@
 -- What search and statistics read, extracted from each entry when it is written (never from
 -- bodies at query time).
 
--- Searchable text of an entry (user/assistant text, thinking, tool calls and results, custom
+-- Entries with searchable text (user/assistant text, thinking, tool calls and results, custom
 -- messages, summaries, session names) and, for user/assistant messages, the text pi's
--- SessionInfo.allMessagesText joins.
+-- SessionInfo.allMessagesText joins. The searchable text itself is not stored twice: the
+-- index is built from the entry lines.
 CREATE TABLE texts (
     key       INTEGER PRIMARY KEY,             -- the entry's key
     session   INTEGER NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,
     role      TEXT    NOT NULL,                -- message role, or the entry type
     ts_ms     INTEGER,                         -- entry time
-    text      TEXT    NOT NULL,                -- searchable text
     list_text TEXT                             -- pi's extractTextContent for user/assistant messages
 );
 CREATE INDEX texts_by_session ON texts(session);
 
--- Trigram full-text index over texts.text: finds substrings inside words and CJK text.
--- Trigram indexing costs ~4 s per 100 MB of text, far more than storing it, so new texts
--- are queued in fts_pending and indexed in batches (before a search, by `sessiondb index`,
--- after a sync) instead of slowing every import and append.
-CREATE VIRTUAL TABLE texts_fts USING fts5(text, content='texts', content_rowid='key', tokenize='trigram');
+-- Trigram full-text index (substrings inside words, CJK), contentless: snippets are cut from
+-- the entry line. Trigram indexing costs ~4 s per 100 MB of text, far more than storing
+-- entries, so new entries are queued in fts_pending and indexed in batches (before a
+-- search, by `sessiondb index`) instead of slowing every import and append.
+CREATE VIRTUAL TABLE texts_fts USING fts5(text, content='', contentless_delete=1, tokenize='trigram');
 CREATE TABLE fts_pending (key INTEGER PRIMARY KEY);
 CREATE TRIGGER texts_ai AFTER INSERT ON texts BEGIN
     INSERT INTO fts_pending(key) VALUES (new.key);
 END;
--- A text leaves the index (if it got there) or the queue (if it did not) with its entry.
+-- An entry leaves the queue or the index with its row.
 CREATE TRIGGER texts_ad AFTER DELETE ON texts BEGIN
-    INSERT INTO texts_fts(texts_fts, rowid, text)
-        SELECT 'delete', old.key, old.text WHERE NOT EXISTS (SELECT 1 FROM fts_pending WHERE key = old.key);
     DELETE FROM fts_pending WHERE key = old.key;
+    DELETE FROM texts_fts WHERE rowid = old.key;
 END;
 
 -- Token usage of assistant messages, usage entries, compactions and branch summaries.

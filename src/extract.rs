@@ -150,7 +150,37 @@ pub fn usage_of(f: &EntryFields, entry: &RawObject<'_>, message: Option<&RawObje
     }
 }
 
-/// Writes the search text and usage rows of the entry stored under `key`.
+/// Whether an entry has searchable text (decided from its type and role, without reading
+/// its content), and the `allMessagesText` part of a user/assistant message.
+pub fn searchable(f: &EntryFields, message: Option<&RawObject<'_>>) -> Option<(String, Option<String>)> {
+    match f.kind.as_deref()? {
+        "message" => {
+            let role = f.role.clone().unwrap_or_default();
+            if role == "system" {
+                return None;
+            }
+            let list_text = match role.as_str() {
+                "user" | "assistant" => {
+                    message.and_then(|m| m.get("content")).map(|c| message_text(&c)).filter(|t| !t.is_empty())
+                }
+                _ => None,
+            };
+            Some((role, list_text))
+        }
+        "custom_message" => Some(("custom".to_string(), None)),
+        kind @ ("compaction" | "branch_summary" | "session_info") => Some((kind.to_string(), None)),
+        _ => None,
+    }
+}
+
+/// The searchable text of a stored entry line (what the index holds and snippets show).
+pub fn text_of_line(body: &str) -> Option<String> {
+    let obj = json::scan_object(body.as_bytes()).ok().flatten()?;
+    let (f, message) = EntryFields::read(&obj);
+    text_of(&f, &obj, message.as_ref()).map(|t| t.text)
+}
+
+/// Writes the search and usage rows of the entry stored under `key`.
 pub fn write_extras(
     conn: &Connection,
     sid: i64,
@@ -162,8 +192,8 @@ pub fn write_extras(
     if f.is_header() {
         return Ok(());
     }
-    if let Some(t) = text_of(f, entry, message) {
-        conn.prepare_cached(queries::INSERT_TEXT)?.execute(params![key, sid, t.role, f.ts_ms, t.text, t.list_text])?;
+    if let Some((role, list_text)) = searchable(f, message) {
+        conn.prepare_cached(queries::INSERT_TEXT)?.execute(params![key, sid, role, f.ts_ms, list_text])?;
     }
     if let Some(u) = usage_of(f, entry, message) {
         conn.prepare_cached(queries::INSERT_USAGE)?.execute(params![

@@ -168,9 +168,8 @@ pub const SESSION_INFOS_FOR_CWD: &str = "SELECT sid, path, id, cwd, name, create
 /// The session written last.
 pub const MOST_RECENT_SESSION: &str = "SELECT sid, path FROM sessions ORDER BY written_ns DESC LIMIT 1";
 
-/// Adds an entry's searchable text (the FTS index follows by trigger).
-pub const INSERT_TEXT: &str =
-    "INSERT INTO texts (key, session, role, ts_ms, text, list_text) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+/// Marks an entry as searchable (queued for the index by trigger).
+pub const INSERT_TEXT: &str = "INSERT INTO texts (key, session, role, ts_ms, list_text) VALUES (?1, ?2, ?3, ?4, ?5)";
 
 /// Adds an entry's token usage.
 pub const INSERT_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
@@ -185,9 +184,9 @@ pub const PENDING_MAINTENANCE: &str = "SELECT task FROM maintenance";
 /// Marks maintenance work done.
 pub const MAINTENANCE_DONE: &str = "DELETE FROM maintenance WHERE task = ?1";
 
-/// Copies search texts along with [`COPY_ENTRIES`] (same parameters).
-pub const COPY_TEXTS: &str = "INSERT INTO texts (key, session, role, ts_ms, text, list_text) \
-    SELECT key - ?1 + ?2, ?3, role, ts_ms, text, list_text FROM texts WHERE key BETWEEN ?4 AND ?5";
+/// Copies search rows along with [`COPY_ENTRIES`] (same parameters).
+pub const COPY_TEXTS: &str = "INSERT INTO texts (key, session, role, ts_ms, list_text) \
+    SELECT key - ?1 + ?2, ?3, role, ts_ms, list_text FROM texts WHERE key BETWEEN ?4 AND ?5";
 
 /// Copies usage rows along with [`COPY_ENTRIES`] (same parameters).
 pub const COPY_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
@@ -198,36 +197,36 @@ pub const COPY_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_
 /// Texts waiting for the full-text index.
 pub const FTS_PENDING_COUNT: &str = "SELECT count(*) FROM fts_pending";
 
-/// Indexes the next `?1` queued texts.
-pub const FTS_INDEX_BATCH: &str = "INSERT INTO texts_fts(rowid, text) SELECT t.key, t.text \
-    FROM (SELECT key FROM fts_pending ORDER BY key LIMIT ?1) p JOIN texts t ON t.key = p.key";
+/// The next `?1` queued entries with their lines, to index.
+pub const FTS_PENDING_BATCH: &str = "SELECT p.key, e.body FROM (SELECT key FROM fts_pending ORDER BY key LIMIT ?1) p \
+    JOIN entries e ON e.key = p.key";
+
+/// Adds one entry's text to the index.
+pub const FTS_INSERT: &str = "INSERT INTO texts_fts(rowid, text) VALUES (?1, ?2)";
 
 /// Removes the batch [`FTS_INDEX_BATCH`] indexed from the queue.
 pub const FTS_DEQUEUE_BATCH: &str =
     "DELETE FROM fts_pending WHERE key IN (SELECT key FROM fts_pending ORDER BY key LIMIT ?1)";
 
 /// Full-text search: `?1` an FTS5 phrase; optional filters `?2` cwd, `?3` role, `?4` since
-/// (ms); `?5` limit. Best matches first, with a highlighted snippet.
-pub const SEARCH: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, \
-        snippet(texts_fts, 0, '[', ']', '…', 48), texts_fts.rank \
-    FROM texts_fts \
-    JOIN texts t ON t.key = texts_fts.rowid \
+/// (ms); `?5` limit. Best matches first, with the entry line for the snippet.
+pub const SEARCH: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, e.body, f.rank \
+    FROM (SELECT rowid, rank FROM texts_fts WHERE texts_fts MATCH ?1) f \
+    JOIN texts t ON t.key = f.rowid \
     JOIN sessions s ON s.sid = t.session \
     JOIN entries e ON e.key = t.key \
-    WHERE texts_fts MATCH ?1 AND (?2 IS NULL OR s.cwd = ?2) AND (?3 IS NULL OR t.role = ?3) \
-        AND (?4 IS NULL OR t.ts_ms >= ?4) \
-    ORDER BY texts_fts.rank LIMIT ?5";
+    WHERE (?2 IS NULL OR s.cwd = ?2) AND (?3 IS NULL OR t.role = ?3) AND (?4 IS NULL OR t.ts_ms >= ?4) \
+    ORDER BY f.rank LIMIT ?5";
 
-/// Search for queries too short for trigrams (`?1` a LIKE pattern, `?6` the raw query for the
-/// snippet): a scan of the texts, newest first.
-pub const SEARCH_SHORT: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, \
-        substr(t.text, max(1, instr(lower(t.text), lower(?6)) - 40), 100), 0.0 \
+/// Search for queries too short for trigrams (`?1` a LIKE pattern): a scan of the searchable
+/// entries' lines, newest first.
+pub const SEARCH_SHORT: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, e.body, 0.0 \
     FROM texts t \
     JOIN sessions s ON s.sid = t.session \
     JOIN entries e ON e.key = t.key \
-    WHERE t.text LIKE ?1 ESCAPE '\\' AND (?2 IS NULL OR s.cwd = ?2) AND (?3 IS NULL OR t.role = ?3) \
+    WHERE e.body LIKE ?1 ESCAPE '\\' AND (?2 IS NULL OR s.cwd = ?2) AND (?3 IS NULL OR t.role = ?3) \
         AND (?4 IS NULL OR t.ts_ms >= ?4) \
-    ORDER BY t.ts_ms DESC LIMIT ?5";
+    ORDER BY t.ts_ms DESC LIMIT ?5 * 4";
 
 /// Usage totals grouped by `?1` (`day`, `week`, `month`, `model`, `provider`, `project`,
 /// `session` or `all`), filtered by `?2` since (ms), `?3` until (ms), `?4` cwd. Copies of an

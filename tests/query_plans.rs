@@ -48,7 +48,7 @@ fn hot_queries_use_indexes() {
         ("COPY_ENTRIES", q::COPY_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
         ("COPY_TEXTS", q::COPY_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
         ("COPY_USAGE", q::COPY_USAGE, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-        ("FTS_INDEX_BATCH", q::FTS_INDEX_BATCH, "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"),
+        ("FTS_PENDING_BATCH", q::FTS_PENDING_BATCH, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
     ];
     for (name, sql, must) in cases {
         let p = plan(&conn, sql);
