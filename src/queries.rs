@@ -19,6 +19,11 @@ pub const INSERT_SESSION: &str = "INSERT INTO sessions \
 pub const UPDATE_SESSION_STATS: &str = "UPDATE sessions SET name = ?2, message_count = ?3, \
     first_message = ?4, last_activity_ms = ?5, entry_count = ?6, last_seq = ?7 WHERE sid = ?1";
 
+/// Sets a session's statistics after an append, and records the write time (`?8`, what
+/// continue-recent orders by).
+pub const APPEND_SESSION_STATS: &str = "UPDATE sessions SET name = ?2, message_count = ?3, first_message = ?4, \
+    last_activity_ms = ?5, entry_count = ?6, last_seq = ?7, written_ns = ?8 WHERE sid = ?1";
+
 /// Adds one entry line.
 pub const INSERT_ENTRY: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, \
     body, parent_key, depth, compaction_key, thinking_key, model_key) \
@@ -109,8 +114,6 @@ pub const WALK_UP: &str = "WITH RECURSIVE walk(n, key, id, parent_id, type, role
 pub const SESSION_STATS: &str = "SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, \
     tree_ok FROM sessions WHERE sid = ?1";
 
-/// Records a write to a session (what continue-recent orders by).
-pub const TOUCH_SESSION: &str = "UPDATE sessions SET written_ns = ?2 WHERE sid = ?1";
 
 /// Whether entry id `?2` exists in session `?1` (id collision check).
 pub const ENTRY_ID_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM entries WHERE session = ?1 AND id = ?2)";

@@ -205,16 +205,16 @@ pub fn append_entry(tx: &Transaction<'_>, sid: i64, text: &str, parent: Option<(
     ])?;
     crate::extract::write_extras(tx, sid, key, &f, &obj, message.as_ref())?;
     stats.observe(&f, &obj, message.as_ref());
-    tx.prepare_cached(queries::UPDATE_SESSION_STATS)?.execute(params![
+    tx.prepare_cached(queries::APPEND_SESSION_STATS)?.execute(params![
         sid,
         stats.name,
         stats.message_count,
         stats.first_message,
         stats.last_activity_ms,
         stats.entry_count,
-        seq
+        seq,
+        now_ns()
     ])?;
-    tx.prepare_cached(queries::TOUCH_SESSION)?.execute(params![sid, now_ns()])?;
     Ok(key)
 }
 
