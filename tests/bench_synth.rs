@@ -1,7 +1,8 @@
 //! The synthetic corpus of `sessiondb bench`: pi's layout and format, clean import, every
-//! projection builds, exact export, determinism.
+//! projection builds, exact export, determinism; and one tiny benchmark run end to end.
 
 use sessiondb::bench::synth::{generate, SynthOptions};
+use sessiondb::bench::{self, BenchOptions, Source};
 use sessiondb::import::{collect_targets, import_targets, ImportOptions};
 use sessiondb::tree::{Leaf, SessionTree};
 use std::collections::BTreeMap;
@@ -83,4 +84,34 @@ fn generator_is_deterministic() {
     assert!(sa != sc, "different seeds, same bytes");
     // A second run into an existing corpus is refused rather than mixed in.
     assert!(generate(&tmp.path().join("a"), &tiny(3)).is_err());
+}
+
+#[test]
+fn tiny_benchmark_reports_every_key() {
+    let opts = BenchOptions {
+        source: Source::Synthetic(SynthOptions { sessions: 0, huge: 450, seed: 2, ..SynthOptions::default() }),
+        runs: 1,
+        heavy_runs: 1,
+        keep_corpus: None,
+    };
+    let report = bench::run(&opts, &mut |_| {}).unwrap();
+    assert_eq!((report.sessions, report.entries, report.import_failures, report.import_skipped_lines), (1, 450, 0, 0));
+    let json = serde_json::to_value(&report).unwrap();
+    for key in ["import_mib_per_s", "import_entries_per_s", "import_peak_rss_mib", "a_open_projection_largest_ms"] {
+        assert!(json[key].as_f64().is_some_and(|x| x > 0.0), "{key}: {}", json[key]);
+    }
+    // A compacted leaf reads a few hundred rows at most; the twin without compactions reads its path.
+    let rows = json["context_compacted_rows_read"].as_u64().unwrap();
+    let path = json["context_compacted_path_length"].as_u64().unwrap();
+    assert!(rows < path, "{rows} rows for a {path}-entry path");
+    assert!(
+        json["context_full_path_rows_read"].as_u64().unwrap() >= json["context_full_path_length"].as_u64().unwrap()
+    );
+    for (key, _) in bench::pending::PENDING {
+        assert!(json[key].is_null(), "{key}");
+    }
+    for key in ["export_mib_per_s", "peak_rss_mib", "other_cpu_share", "b_find_by_id_us", "search_ms"] {
+        assert!(json.get(key).is_some(), "{key} missing");
+    }
+    assert!(report.table().lines().any(|l| l.starts_with("a_open_projection_largest_ms")));
 }

@@ -1,5 +1,6 @@
 //! Command-line interface: argument parsing and output only; the library does the work.
 
+mod bench;
 mod export;
 mod import;
 mod output;
@@ -24,6 +25,8 @@ enum Command {
     Import(import::Args),
     /// Write a session (or all of them) back as pi JSONL.
     Export(export::Args),
+    /// Measure sessiondb on a pi sessions folder or a synthetic corpus.
+    Bench(bench::Args),
 }
 
 /// Exit status: 0 success, 1 partial failure or problems found, 2 error.
@@ -36,6 +39,7 @@ pub fn run() -> i32 {
     let result = match cli.command {
         Command::Import(a) => import::run(&db, a),
         Command::Export(a) => export::run(&db, a),
+        Command::Bench(a) => bench::run(a),
     };
     match result {
         Ok(code) => code,
