@@ -93,6 +93,13 @@ pub fn open_projection(db_path: &Path, reference: &str, runs: u32) -> Result<(Ti
     })
 }
 
+/// Opening the database alone (connection, pragmas, schema check) and closing it: the part
+/// of (a) that does not depend on the session.
+pub fn open_only(db_path: &Path, runs: u32) -> Result<Timing> {
+    let (timing, _) = measure(RunPlan::fast(runs), |_| db::open(db_path).map(drop))?;
+    Ok(timing)
+}
+
 /// What a projection at the last entry reads.
 #[derive(Debug, Clone, Copy)]
 pub struct ProjectionShape {

@@ -151,6 +151,7 @@ fn largest_phase(
     let (t, messages) = figures::open_projection(&imp.db, &reference, runs)?;
     let shape = figures::projection_shape(conn, session.sid)?;
     r.a_open_projection_largest_ms = round(t.median());
+    r.a_open_only_ms = round(figures::open_only(&imp.db, runs)?.median());
     r.a_projection_rows_read = Some(shape.rows_read);
     r.a_projection_path_length = shape.path_length.map(|d| d as u64);
     r.a_projection_messages = Some(messages as u64);
