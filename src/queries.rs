@@ -114,7 +114,6 @@ pub const WALK_UP: &str = "WITH RECURSIVE walk(n, key, id, parent_id, type, role
 pub const SESSION_STATS: &str = "SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, \
     tree_ok FROM sessions WHERE sid = ?1";
 
-
 /// Whether entry id `?2` exists in session `?1` (id collision check).
 pub const ENTRY_ID_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM entries WHERE session = ?1 AND id = ?2)";
 

@@ -1,5 +1,6 @@
 //! Command-line interface: argument parsing and output only; the library does the work.
 
+mod bench;
 mod context;
 mod discover;
 mod export;
@@ -57,6 +58,8 @@ enum Command {
     Stats(stats::StatsArgs),
     /// Keep the database in step with pi's sessions directory.
     Sync(sync::Args),
+    /// Measure sessiondb on a pi sessions folder or a synthetic corpus.
+    Bench(bench::Args),
 }
 
 /// Exit status: 0 success, 1 partial failure or problems found, 2 error.
@@ -82,6 +85,7 @@ pub fn run() -> i32 {
         Command::Index(a) => search::run_index(&db, a),
         Command::Stats(a) => stats::run(&db, a),
         Command::Sync(a) => sync::run(&db, a),
+        Command::Bench(a) => bench::run(a),
     };
     match result {
         Ok(code) => code,
