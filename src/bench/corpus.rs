@@ -73,7 +73,7 @@ pub fn prepare(source: &Source, keep: Option<&Path>, work: &Path) -> Result<Corp
     for t in &targets {
         let len = std::fs::metadata(&t.path).map_err(|e| Error::io(&t.path, e))?.len();
         bytes += len;
-        if largest.as_ref().map_or(true, |(_, l)| len > *l) {
+        if largest.as_ref().is_none_or(|(_, l)| len > *l) {
             largest = Some((t.path.clone(), len));
         }
         *per_dir.entry(t.path.parent().map(Path::to_path_buf).unwrap_or_default()).or_default() += 1;
