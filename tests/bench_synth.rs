@@ -55,7 +55,7 @@ fn synthetic_corpus_imports_cleanly_and_projects() {
         let s = sessiondb::resolve::resolve(&conn, &f.to_string_lossy()).unwrap();
         let tree = SessionTree::open(&conn, s.sid).unwrap();
         let (projection, cycle) = tree.projection(&Leaf::Last).unwrap();
-        assert!(!cycle);
+        assert!(cycle.is_none());
         let json = projection.to_json();
         assert!(json.contains(r#""role":"user""#), "{}", f.display());
         let ctx = tree.context(&Leaf::Last).unwrap();

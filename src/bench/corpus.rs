@@ -34,6 +34,10 @@ pub struct Corpus {
     pub busiest_cwd_sessions: usize,
     /// Seconds spent generating (synthetic corpora).
     pub generation_seconds: Option<f64>,
+    /// The sessions folder (holding the `--<cwd>--` folders).
+    pub root: PathBuf,
+    /// The folder holding the most sessions.
+    pub busiest_dir: Option<PathBuf>,
     /// Keeps a generated corpus alive until the benchmark ends.
     _temp: Option<tempfile::TempDir>,
 }
@@ -85,6 +89,8 @@ pub fn prepare(source: &Source, keep: Option<&Path>, work: &Path) -> Result<Corp
         largest,
         cwds: per_dir.len(),
         busiest_cwd_sessions: per_dir.values().copied().max().unwrap_or(0),
+        busiest_dir: per_dir.iter().max_by_key(|(_, n)| **n).map(|(d, _)| d.clone()),
+        root,
         generation_seconds,
         _temp: temp,
     })

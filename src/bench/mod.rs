@@ -2,6 +2,7 @@
 //! sessions folder or a deterministic synthetic corpus, with the figure names of bench-pi
 //! (`../shared/bench-pi/`) so the results sit next to pi's own stores.
 
+pub mod api_figures;
 pub mod corpus;
 pub mod figures;
 pub mod pending;
@@ -91,12 +92,45 @@ pub fn run(opts: &BenchOptions, log: &mut dyn FnMut(&str)) -> Result<Report> {
     r.export_mib_per_s = round(bytes as f64 / MIB / (t.median() / 1000.0));
     peak = max_peak(peak, system::peak_rss_mib());
 
-    // ---- PENDING FIGURES ---------------------------------------------------------------
-    // b_find_by_id_us, c_continue_recent_ms, d_list_cwd_ms, d_list_all_ms, e_append_us_p50,
-    // e_append_us_p99, e_appends_per_s, g_fork_largest_ms, h_branched_session_mid_ms and
-    // search_ms stay `null` until their APIs exist (see `pending.rs` for what each times).
-    // Measure them here, on `conn` / `imp.db`, and track `peak` like the figures above.
-    // -------------------------------------------------------------------------------------
+    log("(b)-(d): find by id, continue recent, list");
+    system::reset_peak_rss();
+    api_phase(&corpus, &imp.db, &conn, opts.runs, &mut r)?;
+    peak = max_peak(peak, system::peak_rss_mib());
+
+    if let Some((path, _)) = &corpus.largest {
+        let source = std::path::absolute(path).map_err(|e| Error::io(path, e))?.to_string_lossy().into_owned();
+        log("(g) forkFrom and (h) createBranchedSession of the largest session");
+        system::reset_peak_rss();
+        let scratch = work.join("forks");
+        r.g_fork_largest_ms = round(api_figures::fork(&imp.db, &source, &scratch, opts.heavy_runs)?.median());
+        r.h_branched_session_mid_ms = round(api_figures::branched_mid(&imp.db, &source, opts.heavy_runs)?.median());
+        peak = max_peak(peak, system::peak_rss_mib());
+    }
+
+    log("(e) 10,000 durable appends of a 1 KiB message");
+    system::reset_peak_rss();
+    let (samples, secs) = api_figures::appends(&imp.db, 10_000, &work.join("appends"))?;
+    r.e_append_us_p50 = round(api_figures::quantile(&samples, 0.5));
+    r.e_append_us_p99 = round(api_figures::quantile(&samples, 0.99));
+    r.e_appends_per_s = round(samples.len() as f64 / secs);
+    peak = max_peak(peak, system::peak_rss_mib());
+
+    log("search: building the index, then a rare word");
+    let (secs, texts, index_peak) = api_figures::build_search_index(&mut conn)?;
+    r.search_index_seconds = round(secs);
+    r.search_index_texts = Some(texts as u64);
+    r.search_index_peak_rss_mib = index_peak.and_then(round);
+    let (t, _) = api_figures::search_rare(&conn, "session-manager.ts", opts.runs)?;
+    r.search_ms = round(t.median());
+
+    log("sync: first sync, no-change re-sync, one appended line");
+    system::reset_peak_rss();
+    let sf = api_figures::sync_figures(&corpus, work)?;
+    r.sync_first_mib_per_s = round(corpus.bytes as f64 / MIB / sf.first_s);
+    r.sync_no_change_ms = round(sf.resync_ms);
+    r.sync_one_line_rescan_ms = round(sf.one_line_rescan_ms);
+    r.sync_one_line_watch_ms = round(sf.one_line_watch_ms);
+    peak = max_peak(peak, system::peak_rss_mib());
 
     r.peak_rss_mib = peak.and_then(round);
     // Last, so that its memory stays out of the other phases' peaks.
@@ -110,6 +144,31 @@ pub fn run(opts: &BenchOptions, log: &mut dyn FnMut(&str)) -> Result<Report> {
     }
     r.other_cpu_share = cpu.other_cpu_share().map(|s| sig(s, 3));
     Ok(r)
+}
+
+/// (b) find-by-id over 50 random sessions, (c) continue-recent and (d) list for the busiest
+/// folder, (d) list of everything.
+fn api_phase(corpus: &corpus::Corpus, db: &Path, conn: &rusqlite::Connection, runs: u32, r: &mut Report) -> Result<()> {
+    let all = crate::discovery::list_everything(conn)?;
+    let step = (all.len() / 50).max(1);
+    let ids: Vec<(String, String)> = all
+        .iter()
+        .step_by(step)
+        .take(50)
+        .map(|i| {
+            (i.id.clone(), Path::new(&i.path).parent().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default())
+        })
+        .collect();
+    let t = api_figures::find_by_id(conn, &ids, runs)?;
+    r.b_find_by_id_us = round(t.median() * 1000.0 / ids.len().max(1) as f64);
+    if let Some(dir) = &corpus.busiest_dir {
+        let dir = dir.to_string_lossy().into_owned();
+        let cwd = all.iter().find(|i| i.path.starts_with(&dir)).map(|i| i.cwd.clone()).unwrap_or_default();
+        r.c_continue_recent_ms = round(api_figures::continue_recent(db, &cwd, &dir, runs)?.median());
+        r.d_list_cwd_ms = round(api_figures::list(conn, Some(&dir), runs)?.0.median());
+    }
+    r.d_list_all_ms = round(api_figures::list(conn, None, runs)?.0.median());
+    Ok(())
 }
 
 /// Imports the corpus into fresh databases and fills the import figures.

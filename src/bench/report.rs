@@ -93,6 +93,20 @@ pub struct Report {
     pub h_branched_session_mid_ms: Option<f64>,
     /// A search for a rare word (ms).
     pub search_ms: Option<f64>,
+    /// Building the search index after the import (s), texts indexed, peak RSS (MiB).
+    pub search_index_seconds: Option<f64>,
+    /// Texts the index build took in.
+    pub search_index_texts: Option<u64>,
+    /// Peak RSS while building the index (MiB).
+    pub search_index_peak_rss_mib: Option<f64>,
+    /// First sync of the corpus into a fresh database (MiB/s).
+    pub sync_first_mib_per_s: Option<f64>,
+    /// A second sync with nothing changed (ms).
+    pub sync_no_change_ms: Option<f64>,
+    /// Picking up one appended line with a full rescan (ms).
+    pub sync_one_line_rescan_ms: Option<f64>,
+    /// Picking up one appended line in the notified file only, as --watch does (ms).
+    pub sync_one_line_watch_ms: Option<f64>,
 
     /// `export --all` throughput (MiB written per second).
     pub export_mib_per_s: Option<f64>,
@@ -173,6 +187,27 @@ impl Report {
             ),
             ("other_cpu_share", share.unwrap_or_else(|| "null".into()), "other processes' CPU while measuring".into()),
         ];
+        rows.push((
+            "search_index_seconds",
+            f(self.search_index_seconds),
+            format!("{} texts; peak RSS {} MiB", n(self.search_index_texts), f(self.search_index_peak_rss_mib)),
+        ));
+        rows.push(("sync_first_mib_per_s", f(self.sync_first_mib_per_s), "first sync into a fresh database".into()));
+        rows.push((
+            "sync_no_change_ms",
+            f(self.sync_no_change_ms),
+            "second sync, nothing changed (no file opened)".into(),
+        ));
+        rows.push((
+            "sync_one_line_rescan_ms",
+            f(self.sync_one_line_rescan_ms),
+            "one appended line, full rescan".into(),
+        ));
+        rows.push((
+            "sync_one_line_watch_ms",
+            f(self.sync_one_line_watch_ms),
+            "one appended line, notified file only".into(),
+        ));
         let pending_keys = [
             ("b_find_by_id_us", self.b_find_by_id_us),
             ("c_continue_recent_ms", self.c_continue_recent_ms),
