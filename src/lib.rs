@@ -1,5 +1,6 @@
 //! sessiondb: pi coding-agent sessions kept in SQLite, with exact JSONL import and export.
 
+pub mod check;
 pub mod collate;
 pub mod db;
 pub mod derive;

@@ -48,6 +48,8 @@ fn hot_queries_use_indexes() {
         ("COPY_ENTRIES", q::COPY_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
         ("COPY_TEXTS", q::COPY_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
         ("COPY_USAGE", q::COPY_USAGE, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+        ("CHECK_ENTRIES", q::CHECK_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+        ("CHECK_SESSION", q::CHECK_SESSION, "USING INTEGER PRIMARY KEY"),
         ("FTS_INDEX_BATCH", q::FTS_INDEX_BATCH, "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"),
     ];
     for (name, sql, must) in cases {

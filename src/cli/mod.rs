@@ -1,5 +1,6 @@
 //! Command-line interface: argument parsing and output only; the library does the work.
 
+mod check;
 mod context;
 mod discover;
 mod export;
@@ -54,6 +55,8 @@ enum Command {
     Index(search::IndexArgs),
     /// Token and cost totals.
     Stats(stats::StatsArgs),
+    /// Check the database and its sessions for problems (exit 1 when some are found).
+    Check(check::Args),
 }
 
 /// Exit status: 0 success, 1 partial failure or problems found, 2 error.
@@ -78,11 +81,22 @@ pub fn run() -> i32 {
         Command::Search(a) => search::run_search(&db, a),
         Command::Index(a) => search::run_index(&db, a),
         Command::Stats(a) => stats::run(&db, a),
+        Command::Check(a) => check::run(&db, a),
     };
     match result {
         Ok(code) => code,
-        Err(e) => output::fail(&e),
+        Err(e) => output::fail(&name_the_database(e, &db)),
     }
+}
+
+/// An error SQLite raised is about the database file: say which one.
+fn name_the_database(e: anyhow::Error, db: &std::path::Path) -> anyhow::Error {
+    let shown = db.display().to_string();
+    let from_sqlite = e.chain().any(|c| c.is::<rusqlite::Error>() || c.is::<rusqlite::ffi::Error>());
+    if !from_sqlite || e.to_string().contains(&shown) {
+        return e;
+    }
+    e.context(shown)
 }
 
 /// Opens an existing database and finds the session a reference names.
