@@ -22,14 +22,75 @@ pub fn default_path() -> Result<PathBuf> {
     Ok(Path::new(&home).join(".pi").join("agent").join("sessiondb.sqlite"))
 }
 
-/// Opens (creating if needed) the database at `path` and brings its schema up to date.
+/// Opens (creating if needed) the database at `path` for writing and brings its schema up to
+/// date. A database that cannot be written is refused with the reason.
 pub fn open(path: &Path) -> Result<Connection> {
     create_private(path)?;
+    let conn = open_file(path).map_err(|e| explain(path, e))?;
+    if conn.is_readonly(rusqlite::MAIN_DB)? {
+        return Err(explain(path, Error::io(path, std::io::Error::other("the database is read-only"))));
+    }
+    Ok(conn)
+}
+
+fn open_file(path: &Path) -> Result<Connection> {
     let mut conn = Connection::open(path).map_err(|e| with_path(path, e))?;
     configure(&conn).map_err(|e| with_path(path, e))?;
     migrate(&mut conn, path)?;
     run_maintenance(&mut conn)?;
     Ok(conn)
+}
+
+/// Replaces an error opening the database with what is wrong with the file or its folder,
+/// when something visibly is (SQLite itself only says "unable to open database file").
+fn explain(path: &Path, e: Error) -> Error {
+    if matches!(e, Error::NewerDatabase { .. } | Error::NotFound(_)) {
+        return e;
+    }
+    access_problem(path).map_or(e, |cause| Error::io(path, cause))
+}
+
+/// Why the database at `path` cannot be opened for reading and writing, if a permission or
+/// file-type check shows it.
+pub fn access_problem(path: &Path) -> Option<std::io::Error> {
+    use std::io::{Error as IoError, ErrorKind};
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        Err(e) => return Some(IoError::new(e.kind(), format!("cannot reach the database file: {e}"))),
+        Ok(m) if m.is_dir() => return Some(IoError::other("is a directory, not a database file")),
+        Ok(_) => {
+            if let Err(e) = std::fs::File::open(path) {
+                return Some(IoError::new(e.kind(), format!("cannot read the database file: {e}")));
+            }
+        }
+    }
+    // SQLite keeps its -wal and -shm files next to the database, readers included.
+    let probe = dir.join(format!(".sessiondb-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+        }
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return Some(IoError::new(
+                e.kind(),
+                format!(
+                    "cannot create files in {} (SQLite keeps its -wal and -shm files next to the database): {e}",
+                    dir.display()
+                ),
+            ))
+        }
+    }
+    if path.exists() {
+        if let Err(e) = std::fs::OpenOptions::new().read(true).write(true).open(path) {
+            return Some(IoError::new(e.kind(), format!("the database file is read-only: {e}")));
+        }
+    }
+    None
 }
 
 /// Runs work a migration left for sessiondb's code (rebuilding derived tables).
@@ -45,12 +106,22 @@ fn run_maintenance(conn: &mut Connection) -> Result<()> {
     Ok(())
 }
 
-/// Opens an existing database without creating or migrating it (read-only commands).
+/// Opens an existing database without creating it (read commands). A database file that
+/// cannot be written is fine as long as SQLite can read it.
 pub fn open_existing(path: &Path) -> Result<Connection> {
-    if !path.exists() {
-        return Err(Error::NotFound(format!("{}: no database here (run `sessiondb import` first)", path.display())));
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::NotFound(format!("{}: no database here (run `sessiondb import` first)", path.display())))
+        }
+        Err(e) => {
+            return Err(Error::io(path, std::io::Error::new(e.kind(), format!("cannot reach the database file: {e}"))))
+        }
+        Ok(m) if m.is_dir() => {
+            return Err(Error::io(path, std::io::Error::other("is a directory, not a database file")))
+        }
+        Ok(_) => {}
     }
-    open(path)
+    open_file(path).map_err(|e| explain(path, e))
 }
 
 /// A database in memory, for sessions that are never persisted and for tests.
@@ -72,7 +143,9 @@ fn create_private(path: &Path) -> Result<()> {
         return Ok(());
     }
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        std::fs::create_dir_all(parent).map_err(|e| {
+            Error::io(parent, std::io::Error::new(e.kind(), format!("cannot create the database's folder: {e}")))
+        })?;
     }
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create_new(true);
@@ -81,7 +154,7 @@ fn create_private(path: &Path) -> Result<()> {
     match opts.open(path) {
         Ok(_) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(Error::io(path, e)),
+        Err(e) => Err(Error::io(path, std::io::Error::new(e.kind(), format!("cannot create the database file: {e}")))),
     }
 }
 
@@ -93,8 +166,8 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.pragma_update(None, "cache_size", -65536)?; // 64 MiB
-    // Checkpoint every 32 MiB of WAL instead of 4 MiB: a checkpoint stalls the commit that runs
-    // it, and fewer of them keep the append latency's tail low.
+                                                     // Checkpoint every 32 MiB of WAL instead of 4 MiB: a checkpoint stalls the commit that runs
+                                                     // it, and fewer of them keep the append latency's tail low.
     conn.pragma_update(None, "wal_autocheckpoint", 8192)?;
     Ok(())
 }

@@ -34,7 +34,13 @@ pub fn write_session_file(conn: &Connection, sid: i64, path: &Path) -> Result<u6
     }
     let tmp = path.with_extension("jsonl.sessiondb-tmp");
     let result = (|| {
-        let file = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        // A new file, never one a stale name points to (a symbolic link left in its place).
+        match std::fs::remove_file(&tmp) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(&tmp, e)),
+            _ => {}
+        }
+        let file =
+            std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| Error::io(&tmp, e))?;
         let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
         let n = write_session(conn, sid, &mut w).map_err(|e| retarget(e, path))?;
         let file = w.into_inner().map_err(|e| Error::io(path, e.into_error()))?;
@@ -75,6 +81,7 @@ pub fn export_all(
     mut progress: impl FnMut(&ExportedFile),
 ) -> Result<Vec<ExportedFile>> {
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    let canonical_out = out_dir.canonicalize().map_err(|e| Error::io(out_dir, e))?;
     let sids: Vec<i64> =
         conn.prepare(queries::ALL_SESSIONS)?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     let mut written = Vec::with_capacity(sids.len());
@@ -82,30 +89,43 @@ pub fn export_all(
     for sid in sids {
         let (rel, id, cwd, created): (Option<String>, String, Option<String>, Option<String>) =
             conn.query_row(queries::SESSION_HEADER, [sid], |r| Ok((r.get(2)?, r.get(4)?, r.get(3)?, r.get(5)?)))?;
-        let layout_rel =
-            || layout::relative_session_path(cwd.as_deref().unwrap_or(""), created.as_deref().unwrap_or(""), &id);
-        let mut rel = rel.filter(|r| safe_relative(r)).unwrap_or_else(layout_rel);
-        if !safe_relative(&rel) || !used.insert(rel.clone()) {
-            // Two sessions claim one file, or the name is unsafe: fall back to an id-keyed name.
-            rel = format!(
-                "{}/{}",
-                layout::encode_cwd_dir(cwd.as_deref().unwrap_or("")),
-                layout::safe_file_stem(&id, sid)
-            );
-            if !safe_relative(&rel) || !used.insert(rel.clone()) {
-                return Err(Error::InvalidArgument(format!(
-                    "session {id}: no safe file name under {}",
-                    out_dir.display()
-                )));
-            }
-        }
+        let cwd = cwd.as_deref().unwrap_or("");
+        let layout_rel = || layout::relative_session_path(cwd, created.as_deref().unwrap_or(""), &id);
+        let candidates = [
+            rel.filter(|r| safe_relative(r)).unwrap_or_else(layout_rel),
+            // Two sessions claim one file, or the name is unsafe: an id-keyed name.
+            format!("{}/{}", layout::encode_cwd_dir(cwd), layout::safe_file_stem(&id, sid)),
+            // The cwd cannot name a folder either (a NUL byte, ...): a folder no cwd maps to.
+            format!("sessiondb-unnamed/session-{sid}.jsonl"),
+        ];
+        let Some(rel) = candidates.into_iter().find(|r| safe_relative(r) && used.insert(r.clone())) else {
+            return Err(Error::InvalidArgument(format!("session {id}: no safe file name under {}", out_dir.display())));
+        };
         let path = out_dir.join(&rel);
+        ensure_inside(&path, &canonical_out)?;
         let bytes = write_session_file(conn, sid, &path)?;
         let f = ExportedFile { session_id: id, path, bytes };
         progress(&f);
         written.push(f);
     }
     Ok(written)
+}
+
+/// Creates the folder of `path` and refuses it when it resolves outside `root` (a symbolic
+/// link already in the output directory).
+fn ensure_inside(path: &Path, root: &Path) -> Result<()> {
+    let Some(parent) = path.parent() else { return Ok(()) };
+    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    let real = parent.canonicalize().map_err(|e| Error::io(parent, e))?;
+    if !real.starts_with(root) {
+        return Err(Error::InvalidArgument(format!(
+            "{}: refusing to write outside {} (the folder leads to {})",
+            path.display(),
+            root.display(),
+            real.display()
+        )));
+    }
+    Ok(())
 }
 
 /// True when `rel` is a relative path made only of normal components.

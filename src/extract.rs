@@ -119,7 +119,8 @@ fn usage_from(v: &Value, provider: Option<String>, model: Option<String>) -> Opt
         (int(o, "input"), int(o, "output"), int(o, "cacheRead"), int(o, "cacheWrite"));
     let total = match o.get("totalTokens") {
         Some(Value::Number(n)) if n.is_finite() => *n as i64,
-        _ => input + output + cache_read + cache_write,
+        // Saturating: hostile files hold numbers far beyond i64 (`int` saturates each one).
+        _ => input.saturating_add(output).saturating_add(cache_read).saturating_add(cache_write),
     };
     let cost = match o.get("cost") {
         Some(Value::Object(c)) => match c.get("total") {
@@ -234,4 +235,19 @@ pub fn reindex_all(conn: &mut Connection) -> Result<()> {
     tx.execute(queries::MAINTENANCE_DONE, ["reindex"])?;
     tx.commit()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn huge_token_counts_saturate_instead_of_overflowing() {
+        let v = json::parse(br#"{"input":1e300,"output":1e300,"cacheRead":-1e300,"cacheWrite":1e400}"#).unwrap();
+        let u = usage_from(&v, None, None).unwrap();
+        assert_eq!((u.input, u.output, u.cache_read, u.cache_write), (i64::MAX, i64::MAX, i64::MIN, 0));
+        assert_eq!(u.total, -1);
+        let v = json::parse(br#"{"input":1e300,"output":1e300}"#).unwrap();
+        assert_eq!(usage_from(&v, None, None).unwrap().total, i64::MAX);
+    }
 }

@@ -271,3 +271,22 @@ pub const SET_FILE_SIGNATURE: &str =
 
 /// Marks a session's file as gone (`?2` = 1) or back (`?2` = 0).
 pub const SET_MISSING: &str = "UPDATE sessions SET missing = ?2 WHERE sid = ?1";
+
+/// SQLite's check of the database file (at most 100 problems).
+pub const INTEGRITY_CHECK: &str = "PRAGMA integrity_check(100)";
+
+/// Rows whose foreign key points at a missing row.
+pub const FOREIGN_KEY_CHECK: &str = "PRAGMA foreign_key_check";
+
+/// Every session with what `check` compares its lines against.
+pub const CHECK_SESSIONS: &str = "SELECT sid, id, path, cwd, entry_count, last_seq, tree_ok FROM sessions ORDER BY sid";
+
+/// One session with what `check` compares its lines against.
+pub const CHECK_SESSION: &str =
+    "SELECT sid, id, path, cwd, entry_count, last_seq, tree_ok FROM sessions WHERE sid = ?1";
+
+/// A session's lines (keys `?1..=?2`) in file order for `check`: the bodies only of the
+/// entries whose targets it checks.
+pub const CHECK_ENTRIES: &str = "SELECT seq, id, parent_id, type, \
+        CASE WHEN type IN ('label', 'context_edit', 'compaction') THEN body END \
+    FROM entries WHERE key BETWEEN ?1 AND ?2 ORDER BY key";

@@ -49,6 +49,8 @@ fn hot_queries_use_indexes() {
         ("COPY_TEXTS", q::COPY_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
         ("COPY_USAGE", q::COPY_USAGE, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
         ("FTS_PENDING_BATCH", q::FTS_PENDING_BATCH, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
+        ("CHECK_ENTRIES", q::CHECK_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+        ("CHECK_SESSION", q::CHECK_SESSION, "USING INTEGER PRIMARY KEY"),
     ];
     for (name, sql, must) in cases {
         let p = plan(&conn, sql);

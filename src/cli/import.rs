@@ -1,7 +1,6 @@
 //! `sessiondb import`.
 
 use super::output;
-use anyhow::Context;
 use sessiondb::import::{self, FileStatus, ImportOptions};
 use std::path::{Path, PathBuf};
 
@@ -23,20 +22,30 @@ pub struct Args {
 
 pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
     let targets = import::collect_targets(&args.paths)?;
-    let mut conn = sessiondb::db::open(db).with_context(|| format!("opening database {}", db.display()))?;
+    let mut conn = sessiondb::db::open(db)?;
     let bar = output::progress_bar(targets.len() as u64, "importing");
     let summary = import::import_targets(&mut conn, &targets, ImportOptions { force: args.force, live: false }, |r| {
         bar.set_message(r.path.display().to_string());
         bar.inc(1);
     });
     bar.finish_and_clear();
+    // Files the database could not take (disk full, I/O error): one error for all of them.
+    let db_failures: Vec<&str> = summary
+        .reports
+        .iter()
+        .filter(|r| r.status == FileStatus::Failed)
+        .filter_map(|r| r.reason.as_deref()?.strip_prefix("database: "))
+        .collect();
     if args.json {
         output::print_json(&summary)?;
     } else {
         for r in &summary.reports {
             match r.status {
                 FileStatus::Failed => {
-                    eprintln!("{}: not imported: {}", r.path.display(), r.reason.as_deref().unwrap_or("unknown reason"))
+                    let reason = r.reason.as_deref().unwrap_or("unknown reason");
+                    if !reason.starts_with("database: ") {
+                        eprintln!("{}: not imported: {reason}", r.path.display());
+                    }
                 }
                 _ => {
                     for s in &r.skipped {
@@ -64,6 +73,14 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
         println!("{:<16} {:>10}", "blank lines", summary.blank_lines);
         println!("{:<16} {:>10}", "failures", summary.failures);
         println!("database: {}", db.display());
+    }
+    if let Some(first) = db_failures.first() {
+        anyhow::bail!(
+            "{}: {} of {} files could not be written to the database (each file is whole or absent): {first}",
+            db.display(),
+            db_failures.len(),
+            summary.files
+        );
     }
     Ok(if summary.failures > 0 { 1 } else { 0 })
 }

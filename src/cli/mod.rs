@@ -1,6 +1,7 @@
 //! Command-line interface: argument parsing and output only; the library does the work.
 
 mod bench;
+mod check;
 mod context;
 mod discover;
 mod export;
@@ -60,6 +61,8 @@ enum Command {
     Sync(sync::Args),
     /// Measure sessiondb on a pi sessions folder or a synthetic corpus.
     Bench(bench::Args),
+    /// Check the database and its sessions for problems (exit 1 when some are found).
+    Check(check::Args),
 }
 
 /// Exit status: 0 success, 1 partial failure or problems found, 2 error.
@@ -86,11 +89,22 @@ pub fn run() -> i32 {
         Command::Stats(a) => stats::run(&db, a),
         Command::Sync(a) => sync::run(&db, a),
         Command::Bench(a) => bench::run(a),
+        Command::Check(a) => check::run(&db, a),
     };
     match result {
         Ok(code) => code,
-        Err(e) => output::fail(&e),
+        Err(e) => output::fail(&name_the_database(e, &db)),
     }
+}
+
+/// An error SQLite raised is about the database file: say which one.
+fn name_the_database(e: anyhow::Error, db: &std::path::Path) -> anyhow::Error {
+    let shown = db.display().to_string();
+    let from_sqlite = e.chain().any(|c| c.is::<rusqlite::Error>() || c.is::<rusqlite::ffi::Error>());
+    if !from_sqlite || e.to_string().contains(&shown) {
+        return e;
+    }
+    e.context(shown)
 }
 
 /// Opens an existing database and finds the session a reference names.

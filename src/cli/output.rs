@@ -6,6 +6,10 @@ use std::io::{IsTerminal, Write};
 pub fn fail(e: &anyhow::Error) -> i32 {
     let mut msg = format!("sessiondb: error: {e}");
     for cause in e.chain().skip(1) {
+        // SQLite's bare result code repeats the message before it.
+        if cause.is::<rusqlite::ffi::Error>() {
+            continue;
+        }
         let c = cause.to_string();
         if !msg.contains(&c) {
             msg.push_str(": ");
