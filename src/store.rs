@@ -92,26 +92,10 @@ impl<'t> EntryWriter<'t> {
     /// Stores one entry line (`obj` is `text` scanned).
     pub fn write(&mut self, obj: &RawObject<'_>, text: &str) -> Result<()> {
         self.seq += 1;
-        let key = (self.sid << 32) | self.seq;
+        let key = entry_key(self.sid, self.seq);
         let (f, message) = EntryFields::read(obj);
         let d = self.tree.place(key, &f);
-        self.stmt.execute(params![
-            key,
-            self.sid,
-            self.seq,
-            f.id,
-            f.parent_id,
-            f.kind,
-            f.ts,
-            f.ts_ms,
-            f.role,
-            text,
-            d.parent_key,
-            d.depth,
-            d.compaction_key,
-            d.thinking_key,
-            d.model_key,
-        ])?;
+        insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, text, &d)?;
         crate::extract::write_extras(self.tx, self.sid, key, &f, obj, message.as_ref())?;
         self.stats.observe(&f, obj, message.as_ref());
         Ok(())
@@ -138,6 +122,34 @@ impl<'t> EntryWriter<'t> {
         }
         Ok(st)
     }
+}
+
+/// Inserts one entry row (line `seq` of session `sid`) with its columns and derived data.
+fn insert_entry_row(
+    stmt: &mut rusqlite::CachedStatement<'_>,
+    (sid, seq): (i64, i64),
+    f: &EntryFields,
+    text: &str,
+    d: &Derived,
+) -> Result<()> {
+    stmt.execute(params![
+        entry_key(sid, seq),
+        sid,
+        seq,
+        f.id,
+        f.parent_id,
+        f.kind,
+        f.ts,
+        f.ts_ms,
+        f.role,
+        text,
+        d.parent_key,
+        d.depth,
+        d.compaction_key,
+        d.thinking_key,
+        d.model_key,
+    ])?;
+    Ok(())
 }
 
 /// Key of the entry stored as line `seq` of session `sid`.
@@ -186,23 +198,7 @@ pub fn append_entry(tx: &Transaction<'_>, sid: i64, text: &str, parent: Option<(
         tree.remember(pid, pkey, pd);
     }
     let d = tree.place(key, &f);
-    tx.prepare_cached(queries::INSERT_ENTRY)?.execute(params![
-        key,
-        sid,
-        seq,
-        f.id,
-        f.parent_id,
-        f.kind,
-        f.ts,
-        f.ts_ms,
-        f.role,
-        text,
-        d.parent_key,
-        d.depth,
-        d.compaction_key,
-        d.thinking_key,
-        d.model_key,
-    ])?;
+    insert_entry_row(&mut tx.prepare_cached(queries::INSERT_ENTRY)?, (sid, seq), &f, text, &d)?;
     crate::extract::write_extras(tx, sid, key, &f, &obj, message.as_ref())?;
     stats.observe(&f, &obj, message.as_ref());
     tx.prepare_cached(queries::APPEND_SESSION_STATS)?.execute(params![

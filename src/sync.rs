@@ -67,40 +67,31 @@ struct Known {
     missing: bool,
 }
 
+impl Known {
+    /// From a row of [`queries::SYNC_STATES_UNDER`] or [`queries::SYNC_STATE_BY_PATH`].
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Known> {
+        Ok(Known {
+            sid: r.get(1)?,
+            size: r.get(2)?,
+            mtime: r.get(3)?,
+            offset: r.get(4)?,
+            tail: r.get(5)?,
+            missing: r.get::<_, i64>(6)? != 0,
+        })
+    }
+}
+
 fn known_under(conn: &Connection, dir: &Path) -> Result<HashMap<PathBuf, Known>> {
     let root = dir.to_string_lossy();
     let (lo, hi) = (format!("{root}/"), format!("{root}0"));
     let mut st = conn.prepare_cached(queries::SYNC_STATES_UNDER)?;
-    let rows = st.query_map([&lo, &hi], |r| {
-        Ok((
-            PathBuf::from(r.get::<_, String>(0)?),
-            Known {
-                sid: r.get(1)?,
-                size: r.get(2)?,
-                mtime: r.get(3)?,
-                offset: r.get(4)?,
-                tail: r.get(5)?,
-                missing: r.get::<_, i64>(6)? != 0,
-            },
-        ))
-    })?;
+    let rows = st.query_map([&lo, &hi], |r| Ok((PathBuf::from(r.get::<_, String>(0)?), Known::from_row(r)?)))?;
     Ok(rows.collect::<rusqlite::Result<HashMap<_, _>>>()?)
 }
 
 fn known_at(conn: &Connection, path: &Path) -> Result<Option<Known>> {
     let mut st = conn.prepare_cached(queries::SYNC_STATE_BY_PATH)?;
-    Ok(st
-        .query_row([path.to_string_lossy()], |r| {
-            Ok(Known {
-                sid: r.get(1)?,
-                size: r.get(2)?,
-                mtime: r.get(3)?,
-                offset: r.get(4)?,
-                tail: r.get(5)?,
-                missing: r.get::<_, i64>(6)? != 0,
-            })
-        })
-        .optional()?)
+    Ok(st.query_row([path.to_string_lossy()], Known::from_row).optional()?)
 }
 
 /// Stored size, modification time and sync position of a file, and its tree regularity.
