@@ -6,8 +6,9 @@ use crate::queries;
 use rusqlite::{params, Connection, TransactionBehavior};
 use serde::Serialize;
 
-/// Texts indexed per transaction while catching up, so other writers get turns.
-const INDEX_BATCH: i64 = 5000;
+/// Entries indexed per transaction while catching up: other writers get turns, and FTS5's
+/// in-memory buffer of the transaction stays small (tool results run to 20 KB each).
+const INDEX_BATCH: i64 = 500;
 
 /// One search hit.
 #[derive(Debug, Clone, Serialize)]
