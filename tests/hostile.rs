@@ -480,3 +480,43 @@ fn a_long_line_through_import_and_rpc() {
 fn a_100_mb_line_through_import_and_rpc() {
     long_line_through_import_and_rpc(100 << 20, 100 * 12 * 1024 + (512 << 10));
 }
+
+/// Repeated ids put one node under several parents; nested, they multiply (fuzzing found a
+/// 23 KB file whose tree pi's JSON would expand past 500 MB). Here 40 levels would expand to
+/// 2^40 nodes: the tree lists every subtree once instead, and answers at once.
+#[test]
+fn repeated_ids_cannot_blow_up_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("dag.jsonl");
+    let mut lines = vec![header(r#""dag""#, r#""/h""#), message(r#""x0""#, "null", r#""root""#)];
+    for i in 1..=40 {
+        let p = format!("\"x{}\"", i - 1);
+        lines.push(message(&format!("\"a{i}\""), &p, r#""a""#));
+        lines.push(message(&format!("\"b{i}\""), &p, r#""b""#));
+        // The same id under both: its subtree (everything below) is placed twice.
+        lines.push(message(&format!("\"x{i}\""), &format!("\"a{i}\""), r#""x under a""#));
+        lines.push(message(&format!("\"x{i}\""), &format!("\"b{i}\""), r#""x under b""#));
+    }
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let db = dir.path().join("db.sqlite");
+    assert_eq!(run(&db, &["import", file.to_str().unwrap()]).0, 0);
+    let start = std::time::Instant::now();
+    let (code, out, err) = run(&db, &["tree", "--json", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let nodes: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    assert!(nodes.len() <= 4 * 40 + 1, "{} nodes", nodes.len());
+    let responses = rpc(
+        &db,
+        format!(
+            "{{\"id\":1,\"method\":\"open\",\"params\":[{:?}]}}\n{{\"id\":2,\"method\":\"getTree\",\"params\":[]}}\n",
+            file.to_str().unwrap()
+        )
+        .as_bytes(),
+        MEMORY_LIMIT_KB,
+    );
+    assert!(responses[1].starts_with(r#"{"id":2,"result":[{"entry""#), "{}", responses[1]);
+    assert!(responses[1].len() < 100_000);
+    assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
+    // Small repeats still show every placement, as pi does (tests/tree_projection.rs compares
+    // the oracle's duplicate-ids file with pi's own tree).
+}
