@@ -390,22 +390,22 @@ fn hostile_requests_over_rpc_get_answers() {
 fn export_refuses_a_symlink_that_leads_out_of_the_directory() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("proj");
-    std::fs::create_dir_all(&input).unwrap();
-    let file = input.join("s.jsonl");
+    std::fs::create_dir_all(input.join("a/b")).unwrap();
+    let file = input.join("a/b/s.jsonl");
     let text = format!("{}\n{}\n", header(r#""sym""#, r#""/h""#), message(r#""s0000001""#, "null", r#""hi""#));
     std::fs::write(&file, text).unwrap();
     let db = dir.path().join("db.sqlite");
-    assert_eq!(run(&db, &["import", file.to_str().unwrap()]).0, 0);
+    assert_eq!(run(&db, &["import", input.to_str().unwrap()]).0, 0);
     let out = dir.path().join("out");
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir_all(&out).unwrap();
     std::fs::create_dir_all(&elsewhere).unwrap();
-    // The session is exported as proj/s.jsonl; proj/ inside the output is a link elsewhere.
-    std::os::unix::fs::symlink(&elsewhere, out.join("proj")).unwrap();
+    // The session is exported as a/b/s.jsonl; a/ inside the output is a link elsewhere.
+    std::os::unix::fs::symlink(&elsewhere, out.join("a")).unwrap();
     let (code, _, err) = run(&db, &["export", "--all", "--out", out.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("refusing to write outside") && err.lines().count() == 1, "{err}");
-    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing written through the link");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing created through the link");
 }
 
 /// Size of the long line: 100 MB takes about 20 CPU seconds through import, export, context
