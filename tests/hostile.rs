@@ -351,8 +351,23 @@ fn hostile_requests_over_rpc_get_answers() {
     req.extend_from_slice(b"\0\0\0\n");
     req.extend_from_slice(b"{\"id\":21,\"method\":\"getEntryCount\",\"params\":[]}\0\n");
     req.extend_from_slice(b"{\"id\":22,\"method\":\"getEntryCount\",\"params\":[]}\n");
+    // A session file whose header id is a path: opened (imported), appended to, exported.
+    let evil = dir.path().join("evil.jsonl");
+    let text = format!(
+        "{}\n{}\n",
+        header(r#""../../etc/passwd""#, r#""/h/evil""#),
+        message(r#""e0000001""#, "null", r#""hi""#)
+    );
+    std::fs::write(&evil, text).unwrap();
+    req.extend_from_slice(format!("{{\"id\":23,\"method\":\"open\",\"params\":[{evil:?}]}}\n").as_bytes());
+    req.extend_from_slice(
+        br#"{"id":24,"method":"appendMessage","params":[{"role":"user","content":"more","timestamp":1}]}"#,
+    );
+    req.extend_from_slice(b"\n{\"id\":25,\"method\":\"getSessionId\",\"params\":[]}\n");
     let responses = rpc(&db, &req, MEMORY_LIMIT_KB);
-    assert_eq!(responses.len(), 25, "one response per non-blank line: {responses:#?}");
+    assert_eq!(responses.len(), 28, "one response per non-blank line: {responses:#?}");
+    assert!(responses[26].starts_with(r#"{"id":24,"result""#), "{}", responses[26]);
+    assert_eq!(responses[27], r#"{"id":25,"result":"../../etc/passwd"}"#);
     let r = |i: usize| responses[i].as_str();
     assert!(r(0).contains(r#""result""#), "{}", r(0));
     assert!(r(1).contains("nesting too deep"), "{}", r(1));
@@ -379,7 +394,8 @@ fn hostile_requests_over_rpc_get_answers() {
     assert_eq!(j["integrityOk"], true, "{out}");
     assert!(code == 0 || code == 1);
     let written = export_stays_inside(&db, dir.path());
-    assert_eq!(written.len(), 2, "{written:?}");
+    assert_eq!(written.len(), 3, "{written:?}");
+    assert!(written.iter().any(|p| p.ends_with("evil.jsonl")), "{written:?}");
     // Nothing was written where the hostile paths point.
     assert!(!agent.exists(), "sessiondb writes no session files");
 }
