@@ -536,3 +536,56 @@ fn repeated_ids_cannot_blow_up_the_tree() {
     // Small repeats still show every placement, as pi does (tests/tree_projection.rs compares
     // the oracle's duplicate-ids file with pi's own tree).
 }
+
+/// Hostile command-line arguments: odd dates and ages, queries full of LIKE and FTS syntax,
+/// references that are paths or SQL. Answers or one error line, never a panic.
+#[test]
+fn hostile_arguments_get_answers_or_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let file = input.join("s.jsonl");
+    let text = format!("{}\n{}\n", header(r#""args""#, r#""/h/args""#), message(r#""a0000001""#, "null", r#""hello""#));
+    std::fs::write(&file, text).unwrap();
+    let db = dir.path().join("db.sqlite");
+    assert_eq!(run(&db, &["import", input.to_str().unwrap()]).0, 0);
+    let long_query = "x".repeat(100_000);
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["stats", "--since", "7é"],
+        vec!["stats", "--since", "é"],
+        vec!["stats", "--since", ""],
+        vec!["stats", "--since", "99999999999999999d"],
+        vec!["stats", "--since=-9223372036854775807d"],
+        vec!["stats", "--until", "+275760-09-13T00:00:00.000Z"],
+        vec!["stats", "--by", "'; DROP TABLE usage; --"],
+        vec!["search", ""],
+        vec!["search", "%"],
+        vec!["search", "_\\%'\""],
+        vec!["search", "\"unbalanced"],
+        vec!["search", "NEAR(a b) OR x* AND -y"],
+        vec!["search", &long_query],
+        vec!["search", "hello", "--since", "9999999999999999999m"],
+        vec!["search", "hello", "--limit=-5"],
+        vec!["search", "hello", "--role", "'; DROP TABLE texts; --"],
+        vec!["find", ""],
+        vec!["find", "%"],
+        vec!["export", ""],
+        vec!["export", "../../etc/passwd"],
+        vec!["export", "arg"],
+        vec!["export", "%"],
+        vec!["context", "--leaf", "'; DROP TABLE entries; --", "args"],
+        vec!["children", "args", "../../etc/passwd"],
+        vec!["branch", "--from", "\u{1}\u{7f}", "args"],
+        vec!["list", "--cwd", "\n"],
+        vec!["list", "--session-dir", "../../../../../../.."],
+        vec!["recent", "--cwd", "../.."],
+        vec!["check", "../../etc/passwd"],
+    ];
+    for args in cases {
+        let (code, _, err) = run(&db, &args);
+        assert!(code == 0 || ((code == 1 || code == 2) && err.lines().count() <= 1), "{args:?}: {code} {err}");
+    }
+    // The database is unharmed.
+    let (code, _, err) = run(&db, &["check"]);
+    assert_eq!(code, 0, "{err}");
+}
