@@ -102,7 +102,7 @@ pub fn export_all(
             return Err(Error::InvalidArgument(format!("session {id}: no safe file name under {}", out_dir.display())));
         };
         let path = out_dir.join(&rel);
-        ensure_inside(&path, &canonical_out)?;
+        ensure_inside(out_dir, &rel, &canonical_out)?;
         let bytes = write_session_file(conn, sid, &path)?;
         let f = ExportedFile { session_id: id, path, bytes };
         progress(&f);
@@ -111,19 +111,28 @@ pub fn export_all(
     Ok(written)
 }
 
-/// Creates the folder of `path` and refuses it when it resolves outside `root` (a symbolic
-/// link already in the output directory).
-fn ensure_inside(path: &Path, root: &Path) -> Result<()> {
-    let Some(parent) = path.parent() else { return Ok(()) };
-    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-    let real = parent.canonicalize().map_err(|e| Error::io(parent, e))?;
-    if !real.starts_with(root) {
-        return Err(Error::InvalidArgument(format!(
-            "{}: refusing to write outside {} (the folder leads to {})",
-            path.display(),
-            root.display(),
-            real.display()
-        )));
+/// Creates the folders of `rel` below `out_dir` one by one, refusing any that resolves outside
+/// `root` (`out_dir` resolved): a symbolic link already in the output directory leads nowhere
+/// and nothing is created through it.
+fn ensure_inside(out_dir: &Path, rel: &str, root: &Path) -> Result<()> {
+    let mut dir = out_dir.to_path_buf();
+    let Some(folders) = Path::new(rel).parent() else { return Ok(()) };
+    for part in folders.components() {
+        dir.push(part);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::io(&dir, e)),
+        }
+        let real = dir.canonicalize().map_err(|e| Error::io(&dir, e))?;
+        if !real.starts_with(root) {
+            return Err(Error::InvalidArgument(format!(
+                "{}: refusing to write outside {} (the folder leads to {})",
+                dir.display(),
+                root.display(),
+                real.display()
+            )));
+        }
     }
     Ok(())
 }

@@ -264,14 +264,41 @@ impl<'c> SessionTree<'c> {
         for list in &mut children {
             v8_sort_by_time(list, &all);
         }
+        // Repeated ids place one node under each of its lines' parents, and nested repeats
+        // multiply: the tree pi's JSON would show can be exponential in the file's size. Past
+        // a budget, each node's subtree is listed once (at its first place) and its other
+        // places list the node alone.
+        let budget = all.len().saturating_mul(2).saturating_add(10_000);
+        let (out, complete) = self.flatten(&all, &roots, &children, &labels, Some(budget));
+        if complete {
+            return Ok(out);
+        }
+        Ok(self.flatten(&all, &roots, &children, &labels, None).0)
+    }
+
+    /// Pre-order nodes from `roots`: every subtree everywhere while at most `budget` nodes
+    /// (false when that was exceeded), or with no budget each subtree once.
+    fn flatten(
+        &self,
+        all: &[Row],
+        roots: &[usize],
+        children: &[Vec<usize>],
+        labels: &IndexMap<String, (Value, Option<Value>)>,
+        budget: Option<usize>,
+    ) -> (Vec<TreeNode>, bool) {
         let mut out = Vec::with_capacity(all.len());
         // (node, depth, next child index); `on_path` guards against loops made by repeated ids.
         let mut stack: Vec<(usize, usize, usize)> = Vec::new();
         let mut on_path = vec![false; all.len()];
-        for &root in &roots {
+        let mut expanded = vec![false; all.len()];
+        for &root in roots {
+            out.push(self.node(&all[root], 0, children[root].len(), labels));
+            if budget.is_none() && expanded[root] {
+                continue;
+            }
             stack.push((root, 0, 0));
             on_path[root] = true;
-            out.push(self.node(&all[root], 0, children[root].len(), &labels));
+            expanded[root] = true;
             while let Some(top) = stack.last_mut() {
                 let (node, depth, next) = *top;
                 if next < children[node].len() {
@@ -280,8 +307,15 @@ impl<'c> SessionTree<'c> {
                     if on_path[child] {
                         continue;
                     }
+                    out.push(self.node(&all[child], depth + 1, children[child].len(), labels));
+                    if budget.is_some_and(|b| out.len() > b) {
+                        return (out, false);
+                    }
+                    if budget.is_none() && expanded[child] {
+                        continue;
+                    }
+                    expanded[child] = true;
                     on_path[child] = true;
-                    out.push(self.node(&all[child], depth + 1, children[child].len(), &labels));
                     stack.push((child, depth + 1, 0));
                 } else {
                     on_path[node] = false;
@@ -289,7 +323,7 @@ impl<'c> SessionTree<'c> {
                 }
             }
         }
-        Ok(out)
+        (out, true)
     }
 
     fn node(

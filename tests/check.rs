@@ -135,7 +135,7 @@ fn a_clean_pi_written_session_has_no_findings_and_exit_statuses() {
     assert_eq!(code, 0, "{err}");
     let (code, out, err) = common::run(&db, &["check"]);
     assert_eq!((code, err.as_str()), (0, ""), "{out}");
-    assert!(out.contains("checked 1 sessions") && out.contains("no problems"), "{out}");
+    assert!(out.contains("checked 1 session,") && out.contains("no problems"), "{out}");
     let (code, out, _) = common::run(&db, &["check", "--json", "01a23953-e425"]);
     assert_eq!(code, 0);
     let j: J = serde_json::from_str(&out).unwrap();

@@ -351,8 +351,23 @@ fn hostile_requests_over_rpc_get_answers() {
     req.extend_from_slice(b"\0\0\0\n");
     req.extend_from_slice(b"{\"id\":21,\"method\":\"getEntryCount\",\"params\":[]}\0\n");
     req.extend_from_slice(b"{\"id\":22,\"method\":\"getEntryCount\",\"params\":[]}\n");
+    // A session file whose header id is a path: opened (imported), appended to, exported.
+    let evil = dir.path().join("evil.jsonl");
+    let text = format!(
+        "{}\n{}\n",
+        header(r#""../../etc/passwd""#, r#""/h/evil""#),
+        message(r#""e0000001""#, "null", r#""hi""#)
+    );
+    std::fs::write(&evil, text).unwrap();
+    req.extend_from_slice(format!("{{\"id\":23,\"method\":\"open\",\"params\":[{evil:?}]}}\n").as_bytes());
+    req.extend_from_slice(
+        br#"{"id":24,"method":"appendMessage","params":[{"role":"user","content":"more","timestamp":1}]}"#,
+    );
+    req.extend_from_slice(b"\n{\"id\":25,\"method\":\"getSessionId\",\"params\":[]}\n");
     let responses = rpc(&db, &req, MEMORY_LIMIT_KB);
-    assert_eq!(responses.len(), 25, "one response per non-blank line: {responses:#?}");
+    assert_eq!(responses.len(), 28, "one response per non-blank line: {responses:#?}");
+    assert!(responses[26].starts_with(r#"{"id":24,"result""#), "{}", responses[26]);
+    assert_eq!(responses[27], r#"{"id":25,"result":"../../etc/passwd"}"#);
     let r = |i: usize| responses[i].as_str();
     assert!(r(0).contains(r#""result""#), "{}", r(0));
     assert!(r(1).contains("nesting too deep"), "{}", r(1));
@@ -379,7 +394,8 @@ fn hostile_requests_over_rpc_get_answers() {
     assert_eq!(j["integrityOk"], true, "{out}");
     assert!(code == 0 || code == 1);
     let written = export_stays_inside(&db, dir.path());
-    assert_eq!(written.len(), 2, "{written:?}");
+    assert_eq!(written.len(), 3, "{written:?}");
+    assert!(written.iter().any(|p| p.ends_with("evil.jsonl")), "{written:?}");
     // Nothing was written where the hostile paths point.
     assert!(!agent.exists(), "sessiondb writes no session files");
 }
@@ -390,22 +406,22 @@ fn hostile_requests_over_rpc_get_answers() {
 fn export_refuses_a_symlink_that_leads_out_of_the_directory() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("proj");
-    std::fs::create_dir_all(&input).unwrap();
-    let file = input.join("s.jsonl");
+    std::fs::create_dir_all(input.join("a/b")).unwrap();
+    let file = input.join("a/b/s.jsonl");
     let text = format!("{}\n{}\n", header(r#""sym""#, r#""/h""#), message(r#""s0000001""#, "null", r#""hi""#));
     std::fs::write(&file, text).unwrap();
     let db = dir.path().join("db.sqlite");
-    assert_eq!(run(&db, &["import", file.to_str().unwrap()]).0, 0);
+    assert_eq!(run(&db, &["import", input.to_str().unwrap()]).0, 0);
     let out = dir.path().join("out");
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir_all(&out).unwrap();
     std::fs::create_dir_all(&elsewhere).unwrap();
-    // The session is exported as proj/s.jsonl; proj/ inside the output is a link elsewhere.
-    std::os::unix::fs::symlink(&elsewhere, out.join("proj")).unwrap();
+    // The session is exported as a/b/s.jsonl; a/ inside the output is a link elsewhere.
+    std::os::unix::fs::symlink(&elsewhere, out.join("a")).unwrap();
     let (code, _, err) = run(&db, &["export", "--all", "--out", out.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("refusing to write outside") && err.lines().count() == 1, "{err}");
-    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing written through the link");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing created through the link");
 }
 
 /// Size of the long line: 100 MB takes about 20 CPU seconds through import, export, context
@@ -479,4 +495,97 @@ fn a_long_line_through_import_and_rpc() {
 #[ignore = "100 MB line: ~30 s in a debug build; run with -- --ignored"]
 fn a_100_mb_line_through_import_and_rpc() {
     long_line_through_import_and_rpc(100 << 20, 100 * 12 * 1024 + (512 << 10));
+}
+
+/// Repeated ids put one node under several parents; nested, they multiply (fuzzing found a
+/// 23 KB file whose tree pi's JSON would expand past 500 MB). Here 40 levels would expand to
+/// 2^40 nodes: the tree lists every subtree once instead, and answers at once.
+#[test]
+fn repeated_ids_cannot_blow_up_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("dag.jsonl");
+    let mut lines = vec![header(r#""dag""#, r#""/h""#), message(r#""x0""#, "null", r#""root""#)];
+    for i in 1..=40 {
+        let p = format!("\"x{}\"", i - 1);
+        lines.push(message(&format!("\"a{i}\""), &p, r#""a""#));
+        lines.push(message(&format!("\"b{i}\""), &p, r#""b""#));
+        // The same id under both: its subtree (everything below) is placed twice.
+        lines.push(message(&format!("\"x{i}\""), &format!("\"a{i}\""), r#""x under a""#));
+        lines.push(message(&format!("\"x{i}\""), &format!("\"b{i}\""), r#""x under b""#));
+    }
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let db = dir.path().join("db.sqlite");
+    assert_eq!(run(&db, &["import", file.to_str().unwrap()]).0, 0);
+    let start = std::time::Instant::now();
+    let (code, out, err) = run(&db, &["tree", "--json", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let nodes: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    assert!(nodes.len() <= 4 * 40 + 1, "{} nodes", nodes.len());
+    let responses = rpc(
+        &db,
+        format!(
+            "{{\"id\":1,\"method\":\"open\",\"params\":[{:?}]}}\n{{\"id\":2,\"method\":\"getTree\",\"params\":[]}}\n",
+            file.to_str().unwrap()
+        )
+        .as_bytes(),
+        MEMORY_LIMIT_KB,
+    );
+    assert!(responses[1].starts_with(r#"{"id":2,"result":[{"entry""#), "{}", responses[1]);
+    assert!(responses[1].len() < 100_000);
+    assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
+    // Small repeats still show every placement, as pi does (tests/tree_projection.rs compares
+    // the oracle's duplicate-ids file with pi's own tree).
+}
+
+/// Hostile command-line arguments: odd dates and ages, queries full of LIKE and FTS syntax,
+/// references that are paths or SQL. Answers or one error line, never a panic.
+#[test]
+fn hostile_arguments_get_answers_or_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let file = input.join("s.jsonl");
+    let text = format!("{}\n{}\n", header(r#""args""#, r#""/h/args""#), message(r#""a0000001""#, "null", r#""hello""#));
+    std::fs::write(&file, text).unwrap();
+    let db = dir.path().join("db.sqlite");
+    assert_eq!(run(&db, &["import", input.to_str().unwrap()]).0, 0);
+    let long_query = "x".repeat(100_000);
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["stats", "--since", "7é"],
+        vec!["stats", "--since", "é"],
+        vec!["stats", "--since", ""],
+        vec!["stats", "--since", "99999999999999999d"],
+        vec!["stats", "--since=-9223372036854775807d"],
+        vec!["stats", "--until", "+275760-09-13T00:00:00.000Z"],
+        vec!["stats", "--by", "'; DROP TABLE usage; --"],
+        vec!["search", ""],
+        vec!["search", "%"],
+        vec!["search", "_\\%'\""],
+        vec!["search", "\"unbalanced"],
+        vec!["search", "NEAR(a b) OR x* AND -y"],
+        vec!["search", &long_query],
+        vec!["search", "hello", "--since", "9999999999999999999m"],
+        vec!["search", "hello", "--limit=-5"],
+        vec!["search", "hello", "--role", "'; DROP TABLE texts; --"],
+        vec!["find", ""],
+        vec!["find", "%"],
+        vec!["export", ""],
+        vec!["export", "../../etc/passwd"],
+        vec!["export", "arg"],
+        vec!["export", "%"],
+        vec!["context", "--leaf", "'; DROP TABLE entries; --", "args"],
+        vec!["children", "args", "../../etc/passwd"],
+        vec!["branch", "--from", "\u{1}\u{7f}", "args"],
+        vec!["list", "--cwd", "\n"],
+        vec!["list", "--session-dir", "../../../../../../.."],
+        vec!["recent", "--cwd", "../.."],
+        vec!["check", "../../etc/passwd"],
+    ];
+    for args in cases {
+        let (code, _, err) = run(&db, &args);
+        assert!(code == 0 || ((code == 1 || code == 2) && err.lines().count() <= 1), "{args:?}: {code} {err}");
+    }
+    // The database is unharmed.
+    let (code, _, err) = run(&db, &["check"]);
+    assert_eq!(code, 0, "{err}");
 }

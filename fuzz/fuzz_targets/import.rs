@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
     });
     let file = w.dir.join("input.jsonl");
     std::fs::write(&file, data).expect("write input");
-    let report = import_file(&mut w.conn, &file, None, ImportOptions { force: true });
+    let report = import_file(&mut w.conn, &file, None, ImportOptions { force: true, live: false });
     if report.status != FileStatus::Failed {
         let sid: i64 = w.conn.query_row("SELECT sid FROM sessions", [], |r| r.get(0)).expect("one session");
         let entries: i64 =
@@ -37,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
         // The export is a v3 file of object lines: importing it again gives the same export.
         let again = w.dir.join("again.jsonl");
         std::fs::write(&again, &first).expect("write export");
-        let r2 = import_file(&mut w.conn, &again, None, ImportOptions { force: true });
+        let r2 = import_file(&mut w.conn, &again, None, ImportOptions { force: true, live: false });
         assert_ne!(r2.status, FileStatus::Failed, "{:?}", r2.reason);
         assert_eq!(r2.malformed_lines, 0);
         let sid2: i64 = w

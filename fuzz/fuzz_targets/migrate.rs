@@ -30,9 +30,9 @@ fuzz_target!(|data: &[u8]| {
         assert!(matches!(json::scan_object(l.as_bytes()), Ok(Some(_))), "migrated line is an object: {l}");
     }
     if migrated {
-        let header = entries.iter().find_map(|e| {
-            e.as_object().filter(|o| o.get("type").and_then(Value::as_str) == Some("session"))
-        });
+        let header = entries
+            .iter()
+            .find_map(|e| e.as_object().filter(|o| o.get("type").and_then(Value::as_str) == Some("session")));
         let v = header.map(migrate::header_version);
         assert_eq!(v, Some(3.0), "migrated header is version 3");
         // Migrating the result again is a no-op.

@@ -14,8 +14,9 @@ struct World {
 
 static WORLD: Mutex<Option<World>> = Mutex::new(None);
 
-/// At most this many entries get their own projection (keeps each run short).
-const MAX_LEAVES: usize = 64;
+/// At most this many entries (spread over the file) get their own projection: keeps each
+/// run short.
+const MAX_LEAVES: usize = 12;
 
 fuzz_target!(|data: &[u8]| {
     let mut guard = WORLD.lock().unwrap_or_else(|p| p.into_inner());
@@ -27,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
     });
     let file = w.dir.join("input.jsonl");
     std::fs::write(&file, data).expect("write input");
-    let report = import_file(&mut w.conn, &file, None, ImportOptions { force: true });
+    let report = import_file(&mut w.conn, &file, None, ImportOptions { force: true, live: false });
     if report.status != FileStatus::Failed {
         let sid: i64 = w.conn.query_row("SELECT sid FROM sessions", [], |r| r.get(0)).expect("one session");
         let t = SessionTree::open(&w.conn, sid).expect("tree");
@@ -38,7 +39,8 @@ fuzz_target!(|data: &[u8]| {
         let _ = t.labels().expect("labels");
         let _ = t.branch(None).expect("branch");
         let all = t.all_entries().expect("entries");
-        for row in all.iter().take(MAX_LEAVES) {
+        let step = all.len().div_ceil(MAX_LEAVES).max(1);
+        for row in all.iter().rev().step_by(step) {
             if let Some(id) = &row.id {
                 let (p, _) = t.projection(&Leaf::Id(id.clone())).expect("projection at an entry");
                 let _ = p.to_json();

@@ -53,7 +53,8 @@ fn print_text(report: &Report) -> std::io::Result<()> {
         1 => "1 problem".to_string(),
         n => format!("{n} problems"),
     };
-    writeln!(out, "checked {} sessions, {} lines: {integrity}; {problems}", report.sessions, report.entries)?;
+    let sessions = if report.sessions == 1 { "1 session".to_string() } else { format!("{} sessions", report.sessions) };
+    writeln!(out, "checked {sessions}, {} lines: {integrity}; {problems}", report.entries)?;
     out.flush()
 }
 

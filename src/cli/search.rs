@@ -43,17 +43,21 @@ pub fn parse_when(s: &str) -> anyhow::Result<i64> {
     if let Some(ms) = sessiondb::jstime::parse_ms(s) {
         return Ok(ms);
     }
-    let (num, unit) = s.split_at(s.len().saturating_sub(1));
-    let n: i64 = num.parse().map_err(|_| {
-        anyhow::anyhow!("cannot read {s:?} as a date (use 2025-01-31, 2025-01-31T12:00:00Z, 7d, 12h or 30m)")
-    })?;
-    let unit_ms = match unit {
+    let unreadable =
+        || anyhow::anyhow!("cannot read {s:?} as a date (use 2025-01-31, 2025-01-31T12:00:00Z, 7d, 12h or 30m)");
+    // The unit is the last character (which may be any character: split on a char boundary).
+    let split = s.char_indices().last().map_or(0, |(i, _)| i);
+    let (num, unit) = s.split_at(split);
+    let n: i64 = num.parse().map_err(|_| unreadable())?;
+    let unit_ms: i64 = match unit {
         "d" => 86_400_000,
         "h" => 3_600_000,
         "m" => 60_000,
-        _ => anyhow::bail!("cannot read {s:?} as a date (use 2025-01-31, 7d, 12h or 30m)"),
+        _ => return Err(unreadable()),
     };
-    Ok(chrono::Utc::now().timestamp_millis() - n * unit_ms)
+    n.checked_mul(unit_ms)
+        .and_then(|age| chrono::Utc::now().timestamp_millis().checked_sub(age))
+        .ok_or_else(|| anyhow::anyhow!("{s:?} is too far back"))
 }
 
 fn catch_up(conn: &mut rusqlite::Connection) -> anyhow::Result<i64> {
