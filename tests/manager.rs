@@ -194,13 +194,25 @@ fn rpc_process(db: &std::path::Path, agent: &std::path::Path) -> std::process::C
 }
 
 #[test]
-fn two_processes_append_to_one_database_at_once() {
-    const N: usize = 300;
+fn four_processes_append_while_others_import_and_sync() {
+    const N: usize = 500;
+    const W: usize = 4;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db.sqlite");
     let agent = dir.path().join("agent");
     sessiondb::db::open(&db).unwrap();
-    let workers: Vec<_> = (0..2)
+    // An import and a sync write to the same database meanwhile.
+    let corpus = common::oracle().join("sessions");
+    let importer = common::bin()
+        .arg("--db")
+        .arg(&db)
+        .arg("import")
+        .arg(&corpus)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let workers: Vec<_> = (0..W)
         .map(|w| {
             let (db, agent) = (db.clone(), agent.clone());
             std::thread::spawn(move || {
@@ -223,13 +235,24 @@ fn two_processes_append_to_one_database_at_once() {
             })
         })
         .collect();
+    let syncer = common::bin().arg("--db").arg(&db).args(["sync", "--sessions-dir"]).arg(&corpus).output().unwrap();
     for w in workers {
         w.join().unwrap();
     }
-    assert_eq!(count(&db, "SELECT count(*) FROM sessions"), 2);
-    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 2 * N as i64);
-    assert_eq!(count(&db, "SELECT count(DISTINCT body) FROM entries"), 2 * N as i64);
-    assert_eq!(count(&db, "SELECT sum(entry_count) FROM sessions"), 2 * N as i64);
+    let importer = importer.wait_with_output().unwrap();
+    for out in [&importer, &syncer] {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("locked") && !err.contains("busy"), "{err}");
+    }
+    let appended = "SELECT count(*) FROM entries e JOIN sessions s ON s.sid = e.session WHERE s.cwd LIKE '/proc/%'";
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions WHERE cwd LIKE '/proc/%'"), W as i64);
+    assert_eq!(count(&db, appended), (W * N) as i64, "every append present");
+    let distinct =
+        "SELECT count(DISTINCT e.body) FROM entries e JOIN sessions s ON s.sid = e.session WHERE s.cwd LIKE '/proc/%'";
+    assert_eq!(count(&db, distinct), (W * N) as i64, "none twice");
+    let ok: String =
+        rusqlite::Connection::open(&db).unwrap().query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(ok, "ok");
 }
 
 #[test]
