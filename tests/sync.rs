@@ -262,3 +262,44 @@ fn files_added_while_syncing_are_picked_up() {
     assert!(a.wait_with_output().unwrap().status.success());
     assert_equals_fresh_import(&db, &root, "added while syncing");
 }
+
+#[test]
+fn watch_picks_up_an_append_within_a_second_and_stops_on_ctrl_c() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("sessions");
+    let dir = root.join("--w--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("live.jsonl");
+    append(&f, &format!("{}\n{}\n", header("live"), line("w0000001", None, "first")));
+    let db = work.path().join("db.sqlite");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+        .args(["--db", db.to_str().unwrap(), "sync", "--watch", "--sessions-dir", root.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let entries = |db: &Path| -> i64 {
+        rusqlite::Connection::open(db)
+            .and_then(|c| c.query_row("SELECT count(*) FROM entries", [], |r| r.get(0)))
+            .unwrap_or(0)
+    };
+    let wait_for = |n: i64, what: &str| {
+        let start = std::time::Instant::now();
+        while entries(&db) < n {
+            assert!(start.elapsed() < std::time::Duration::from_secs(10), "{what}: not synced");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        start.elapsed()
+    };
+    wait_for(1, "first sync");
+    std::thread::sleep(std::time::Duration::from_millis(300)); // the watcher is set up after the first sync
+    append(&f, &format!("{}\n", line("w0000002", Some("w0000001"), "second")));
+    let took = wait_for(2, "appended line");
+    assert!(took < std::time::Duration::from_secs(2), "picked up after {took:?}");
+    // Ctrl-C ends it cleanly.
+    let pid = child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stopped"));
+}
