@@ -272,7 +272,7 @@ fn watch_picks_up_an_append_within_a_second_and_stops_on_ctrl_c() {
     let f = dir.join("live.jsonl");
     append(&f, &format!("{}\n{}\n", header("live"), line("w0000001", None, "first")));
     let db = work.path().join("db.sqlite");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
         .args(["--db", db.to_str().unwrap(), "sync", "--watch", "--sessions-dir", root.to_str().unwrap()])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
