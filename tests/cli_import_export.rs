@@ -2,8 +2,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 /// A v3 line of every entry type, with the values JSON writers get wrong.
 const ODD_V3: &str = concat!(
@@ -119,22 +117,6 @@ fn a_bad_file_is_reported_and_does_not_stop_the_others() {
     assert!(err.contains("missing") && err.contains("No such file"), "{err}");
 }
 
-fn tree(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(p.strip_prefix(root).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
-
 /// A small valid session as pi writes it.
 fn synthetic_session(i: usize, cwd: &str) -> (String, String) {
     let id = format!("0190a000-0000-7000-8000-{i:012}");
@@ -183,7 +165,7 @@ fn a_directory_of_1000_sessions_imports_and_exports_back_identically() {
     let (code, out, err) = common::run(&db, &["export", "--all", "--out", back.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("exported 1000 sessions"), "{out}");
-    let (a, b) = (tree(&src), tree(&back));
+    let (a, b) = (common::read_tree(&src), common::read_tree(&back));
     assert_eq!(a.len(), 1000);
     assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
     assert!(a == b, "exported tree differs");
@@ -198,7 +180,7 @@ fn export_all_of_the_oracle_corpus_reproduces_its_valid_v3_files() {
     assert_eq!(code, 1, "the corpus holds files pi refuses too");
     let back = dir.path().join("back");
     assert_eq!(common::run(&db, &["export", "--all", "--out", back.to_str().unwrap()]).0, 0);
-    let exported = tree(&back);
+    let exported = common::read_tree(&back);
     let mut same = 0;
     for (file, g) in common::goldens() {
         let original = std::fs::read(file).unwrap();

@@ -130,19 +130,7 @@ fn assert_whole(db: &Path, expected: &HashMap<String, i64>, context: &str) -> us
 fn export_tree(db: &Path, out: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let (code, _, err) = common::run(db, &["export", "--all", "--out", out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
-    let mut files = BTreeMap::new();
-    let mut stack = vec![out.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                files.insert(p.strip_prefix(out).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    files
+    common::read_tree(out)
 }
 
 #[test]

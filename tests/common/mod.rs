@@ -66,6 +66,23 @@ pub fn golden(suffix: &str) -> (PathBuf, serde_json::Value) {
         .unwrap_or_else(|| panic!("no golden for {suffix}"))
 }
 
+/// Every file below `root` with its bytes, keyed by its path relative to `root`.
+pub fn read_tree(root: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.strip_prefix(root).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
 /// The `sessiondb` binary.
 pub fn bin() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
