@@ -274,8 +274,3 @@ pub fn projection(context: &[&ParsedEntry], settings: &Settings) -> Value {
         ("model", Some(settings.model.clone())),
     ])
 }
-
-/// The projection of an empty path (leaf `null`).
-pub fn empty_projection() -> Value {
-    projection(&[], &Settings::default())
-}

@@ -56,9 +56,6 @@ pub const SESSIONS_BY_ID: &str = "SELECT sid, id, path FROM sessions WHERE id = 
 pub const SESSIONS_BY_ID_PREFIX: &str =
     "SELECT sid, id, path FROM sessions WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 50";
 
-/// Totals for the summary line.
-pub const COUNT_SESSIONS_AND_ENTRIES: &str = "SELECT count(*), coalesce(sum(entry_count), 0) FROM sessions";
-
 /// The session recorded at a path.
 pub const SESSION_REF_BY_PATH: &str = "SELECT sid, id, path FROM sessions WHERE path = ?1";
 

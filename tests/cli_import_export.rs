@@ -2,7 +2,6 @@
 
 mod common;
 
-
 /// A v3 line of every entry type, with the values JSON writers get wrong.
 const ODD_V3: &str = concat!(
     r#"{"type":"session","version":3,"id":"odd-values","timestamp":"2025-03-01T10:00:00.000Z","cwd":"/home/u/ünï 中文"}"#,
