@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 pub struct RpcServer {
     db: PathBuf,
     current: Option<SessionManager>,
+    /// The connection lookups (`list`, `listAll`) use, opened on first use.
+    lookups: Option<rusqlite::Connection>,
 }
 
 /// Positional arguments with pi's `undefined`/`null` rules.
@@ -111,7 +113,7 @@ pub fn nested_tree_json(nodes: &[TreeNode]) -> String {
 impl RpcServer {
     /// A server on the database at `db`.
     pub fn new(db: &Path) -> Self {
-        RpcServer { db: db.to_path_buf(), current: None }
+        RpcServer { db: db.to_path_buf(), current: None, lookups: None }
     }
 
     /// Handles one request line; returns the response line (without `\n`).
@@ -147,6 +149,13 @@ impl RpcServer {
                 "no current session: call create, open, continueRecent, forkFrom or inMemory first".into(),
             )
         })
+    }
+
+    fn lookup_conn(&mut self) -> Result<&rusqlite::Connection> {
+        if self.lookups.is_none() {
+            self.lookups = Some(crate::db::open(&self.db)?);
+        }
+        self.lookups.as_ref().ok_or_else(|| Error::InvalidArgument("no database connection".into()))
     }
 
     fn install(&mut self, m: SessionManager) -> Result<Value> {
@@ -212,17 +221,17 @@ impl RpcServer {
             "list" => {
                 let cwd = a.str(0, "cwd")?;
                 let dir_arg = a.opt_str(1, "sessionDir")?;
-                let conn = crate::db::open(&db)?;
+                let conn = self.lookup_conn()?;
                 let dir = discovery::session_dir_for(&cwd, dir_arg.as_deref());
                 let filter = discovery::cwd_filter(&cwd, dir_arg.as_deref(), &dir);
-                let mut infos = discovery::list_dir(&conn, &dir, filter.as_deref())?;
-                discovery::fill_all_text(&conn, &mut infos)?;
+                let mut infos = discovery::list_dir(conn, &dir, filter.as_deref())?;
+                discovery::fill_all_text(conn, &mut infos)?;
                 Ok(array(infos.iter().map(discovery::SessionInfo::to_value).collect()))
             }
             "listAll" => {
-                let conn = crate::db::open(&db)?;
-                let mut infos = discovery::list_all(&conn)?;
-                discovery::fill_all_text(&conn, &mut infos)?;
+                let conn = self.lookup_conn()?;
+                let mut infos = discovery::list_all(conn)?;
+                discovery::fill_all_text(conn, &mut infos)?;
                 Ok(array(infos.iter().map(discovery::SessionInfo::to_value).collect()))
             }
             _ => self.call_instance(method, a),
