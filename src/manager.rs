@@ -46,7 +46,7 @@ pub struct Opened {
 /// A session being read and written, as pi's `SessionManager`.
 pub struct SessionManager {
     /// The database (an in-memory one for in-memory sessions).
-    conn: Connection,
+    conn: db::Pooled,
     /// Where an unsaved session lives until it has a conversation.
     stage: Option<Connection>,
     persist: bool,
@@ -123,7 +123,7 @@ fn is_conversation(entry: &Object) -> bool {
 impl SessionManager {
     // ----- constructors -------------------------------------------------------------------
 
-    fn blank(conn: Connection, persist: bool, cwd: String, session_dir: String) -> Self {
+    fn blank(conn: db::Pooled, persist: bool, cwd: String, session_dir: String) -> Self {
         SessionManager {
             conn,
             stage: None,
@@ -199,7 +199,7 @@ impl SessionManager {
     /// holds a user or assistant message.
     pub fn create(db_path: &Path, cwd: &str, session_dir: Option<&str>, opts: NewSessionOptions) -> Result<Self> {
         let dir = session_dir_for(cwd, session_dir);
-        let mut m = SessionManager::blank(db::open(db_path)?, true, resolved(cwd), dir);
+        let mut m = SessionManager::blank(db::open_pooled(db_path)?, true, resolved(cwd), dir);
         m.start_new(&opts, None)?;
         Ok(m)
     }
@@ -207,7 +207,7 @@ impl SessionManager {
     /// pi's `SessionManager.inMemory(cwd?, options?)`: never saved.
     pub fn in_memory(cwd: Option<&str>, opts: NewSessionOptions) -> Result<Self> {
         let cwd = resolved(cwd.map_or_else(process_cwd, str::to_owned).as_str());
-        let mut m = SessionManager::blank(db::open_in_memory()?, false, cwd, String::new());
+        let mut m = SessionManager::blank(db::Pooled::unpooled(db::open_in_memory()?), false, cwd, String::new());
         m.start_new(&opts, None)?;
         Ok(m)
     }
@@ -217,7 +217,7 @@ impl SessionManager {
     /// 0-byte file becomes a new session saved at once; no file: a new session for that path.
     pub fn open(db_path: &Path, path: &str, session_dir: Option<&str>, cwd_override: Option<&str>) -> Result<Self> {
         let file = resolved(path);
-        let mut conn = db::open(db_path)?;
+        let mut conn = db::open_pooled(db_path)?;
         let mut sid = find_path(&conn, &file)?;
         let file_path = Path::new(&file);
         if sid.is_none() && file_path.is_file() {
@@ -258,7 +258,7 @@ impl SessionManager {
     pub fn continue_recent(db_path: &Path, cwd: &str, session_dir: Option<&str>) -> Result<Self> {
         let dir = session_dir_for(cwd, session_dir);
         let filter = cwd_filter(cwd, session_dir, &dir);
-        let conn = db::open(db_path)?;
+        let conn = db::open_pooled(db_path)?;
         let found = crate::discovery::recent_in_dir(&conn, &dir, filter.as_deref())?;
         let mut m = SessionManager::blank(conn, true, resolved(cwd), dir);
         match found {
@@ -279,7 +279,7 @@ impl SessionManager {
     ) -> Result<Self> {
         let source = resolved(source_path);
         let target = resolved(target_cwd);
-        let mut conn = db::open(db_path)?;
+        let mut conn = db::open_pooled(db_path)?;
         let mut sid = find_path(&conn, &source)?;
         if sid.is_none() && Path::new(&source).is_file() {
             let r = crate::import::import_file(
@@ -333,7 +333,7 @@ impl SessionManager {
     pub fn find_by_id(db_path: &Path, cwd: &str, id: &str, session_dir: Option<&str>) -> Result<Option<String>> {
         let dir = session_dir_for(cwd, session_dir);
         let filter = cwd_filter(cwd, session_dir, &dir);
-        let conn = db::open(db_path)?;
+        let conn = db::open_pooled(db_path)?;
         crate::discovery::find_in_dir(&conn, id, &dir, filter.as_deref())
     }
 

@@ -296,3 +296,29 @@ fn rpc_survives_bad_requests() {
     assert!(lines[7]["error"]["message"].as_str().unwrap().starts_with("Session id must be non-empty"));
     assert_eq!(lines[8]["result"], 0);
 }
+
+/// Managers reuse the process's idle connections to a database, but never one to a file that
+/// has since been deleted or replaced at the same path.
+#[test]
+fn reused_connections_follow_the_file_not_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db.sqlite");
+    let sessions = dir.path().join("sessions").to_string_lossy().into_owned();
+    for round in 0..3 {
+        let mut m = SessionManager::create(&db, "/home/u/p", Some(&sessions), NewSessionOptions::default()).unwrap();
+        m.append_message(user(&format!("round {round}"))).unwrap();
+        drop(m); // its connection goes back to the pool
+        assert_eq!(count(&db, "SELECT count(*) FROM sessions"), 1, "round {round}: the write is in the file at {db:?}");
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+        }
+        // A new database appears at the same path before the next manager opens it.
+        drop(sessiondb::db::open(&db).unwrap());
+    }
+    // Without replacing the file, appends from successive managers all land in it.
+    for round in 0..3 {
+        let mut m = SessionManager::create(&db, "/home/u/p", Some(&sessions), NewSessionOptions::default()).unwrap();
+        m.append_message(user(&format!("kept {round}"))).unwrap();
+    }
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions"), 3);
+}
