@@ -36,6 +36,8 @@ pub struct SessionInfo {
     pub sid: i64,
     /// The file's modification time at import, or the last write (ns).
     pub written_ns: Option<i64>,
+    /// Number of the session's last line.
+    pub last_seq: i64,
 }
 
 impl SessionInfo {
@@ -86,23 +88,81 @@ fn info_from_row(r: &SqlRow<'_>) -> rusqlite::Result<SessionInfo> {
         first_message: r.get::<_, Option<String>>(9)?.unwrap_or_else(|| "(no messages)".into()),
         all_messages_text: String::new(),
         written_ns: mtime_ns,
+        last_seq: r.get(11)?,
     })
 }
 
-/// Fills in `allMessagesText` (read from the extracted texts, only when asked for).
+/// Fills in `allMessagesText`: the text joined when the session was written, plus the
+/// messages of any lines appended since.
 pub fn fill_all_text(conn: &Connection, infos: &mut [SessionInfo]) -> Result<()> {
-    for i in infos {
-        i.all_messages_text = all_messages_text(conn, i.sid)?;
+    let sessions: i64 = conn.query_row(queries::SESSION_COUNT, [], |r| r.get(0))?;
+    if infos.len() as i64 * 2 >= sessions {
+        // Most sessions: one pass over the joined texts beats a lookup per session.
+        let at: std::collections::HashMap<i64, usize> = infos.iter().enumerate().map(|(i, s)| (s.sid, i)).collect();
+        let mut cached = vec![None; infos.len()];
+        let mut st = conn.prepare_cached(queries::LIST_TEXT_CACHED_ALL)?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            if let Some(&i) = at.get(&r.get::<_, i64>(0)?) {
+                cached[i] = Some((r.get::<_, i64>(1)?, r.get::<_, String>(2)?));
+            }
+        }
+        for (info, c) in infos.iter_mut().zip(cached) {
+            info.all_messages_text = complete_text(conn, info, c)?;
+        }
+    } else {
+        let mut st = conn.prepare_cached(queries::LIST_TEXT_CACHED)?;
+        for info in infos {
+            let c = st.query_row([info.sid], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))).optional()?;
+            info.all_messages_text = complete_text(conn, info, c)?;
+        }
     }
     Ok(())
+}
+
+/// The session's `allMessagesText` from its joined text (exact up to a line), reading the
+/// messages of later lines.
+fn complete_text(conn: &Connection, info: &SessionInfo, cached: Option<(i64, String)>) -> Result<String> {
+    let (upto, text) = cached.unwrap_or((0, String::new()));
+    if upto >= info.last_seq {
+        return Ok(text);
+    }
+    let (_, hi) = store::key_range(info.sid);
+    append_texts(conn, store::entry_key(info.sid, upto + 1), hi, text)
+}
+
+/// Folds the messages of lines appended since into the joined `allMessagesText` of every
+/// session that has one (`index`); returns how many sessions were brought up to date.
+pub fn refresh_list_texts(conn: &mut Connection) -> Result<usize> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let stale: Vec<i64> =
+        tx.prepare(queries::STALE_LIST_TEXTS)?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    for &sid in &stale {
+        let (upto, text): (i64, String) =
+            tx.query_row(queries::LIST_TEXT_CACHED, [sid], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let last_seq: i64 = tx.query_row(queries::SESSION_LAST_SEQ, [sid], |r| r.get(0))?;
+        let (_, hi) = store::key_range(sid);
+        let text = append_texts(&tx, store::entry_key(sid, upto + 1), hi, text)?;
+        if text.len() < store::LIST_TEXT_MAX {
+            tx.execute(queries::SAVE_LIST_TEXT, params![sid, last_seq, text])?;
+        } else {
+            tx.execute(queries::DROP_LIST_TEXT, [sid])?;
+        }
+    }
+    tx.commit()?;
+    Ok(stale.len())
 }
 
 /// Text of all user and assistant messages of a session, space-joined (pi's `allMessagesText`).
 pub fn all_messages_text(conn: &Connection, sid: i64) -> Result<String> {
     let (lo, hi) = store::key_range(sid);
+    append_texts(conn, lo, hi, String::new())
+}
+
+/// `out` followed by the message texts of keys `lo..=hi`, space-joined.
+fn append_texts(conn: &Connection, lo: i64, hi: i64, mut out: String) -> Result<String> {
     let mut st = conn.prepare_cached(queries::LIST_TEXTS)?;
     let mut rows = st.query(params![lo, hi])?;
-    let mut out = String::new();
     while let Some(r) = rows.next()? {
         if !out.is_empty() {
             out.push(' ');
@@ -119,7 +179,7 @@ fn file_name(path: &str) -> &str {
 /// pi's order for a folder: file names descending (`localeCompare`), then newest first
 /// (a stable sort, so ties keep the name order).
 fn sort_like_list(mut v: Vec<SessionInfo>) -> Vec<SessionInfo> {
-    v.sort_by(|a, b| crate::collate::locale_cmp(file_name(&b.path), file_name(&a.path)));
+    v.sort_by_cached_key(|i| std::cmp::Reverse(crate::collate::sort_key(file_name(&i.path))));
     sort_newest_first(v)
 }
 
@@ -167,9 +227,8 @@ pub fn list_all(conn: &Connection) -> Result<Vec<SessionInfo>> {
 /// pi's order for listAll: file modification time descending, then file name descending,
 /// then newest activity first (stable).
 fn sort_like_list_all(mut v: Vec<SessionInfo>) -> Vec<SessionInfo> {
-    v.sort_by(|a, b| {
-        b.written_ns.cmp(&a.written_ns).then_with(|| crate::collate::locale_cmp(file_name(&b.path), file_name(&a.path)))
-    });
+    use std::cmp::Reverse;
+    v.sort_by_cached_key(|i| (Reverse(i.written_ns), Reverse(crate::collate::sort_key(file_name(&i.path)))));
     sort_newest_first(v)
 }
 

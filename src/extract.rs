@@ -181,7 +181,8 @@ pub fn text_of_line(body: &str) -> Option<String> {
     text_of(&f, &obj, message.as_ref()).map(|t| t.text)
 }
 
-/// Writes the search and usage rows of the entry stored under `key`.
+/// Writes the search and usage rows of the entry stored under `key`; returns the entry's
+/// part of `allMessagesText`.
 pub fn write_extras(
     conn: &Connection,
     sid: i64,
@@ -189,12 +190,14 @@ pub fn write_extras(
     f: &EntryFields,
     entry: &RawObject<'_>,
     message: Option<&RawObject<'_>>,
-) -> Result<()> {
+) -> Result<Option<String>> {
     if f.is_header() {
-        return Ok(());
+        return Ok(None);
     }
+    let mut joined = None;
     if let Some((role, list_text)) = searchable(f, message) {
         conn.prepare_cached(queries::INSERT_TEXT)?.execute(params![key, sid, role, f.ts_ms, list_text])?;
+        joined = list_text;
     }
     if let Some(u) = usage_of(f, entry, message) {
         conn.prepare_cached(queries::INSERT_USAGE)?.execute(params![
@@ -213,7 +216,7 @@ pub fn write_extras(
             u.cost
         ])?;
     }
-    Ok(())
+    Ok(joined)
 }
 
 /// Rebuilds the text and usage rows of every session from the stored lines (after a
@@ -232,7 +235,18 @@ pub fn reindex_all(conn: &mut Connection) -> Result<()> {
             write_extras(&tx, sid, key, &f, &obj, message.as_ref())?;
         }
     }
+    tx.execute(queries::REBUILD_LIST_TEXTS, [])?;
     tx.execute(queries::MAINTENANCE_DONE, ["reindex"])?;
+    tx.execute(queries::MAINTENANCE_DONE, ["list-texts"])?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Rebuilds every session's joined `allMessagesText` (after the migration that added them).
+pub fn rebuild_list_texts(conn: &mut Connection) -> Result<()> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    tx.execute(queries::REBUILD_LIST_TEXTS, [])?;
+    tx.execute(queries::MAINTENANCE_DONE, ["list-texts"])?;
     tx.commit()?;
     Ok(())
 }

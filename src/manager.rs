@@ -322,6 +322,7 @@ impl SessionManager {
             tx.execute(copy, params![lo, new_sid << 32, new_sid, lo, hi])?;
         }
         tx.execute(queries::COPY_SESSION_STATS, params![new_sid, source_sid])?;
+        tx.execute(queries::COPY_LIST_TEXT, params![new_sid, source_sid])?;
         tx.commit()?;
         let mut m = SessionManager::blank(conn, true, target, dir);
         m.load(new_sid, file)?;

@@ -146,11 +146,43 @@ pub const DISTINCT_ENTRY_IDS: &str = "SELECT count(DISTINCT id) + EXISTS (SELECT
 
 /// SessionInfo columns of the sessions in folder `?1`.
 pub const SESSION_INFOS_IN_DIR: &str = "SELECT sid, path, id, cwd, name, created, parent_session, message_count, \
-    last_activity_ms, first_message, coalesce(file_mtime_ns, written_ns) FROM sessions WHERE dir = ?1";
+    last_activity_ms, first_message, coalesce(file_mtime_ns, written_ns), last_seq FROM sessions WHERE dir = ?1";
 
 /// SessionInfo columns of every session.
 pub const SESSION_INFOS_ALL: &str = "SELECT sid, path, id, cwd, name, created, parent_session, message_count, \
-    last_activity_ms, first_message, coalesce(file_mtime_ns, written_ns) FROM sessions";
+    last_activity_ms, first_message, coalesce(file_mtime_ns, written_ns), last_seq FROM sessions";
+
+/// A session's joined `allMessagesText` and the line it is exact up to.
+pub const LIST_TEXT_CACHED: &str = "SELECT upto_seq, text FROM list_texts WHERE sid = ?1";
+
+/// Every session's joined `allMessagesText` (for listing most of the sessions at once).
+pub const LIST_TEXT_CACHED_ALL: &str = "SELECT sid, upto_seq, text FROM list_texts";
+
+/// Number of sessions.
+pub const SESSION_COUNT: &str = "SELECT count(*) FROM sessions";
+
+/// Stores a session's joined `allMessagesText`, exact up to line `?2`.
+pub const SAVE_LIST_TEXT: &str = "INSERT OR REPLACE INTO list_texts (sid, upto_seq, text) VALUES (?1, ?2, ?3)";
+
+/// Rebuilds the joined `allMessagesText` of every session from the texts table.
+pub const REBUILD_LIST_TEXTS: &str = "INSERT OR REPLACE INTO list_texts (sid, upto_seq, text) \
+    SELECT s.sid, s.last_seq, coalesce((SELECT group_concat(t.list_text, ' ' ORDER BY t.key) FROM texts t \
+        WHERE t.key BETWEEN s.sid << 32 AND (s.sid << 32) | 4294967295 AND t.list_text IS NOT NULL), '') \
+    FROM sessions s";
+
+/// Sessions whose joined `allMessagesText` misses lines appended since (`index` folds them in).
+pub const STALE_LIST_TEXTS: &str =
+    "SELECT s.sid FROM sessions s JOIN list_texts l ON l.sid = s.sid WHERE l.upto_seq < s.last_seq";
+
+/// Forgets a session's joined `allMessagesText` (it outgrew the limit).
+pub const DROP_LIST_TEXT: &str = "DELETE FROM list_texts WHERE sid = ?1";
+
+/// A session's last line number.
+pub const SESSION_LAST_SEQ: &str = "SELECT last_seq FROM sessions WHERE sid = ?1";
+
+/// Copies the joined `allMessagesText` of session `?2` to session `?1` (forkFrom).
+pub const COPY_LIST_TEXT: &str =
+    "INSERT INTO list_texts (sid, upto_seq, text) SELECT ?1, upto_seq, text FROM list_texts WHERE sid = ?2";
 
 /// The user/assistant message texts of a session (keys `?1..=?2`) in file order.
 pub const LIST_TEXTS: &str =
@@ -158,11 +190,11 @@ pub const LIST_TEXTS: &str =
 
 /// SessionInfo columns of sessions whose folder sorts in `[?1, ?2)` (below one root).
 pub const SESSION_INFOS_UNDER: &str = "SELECT sid, path, id, cwd, name, created, parent_session, message_count, \
-    last_activity_ms, first_message, coalesce(file_mtime_ns, written_ns) FROM sessions WHERE dir >= ?1 AND dir < ?2";
+    last_activity_ms, first_message, coalesce(file_mtime_ns, written_ns), last_seq FROM sessions WHERE dir >= ?1 AND dir < ?2";
 
 /// SessionInfo columns of sessions with header cwd `?1`.
 pub const SESSION_INFOS_FOR_CWD: &str = "SELECT sid, path, id, cwd, name, created, parent_session, message_count, \
-    last_activity_ms, first_message, coalesce(file_mtime_ns, written_ns) FROM sessions WHERE cwd = ?1";
+    last_activity_ms, first_message, coalesce(file_mtime_ns, written_ns), last_seq FROM sessions WHERE cwd = ?1";
 
 /// The session written last.
 pub const MOST_RECENT_SESSION: &str = "SELECT sid, path FROM sessions ORDER BY written_ns DESC LIMIT 1";

@@ -74,7 +74,13 @@ pub struct EntryWriter<'t> {
     seq: i64,
     stats: SessionStats,
     tree: TreeIndexer,
+    /// `allMessagesText` so far; `None` once it outgrew [`LIST_TEXT_MAX`].
+    list_text: Option<String>,
 }
+
+/// Largest `allMessagesText` kept joined per session: bounds the writer's memory; longer
+/// sessions are joined from their message rows when listed.
+pub const LIST_TEXT_MAX: usize = 8 << 20;
 
 impl<'t> EntryWriter<'t> {
     /// A writer for the (new, empty) session `sid`, inside an open transaction.
@@ -86,6 +92,7 @@ impl<'t> EntryWriter<'t> {
             seq: 0,
             stats: SessionStats::default(),
             tree: TreeIndexer::new(),
+            list_text: Some(String::new()),
         })
     }
 
@@ -96,7 +103,17 @@ impl<'t> EntryWriter<'t> {
         let (f, message) = EntryFields::read(obj);
         let d = self.tree.place(key, &f);
         insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, text, &d)?;
-        crate::extract::write_extras(self.tx, self.sid, key, &f, obj, message.as_ref())?;
+        let part = crate::extract::write_extras(self.tx, self.sid, key, &f, obj, message.as_ref())?;
+        if let (Some(joined), Some(part)) = (self.list_text.as_mut(), part) {
+            if joined.len() + part.len() < LIST_TEXT_MAX {
+                if !joined.is_empty() {
+                    joined.push(' ');
+                }
+                joined.push_str(&part);
+            } else {
+                self.list_text = None;
+            }
+        }
         self.stats.observe(&f, obj, message.as_ref());
         Ok(())
     }
@@ -116,6 +133,9 @@ impl<'t> EntryWriter<'t> {
                 self.seq
             ],
         )?;
+        if let Some(text) = &self.list_text {
+            self.tx.prepare_cached(queries::SAVE_LIST_TEXT)?.execute(params![self.sid, self.seq, text])?;
+        }
         if self.tree.is_irregular() {
             self.tx.execute(queries::RELINK_PARENTS, params![self.sid << 32, (self.sid << 32) | 0xFFFF_FFFF])?;
             self.tx.execute(queries::MARK_TREE_IRREGULAR, [self.sid])?;

@@ -103,3 +103,117 @@ fn list_find_and_recent_equal_pi() {
     check_list("listAll", &ours, &strip_rel(&g["listAll"]));
     assert!(checked > 50, "{checked}");
 }
+
+/// `allMessagesText` as read from every message row: what the joined copy must equal.
+fn reference_texts(conn: &rusqlite::Connection, infos: &[SessionInfo]) -> Vec<String> {
+    infos.iter().map(|i| discovery::all_messages_text(conn, i.sid).unwrap()).collect()
+}
+
+fn listed_texts(conn: &rusqlite::Connection, mut infos: Vec<SessionInfo>) -> Vec<String> {
+    discovery::fill_all_text(conn, &mut infos).unwrap();
+    infos.into_iter().map(|i| i.all_messages_text).collect()
+}
+
+fn count(conn: &rusqlite::Connection, sql: &str) -> i64 {
+    conn.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+/// The joined `allMessagesText` kept per session equals the text read from the message rows
+/// after an import, appends, `index`, a fork, a rebuild by migration, and for a session whose
+/// text is too long to keep joined.
+#[test]
+fn joined_list_texts_stay_exact() {
+    use sessiondb::json::parse;
+    use sessiondb::manager::{NewSessionOptions, SessionManager};
+    let (dir, db, mut conn) = common::temp_db();
+    // A session whose messages outgrow the joined copy's limit.
+    let big = dir.path().join("big.jsonl");
+    let word = "x".repeat(3 << 20);
+    let mut lines = vec![
+        r#"{"type":"session","version":3,"id":"0199a000-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/big"}"#.to_string(),
+    ];
+    for i in 0..4 {
+        let parent = if i == 0 { "null".to_string() } else { format!("\"e{}\"", i - 1) };
+        lines.push(format!(
+            r#"{{"type":"message","id":"e{i}","parentId":{parent},"timestamp":"2026-01-01T00:00:0{i}.000Z","message":{{"role":"user","content":"{i}{word}","timestamp":1}}}}"#
+        ));
+    }
+    std::fs::write(&big, lines.join("\n") + "\n").unwrap();
+    let targets = sessiondb::import::collect_targets(&[common::oracle().join("sessions"), big.clone()]).unwrap();
+    sessiondb::import::import_targets(&mut conn, &targets, Default::default(), |_| {});
+    let sessions = count(&conn, "SELECT count(*) FROM sessions");
+    assert!(sessions > 10, "{sessions}");
+    // Every session but the big one has its text joined, exact up to its last line.
+    assert_eq!(count(&conn, "SELECT count(*) FROM list_texts"), sessions - 1);
+    assert_eq!(
+        count(&conn, "SELECT count(*) FROM list_texts l JOIN sessions s USING (sid) WHERE upto_seq != last_seq"),
+        0
+    );
+
+    let check = |conn: &rusqlite::Connection, what: &str| {
+        let all = discovery::list_everything(conn).unwrap();
+        let want = reference_texts(conn, &all);
+        assert!(want.iter().any(|t| t.len() > 12 << 20), "{what}: the big session is listed");
+        assert_eq!(listed_texts(conn, all.clone()), want, "{what}: every session (one pass)");
+        for info in &all {
+            // One session at a time: the lookup path.
+            assert_eq!(
+                listed_texts(conn, vec![info.clone()]),
+                reference_texts(conn, std::slice::from_ref(info)),
+                "{what}"
+            );
+        }
+    };
+    check(&conn, "after import");
+
+    // Appends leave the joined text behind; listing adds the new messages.
+    let source = discovery::list_everything(&conn).unwrap().into_iter().find(|i| i.message_count > 2).unwrap();
+    let mut m = SessionManager::open(&db, &source.path, None, None).unwrap();
+    m.append_message(parse(br#"{"role":"user","content":"appended question zebra","timestamp":1}"#).unwrap()).unwrap();
+    m.append_message(
+        parse(br#"{"role":"assistant","content":[{"type":"text","text":"appended answer"}],"timestamp":2}"#).unwrap(),
+    )
+    .unwrap();
+    drop(m);
+    assert_eq!(
+        count(&conn, "SELECT count(*) FROM list_texts l JOIN sessions s USING (sid) WHERE upto_seq < last_seq"),
+        1
+    );
+    let listed = listed_texts(
+        &conn,
+        vec![discovery::list_everything(&conn).unwrap().into_iter().find(|i| i.sid == source.sid).unwrap()],
+    );
+    assert!(listed[0].ends_with("appended question zebra appended answer"), "{}", listed[0]);
+    check(&conn, "after appends");
+
+    // `index` folds them in.
+    assert_eq!(discovery::refresh_list_texts(&mut conn).unwrap(), 1);
+    assert_eq!(
+        count(&conn, "SELECT count(*) FROM list_texts l JOIN sessions s USING (sid) WHERE upto_seq != last_seq"),
+        0
+    );
+    check(&conn, "after index");
+
+    // A fork starts with the source's joined text.
+    let f = SessionManager::fork_from(
+        &db,
+        &source.path,
+        "/fork/target",
+        Some(&dir.path().join("forks").to_string_lossy()),
+        NewSessionOptions::default(),
+    )
+    .unwrap();
+    let fork_path = f.session_file().unwrap().to_string();
+    drop(f);
+    let forked: i64 = conn.query_row("SELECT sid FROM sessions WHERE path = ?1", [&fork_path], |r| r.get(0)).unwrap();
+    assert_eq!(count(&conn, &format!("SELECT count(*) FROM list_texts WHERE sid = {forked}")), 1);
+    check(&conn, "after a fork");
+
+    // A database from before the joined texts: the migration's maintenance task rebuilds them.
+    conn.execute_batch("DELETE FROM list_texts; INSERT INTO maintenance(task) VALUES ('list-texts');").unwrap();
+    drop(conn);
+    let conn = sessiondb::db::open(&db).unwrap();
+    assert_eq!(count(&conn, "SELECT count(*) FROM maintenance"), 0);
+    assert_eq!(count(&conn, "SELECT count(*) FROM list_texts"), count(&conn, "SELECT count(*) FROM sessions"));
+    check(&conn, "after the rebuild");
+}

@@ -44,6 +44,10 @@ fn hot_queries_use_indexes() {
         ("SESSION_INFOS_UNDER", q::SESSION_INFOS_UNDER, "USING INDEX sessions_by_dir (dir>? AND dir<?)"),
         ("MOST_RECENT_SESSION", q::MOST_RECENT_SESSION, "SCAN sessions USING INDEX sessions_by_written"),
         ("LIST_TEXTS", q::LIST_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+        ("LIST_TEXT_CACHED", q::LIST_TEXT_CACHED, "USING INTEGER PRIMARY KEY (rowid=?)"),
+        ("SESSION_LAST_SEQ", q::SESSION_LAST_SEQ, "USING INTEGER PRIMARY KEY (rowid=?)"),
+        ("COPY_LIST_TEXT", q::COPY_LIST_TEXT, "USING INTEGER PRIMARY KEY (rowid=?)"),
+        ("DROP_LIST_TEXT", q::DROP_LIST_TEXT, "USING INTEGER PRIMARY KEY (rowid=?)"),
         ("SEARCH", q::SEARCH, "VIRTUAL TABLE INDEX"),
         ("COPY_ENTRIES", q::COPY_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
         ("COPY_TEXTS", q::COPY_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
@@ -68,6 +72,15 @@ fn hot_queries_use_indexes() {
             assert!(!full_scan, "{name}: full scan of {table}: {p}");
         }
     }
+    // Passes over every session (maintenance, `index`) read each session's rows by key.
+    for sql in [q::REBUILD_LIST_TEXTS, q::STALE_LIST_TEXTS] {
+        let p = plan(&conn, sql);
+        assert!(p.contains("SCAN s") && p.contains("USING INTEGER PRIMARY KEY (rowid"), "{p}");
+        assert!(!p.contains("SCAN t") && !p.contains("SCAN l"), "{p}");
+    }
+    // Deleting a session drops its joined list text by primary key.
+    let p = plan(&conn, "DELETE FROM list_texts WHERE sid = 1");
+    assert!(p.contains("USING INTEGER PRIMARY KEY"), "{p}");
     // The cascade that deletes a session's entries finds them by index too.
     let p = plan(&conn, "DELETE FROM entries WHERE session = 1");
     assert!(p.contains("INDEX entries_by_") && p.contains("(session=?)"), "{p}");

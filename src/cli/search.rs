@@ -30,7 +30,8 @@ pub struct SearchArgs {
 }
 
 /// Bring the search index up to date (search does this too; sync and import leave new text
-/// queued because trigram indexing is slow).
+/// queued because trigram indexing is slow), and fold messages appended since a session was
+/// written into the joined text `list` reads.
 #[derive(clap::Args)]
 pub struct IndexArgs {
     /// Print a JSON summary.
@@ -105,11 +106,12 @@ pub fn run_index(db: &Path, a: IndexArgs) -> anyhow::Result<i32> {
     let mut conn = sessiondb::db::open_existing(db)?;
     let started = std::time::Instant::now();
     let n = catch_up(&mut conn)?;
+    let refreshed = sessiondb::discovery::refresh_list_texts(&mut conn)?;
     let secs = started.elapsed().as_secs_f64();
     if a.json {
-        output::print_json(&serde_json::json!({"indexed": n, "seconds": secs}))?;
+        output::print_json(&serde_json::json!({"indexed": n, "listTextsRefreshed": refreshed, "seconds": secs}))?;
     } else {
-        println!("indexed {n} texts in {secs:.1} s");
+        println!("indexed {n} texts and refreshed {refreshed} sessions' list text in {secs:.1} s");
     }
     Ok(0)
 }
