@@ -38,7 +38,18 @@ fn open_file(path: &Path) -> Result<Connection> {
     configure(&conn).map_err(|e| with_path(path, e))?;
     migrate(&mut conn, path)?;
     run_maintenance(&mut conn)?;
+    settle_journal(&conn, path)?;
     Ok(conn)
+}
+
+/// Moves appends left in the journal (by a writer that crashed, or one still running) into
+/// the tables, so that whoever opens the database sees them. A read-only database is left
+/// as it is.
+fn settle_journal(conn: &Connection, path: &Path) -> Result<()> {
+    if crate::journal::has_pending(path) && !conn.is_readonly(rusqlite::MAIN_DB)? {
+        crate::journal::settle(conn, path)?;
+    }
+    Ok(())
 }
 
 /// Replaces an error opening the database with what is wrong with the file or its folder,
@@ -279,6 +290,7 @@ pub fn open_pooled(path: &Path) -> Result<Pooled> {
             Some(pool.remove(i).1)
         });
         if let Some(conn) = reused {
+            settle_journal(&conn, path)?;
             return Ok(Pooled { conn: Some(conn), key: Some(key) });
         }
     }

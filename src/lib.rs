@@ -12,6 +12,7 @@ pub mod export;
 pub mod extract;
 pub mod ids;
 pub mod import;
+pub mod journal;
 pub mod json;
 pub mod jsonl;
 pub mod jstime;

@@ -10,6 +10,7 @@ use crate::derive::Derived;
 use crate::entries::{self as build, Opt};
 use crate::error::{Error, Result};
 use crate::ids;
+use crate::journal::{self, Journal};
 use crate::json::{self, Object, Value};
 use crate::jstime;
 use crate::layout;
@@ -20,7 +21,9 @@ use crate::system;
 use crate::tree::{Leaf, Row, SessionTree, TreeNode};
 use indexmap::IndexMap;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
-use std::path::Path;
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
 /// Options for a new session (`create`, `forkFrom`, `inMemory`).
 #[derive(Debug, Clone, Default)]
@@ -57,6 +60,19 @@ pub struct SessionManager {
     session_id: String,
     leaf: Option<String>,
     labels: IndexMap<String, (Value, Option<Value>)>,
+    /// The database file (`None` in memory): where the append journal lives.
+    db_path: Option<PathBuf>,
+    /// Opened at the first journaled append.
+    journal: Option<Journal>,
+    /// Ids of this manager's appends still in the journal.
+    journaled: RefCell<HashSet<String>>,
+}
+
+impl Drop for SessionManager {
+    fn drop(&mut self) {
+        // Errors leave the entries journaled; the next open of the database settles them.
+        let _ = self.settle();
+    }
 }
 
 fn not_found(id: &str) -> Error {
@@ -123,7 +139,8 @@ fn is_conversation(entry: &Object) -> bool {
 impl SessionManager {
     // ----- constructors -------------------------------------------------------------------
 
-    fn blank(conn: db::Pooled, persist: bool, cwd: String, session_dir: String) -> Self {
+    fn blank(conn: db::Pooled, db_path: Option<&Path>, cwd: String, session_dir: String) -> Self {
+        let persist = db_path.is_some();
         SessionManager {
             conn,
             stage: None,
@@ -135,6 +152,9 @@ impl SessionManager {
             session_id: String::new(),
             leaf: None,
             labels: IndexMap::new(),
+            db_path: db_path.map(Path::to_path_buf),
+            journal: None,
+            journaled: RefCell::new(HashSet::new()),
         }
     }
 
@@ -175,7 +195,7 @@ impl SessionManager {
     /// pi's `_buildIndex`: the leaf is the last entry, labels are replayed.
     fn reload_index(&mut self) -> Result<()> {
         let (leaf, labels) = {
-            let t = SessionTree::open(self.db(), self.sid)?;
+            let t = SessionTree::open(self.db()?, self.sid)?;
             (t.last_entry()?.and_then(|r| r.id), t.labels()?)
         };
         self.leaf = leaf;
@@ -199,7 +219,7 @@ impl SessionManager {
     /// holds a user or assistant message.
     pub fn create(db_path: &Path, cwd: &str, session_dir: Option<&str>, opts: NewSessionOptions) -> Result<Self> {
         let dir = session_dir_for(cwd, session_dir);
-        let mut m = SessionManager::blank(db::open_pooled(db_path)?, true, resolved(cwd), dir);
+        let mut m = SessionManager::blank(db::open_pooled(db_path)?, Some(db_path), resolved(cwd), dir);
         m.start_new(&opts, None)?;
         Ok(m)
     }
@@ -207,7 +227,7 @@ impl SessionManager {
     /// pi's `SessionManager.inMemory(cwd?, options?)`: never saved.
     pub fn in_memory(cwd: Option<&str>, opts: NewSessionOptions) -> Result<Self> {
         let cwd = resolved(cwd.map_or_else(process_cwd, str::to_owned).as_str());
-        let mut m = SessionManager::blank(db::Pooled::unpooled(db::open_in_memory()?), false, cwd, String::new());
+        let mut m = SessionManager::blank(db::Pooled::unpooled(db::open_in_memory()?), None, cwd, String::new());
         m.start_new(&opts, None)?;
         Ok(m)
     }
@@ -239,7 +259,7 @@ impl SessionManager {
             None => None,
         };
         let cwd = resolved(&cwd_override.map(str::to_owned).or(header_cwd).unwrap_or_else(process_cwd));
-        let mut m = SessionManager::blank(conn, true, cwd, dir);
+        let mut m = SessionManager::blank(conn, Some(db_path), cwd, dir);
         match sid {
             Some(s) => m.load(s, file)?,
             None if file_path.is_file() => {
@@ -260,7 +280,7 @@ impl SessionManager {
         let filter = cwd_filter(cwd, session_dir, &dir);
         let conn = db::open_pooled(db_path)?;
         let found = crate::discovery::recent_in_dir(&conn, &dir, filter.as_deref())?;
-        let mut m = SessionManager::blank(conn, true, resolved(cwd), dir);
+        let mut m = SessionManager::blank(conn, Some(db_path), resolved(cwd), dir);
         match found {
             Some((sid, path)) => m.load(sid, path)?,
             None => m.start_new(&NewSessionOptions::default(), None)?,
@@ -324,7 +344,7 @@ impl SessionManager {
         tx.execute(queries::COPY_SESSION_STATS, params![new_sid, source_sid])?;
         tx.execute(queries::COPY_LIST_TEXT, params![new_sid, source_sid])?;
         tx.commit()?;
-        let mut m = SessionManager::blank(conn, true, target, dir);
+        let mut m = SessionManager::blank(conn, Some(db_path), target, dir);
         m.load(new_sid, file)?;
         Ok(m)
     }
@@ -340,8 +360,28 @@ impl SessionManager {
 
     // ----- persistence --------------------------------------------------------------------
 
-    fn db(&self) -> &Connection {
+    /// The database holding the session, as it is (journaled appends not yet in it).
+    fn raw_db(&self) -> &Connection {
         self.stage.as_ref().unwrap_or(&self.conn)
+    }
+
+    /// The database holding the session, with this manager's journaled appends settled.
+    fn db(&self) -> Result<&Connection> {
+        self.settle()?;
+        Ok(self.raw_db())
+    }
+
+    /// Moves this manager's journaled appends (and any other waiting in the journal) into
+    /// the tables now (reads through the manager do it themselves).
+    pub fn settle(&self) -> Result<()> {
+        if self.journaled.borrow().is_empty() {
+            return Ok(());
+        }
+        if let Some(path) = &self.db_path {
+            journal::settle(&self.conn, path)?;
+        }
+        self.journaled.borrow_mut().clear();
+        Ok(())
     }
 
     /// Moves a staged session into the database, with `extra` appended, in one transaction.
@@ -370,6 +410,23 @@ impl SessionManager {
         let text = Value::Object(entry.clone()).to_json();
         if self.stage.is_some() && is_conversation(&entry) {
             self.flush(Some(&text))?;
+        } else if let (None, Some(db_path), Some(file)) = (&self.stage, &self.db_path, &self.session_file) {
+            let journal = match &mut self.journal {
+                Some(j) => j,
+                None => self.journal.insert(Journal::open(db_path)?),
+            };
+            journal.append(file, &text)?;
+            let due = {
+                let mut journaled = self.journaled.borrow_mut();
+                journaled.insert(id.clone());
+                journaled.len() >= journal::BATCH
+            };
+            self.leaf = Some(id.clone());
+            if due {
+                // The append is durable already; a failure here surfaces at the next read.
+                let _ = self.settle();
+            }
+            return Ok(id);
         } else {
             let parent = match parent_id.as_deref() {
                 Some(p) => self.node(p)?,
@@ -387,14 +444,16 @@ impl SessionManager {
 
     /// Key and derived columns of the entry with `id`.
     fn node(&self, id: &str) -> Result<Option<(i64, Derived)>> {
-        store::entry_node(self.db(), self.sid, id)
+        store::entry_node(self.db()?, self.sid, id)
     }
 
     fn new_id(&self) -> Result<String> {
-        let mut st = self.db().prepare_cached(queries::ENTRY_ID_EXISTS)?;
+        // Not settled: journaled ids are checked in memory, so appends stay journal writes.
+        let mut st = self.raw_db().prepare_cached(queries::ENTRY_ID_EXISTS)?;
+        let journaled = self.journaled.borrow();
         let mut failed = None;
         let id = ids::new_entry_id(|c| match st.query_row(params![self.sid, c], |r| r.get::<_, bool>(0)) {
-            Ok(taken) => taken,
+            Ok(taken) => taken || journaled.contains(c),
             Err(e) => {
                 failed = Some(e);
                 true
@@ -407,7 +466,7 @@ impl SessionManager {
     }
 
     fn tree(&self) -> Result<SessionTree<'_>> {
-        SessionTree::open(self.db(), self.sid)
+        SessionTree::open(self.db()?, self.sid)
     }
 
     fn exists(&self, id: &str) -> Result<bool> {
@@ -777,13 +836,13 @@ impl SessionManager {
 
     /// pi's `getHeader()`.
     pub fn header(&self) -> Result<Value> {
-        let h: String = self.db().query_row(queries::SESSION_HEADER, [self.sid], |r| r.get(0))?;
+        let h: String = self.db()?.query_row(queries::SESSION_HEADER, [self.sid], |r| r.get(0))?;
         Ok(json::parse_or_raw(&h).unwrap_or(Value::Null))
     }
 
     /// pi's `getSessionName()`.
     pub fn session_name(&self) -> Result<Option<String>> {
-        Ok(store::load_stats(self.db(), self.sid)?.0.name)
+        Ok(store::load_stats(self.db()?, self.sid)?.0.name)
     }
 
     /// pi's `getSessionId()`.
@@ -808,12 +867,12 @@ impl SessionManager {
 
     /// pi's `getEntryCount()`: distinct entry ids.
     pub fn entry_count(&self) -> Result<i64> {
-        let (stats, _, regular) = store::load_stats(self.db(), self.sid)?;
+        let (stats, _, regular) = store::load_stats(self.db()?, self.sid)?;
         if regular {
             return Ok(stats.entry_count); // ids are unique
         }
         let (lo, hi) = store::key_range(self.sid);
-        Ok(self.db().query_row(queries::DISTINCT_ENTRY_IDS, params![lo, hi], |r| r.get(0))?)
+        Ok(self.db()?.query_row(queries::DISTINCT_ENTRY_IDS, params![lo, hi], |r| r.get(0))?)
     }
 
     /// pi's `isPersisted()`.

@@ -174,6 +174,15 @@ pub const REBUILD_LIST_TEXTS: &str = "INSERT OR REPLACE INTO list_texts (sid, up
 pub const STALE_LIST_TEXTS: &str =
     "SELECT s.sid FROM sessions s JOIN list_texts l ON l.sid = s.sid WHERE l.upto_seq < s.last_seq";
 
+/// Starts a write transaction at once (on a shared connection, without rusqlite's `&mut`).
+pub const BEGIN_IMMEDIATE: &str = "BEGIN IMMEDIATE";
+
+/// Ends a transaction started with [`BEGIN_IMMEDIATE`].
+pub const COMMIT: &str = "COMMIT";
+
+/// Abandons a transaction started with [`BEGIN_IMMEDIATE`].
+pub const ROLLBACK: &str = "ROLLBACK";
+
 /// Forgets a session's joined `allMessagesText` (it outgrew the limit).
 pub const DROP_LIST_TEXT: &str = "DELETE FROM list_texts WHERE sid = ?1";
 

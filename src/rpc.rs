@@ -151,9 +151,18 @@ impl RpcServer {
         })
     }
 
+    /// The connection list and listAll read through, with every journaled append settled
+    /// (this process's and any other's), as a fresh open would have them.
     fn lookup_conn(&mut self) -> Result<&rusqlite::Connection> {
-        if self.lookups.is_none() {
-            self.lookups = Some(crate::db::open(&self.db)?);
+        if let Some(m) = &self.current {
+            m.settle()?;
+        }
+        match &self.lookups {
+            None => self.lookups = Some(crate::db::open(&self.db)?),
+            Some(conn) if crate::journal::has_pending(&self.db) => {
+                crate::journal::settle(conn, &self.db)?;
+            }
+            Some(_) => {}
         }
         self.lookups.as_ref().ok_or_else(|| Error::InvalidArgument("no database connection".into()))
     }

@@ -7,7 +7,7 @@ use crate::json::{self, RawObject, Value};
 use crate::migrate;
 use crate::queries;
 use crate::stats::SessionStats;
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 
 /// A session row to insert.
@@ -204,7 +204,7 @@ pub fn load_stats(conn: &Connection, sid: i64) -> Result<(SessionStats, i64, boo
 
 /// Appends one entry line to session `sid` under its parent (the leaf), with derived columns
 /// from the parent and the session's statistics and write time updated. Returns the new key.
-pub fn append_entry(tx: &Transaction<'_>, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
+pub fn append_entry(tx: &Connection, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
     let (mut stats, last_seq, regular) = load_stats(tx, sid)?;
     let obj = json::scan_object(text.as_bytes())
         .ok()

@@ -53,7 +53,8 @@ fn a_session_without_conversation_leaves_no_rows() {
     assert!(m.is_saved());
     assert_eq!(count(&db, "SELECT count(*) FROM entries"), 2, "header and all entries are written at once");
     m.append_message(user("again")).unwrap();
-    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 3, "then every append is written");
+    assert_eq!(m.entries().unwrap().len(), 3, "then every append is written (through the journal)");
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 3);
     let lines = export_lines(&db, m.session_file().unwrap());
     assert_eq!(lines.len(), 4);
     assert_eq!(lines[2]["id"], first.as_str());
@@ -70,8 +71,8 @@ fn a_failed_write_changes_nothing() {
     let db = dir.path().join("db.sqlite");
     let mut m =
         SessionManager::create(&db, "/p", Some(dir.path().to_str().unwrap()), NewSessionOptions::default()).unwrap();
-    let a = m.append_message(user("one")).unwrap();
     // Make the database refuse one particular line, as a full disk would.
+    drop(sessiondb::db::open(&db).unwrap());
     rusqlite::Connection::open(&db)
         .unwrap()
         .execute_batch(
@@ -79,14 +80,26 @@ fn a_failed_write_changes_nothing() {
              BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END;",
         )
         .unwrap();
+    // The first message saves the session: header and entry in one transaction.
     let err = m.append_message(user("boom")).unwrap_err();
     assert!(err.to_string().contains("simulated write failure"), "{err}");
+    assert_eq!(m.leaf_id(), None, "the leaf did not move");
+    assert!(!m.is_saved());
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions"), 0);
+    let a = m.append_message(user("one")).unwrap();
+    assert_eq!(count(&db, "SELECT message_count FROM sessions"), 1);
+
+    // Later appends go to the journal: when it cannot be written, nothing changes either.
+    let journal = sessiondb::journal::path_for(&db);
+    std::fs::create_dir(&journal).unwrap();
+    let err = m.append_message(user("two")).unwrap_err();
+    assert!(err.to_string().contains("-appends"), "the error names the journal: {err}");
     assert_eq!(m.leaf_id(), Some(a.as_str()), "the leaf did not move");
     assert_eq!(m.entries().unwrap().len(), 1);
-    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 1);
-    assert_eq!(count(&db, "SELECT message_count FROM sessions"), 1, "statistics rolled back too");
-    let b = m.append_message(user("two")).unwrap();
+    std::fs::remove_dir(&journal).unwrap();
+    let b = m.append_message(user("three")).unwrap();
     assert_eq!(m.entry(&b).unwrap().unwrap().as_object().unwrap().get("parentId").unwrap().as_str(), Some(a.as_str()));
+    assert_eq!(count(&db, "SELECT message_count FROM sessions"), 2, "statistics follow");
 }
 
 #[test]
@@ -321,4 +334,64 @@ fn reused_connections_follow_the_file_not_the_path() {
         m.append_message(user(&format!("kept {round}"))).unwrap();
     }
     assert_eq!(count(&db, "SELECT count(*) FROM sessions"), 3);
+}
+
+/// Appends of a saved session go to the append journal and reach the tables when the manager
+/// reads, every `journal::BATCH` appends, when it is dropped, or when anyone opens the
+/// database. Settling twice (a crash between the commit and the journal's truncation) writes
+/// nothing twice.
+#[test]
+fn journaled_appends_settle_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db.sqlite");
+    let sessions = dir.path().join("sessions").to_string_lossy().into_owned();
+    let journal = sessiondb::journal::path_for(&db);
+    let mut m = SessionManager::create(&db, "/home/u/p", Some(&sessions), NewSessionOptions::default()).unwrap();
+    m.append_message(user("first")).unwrap(); // saves the session: header and entry
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 1);
+    let mut ids = Vec::new();
+    for i in 0..10 {
+        ids.push(m.append_message(user(&format!("journaled {i}"))).unwrap());
+    }
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 1, "the appends wait in the journal");
+    assert!(std::fs::metadata(&journal).unwrap().len() > 0);
+    let saved = std::fs::read(&journal).unwrap();
+    // A read through the manager settles them first.
+    assert_eq!(m.get_branch(None).unwrap().len(), 11);
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 11);
+    assert_eq!(std::fs::metadata(&journal).unwrap().len(), 0);
+
+    // The same records again, as if a crash had cut the truncation short: skipped.
+    std::fs::write(&journal, &saved).unwrap();
+    assert_eq!(sessiondb::journal::settle(&sessiondb::db::open(&db).unwrap(), &db).unwrap(), 0);
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 11);
+
+    // A batch settles on its own; the rest when the manager is dropped.
+    for i in 0..sessiondb::journal::BATCH + 5 {
+        m.append_message(user(&format!("batch {i}"))).unwrap();
+    }
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 11 + sessiondb::journal::BATCH as i64);
+    let file = m.session_file().unwrap().to_string();
+    drop(m);
+    let total = 11 + sessiondb::journal::BATCH as i64 + 5;
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), total);
+
+    // A writer that never settles (killed): the next open of the database does it, with the
+    // session's counters and the parent chain as if each append had been written directly.
+    let mut m = SessionManager::open(&db, &file, None, None).unwrap();
+    let last = m.append_message(user("left in the journal")).unwrap();
+    std::mem::forget(m);
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), total, "still journaled");
+    let conn = sessiondb::db::open(&db).unwrap();
+    let (entries, messages): (i64, i64) = conn
+        .query_row("SELECT entry_count, message_count FROM sessions WHERE path = ?1", [&file], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((entries, messages), (total + 1, total + 1));
+    let m = SessionManager::open(&db, &file, None, None).unwrap();
+    assert_eq!(m.leaf_id(), Some(last.as_str()));
+    assert_eq!(m.get_branch(None).unwrap().len() as i64, total + 1, "every append chained to the one before");
+    let text = common::run(&db, &["check"]);
+    assert_eq!(text.0, 0, "{text:?}");
 }
