@@ -82,11 +82,12 @@ pub fn find_session(conn: &Connection, id: Option<&str>, path: &Path) -> Result<
     resolve::resolve(conn, &path.to_string_lossy())
 }
 
-/// (a) open the database + resolve the session by `reference` + its projection at the last
+/// (a) take a connection (from the process's pool, as a `SessionManager` does; a cold open
+/// is [`open_only`]) + resolve the session by `reference` + its projection at the last
 /// entry. Returns the timing and the number of messages.
 pub fn open_projection(db_path: &Path, reference: &str, runs: u32) -> Result<(Timing, usize)> {
     measure(RunPlan::fast(runs), |_| {
-        let conn = db::open(db_path)?;
+        let conn = db::open_pooled(db_path)?;
         let s = resolve::resolve(&conn, reference)?;
         let (projection, _) = SessionTree::open(&conn, s.sid)?.projection(&Leaf::Last)?;
         Ok(message_count(&projection))
