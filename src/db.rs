@@ -178,11 +178,11 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.pragma_update(None, "cache_size", -65536)?; // 64 MiB
-    // Statement journals (kept to undo one multi-row statement: copies, triggers) in memory:
-    // on disk they cost a write per changed page.
+                                                     // Statement journals (kept to undo one multi-row statement: copies, triggers) in memory:
+                                                     // on disk they cost a write per changed page.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
-                                                     // Checkpoint every 32 MiB of WAL instead of 4 MiB: a checkpoint stalls the commit that runs
-                                                     // it, and fewer of them keep the append latency's tail low.
+    // Checkpoint every 32 MiB of WAL instead of 4 MiB: a checkpoint stalls the commit that runs
+    // it, and fewer of them keep the append latency's tail low.
     conn.pragma_update(None, "wal_autocheckpoint", 8192)?;
     Ok(())
 }

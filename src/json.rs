@@ -531,7 +531,7 @@ impl<'a> Parser<'a> {
         loop {
             // Fast path over ordinary bytes.
             let rest = &self.s[self.i..];
-            let n = rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+            let n = string_special(rest);
             let Some(n) = n else {
                 self.i = self.s.len();
                 return Err(self.err("unterminated string"));
@@ -573,7 +573,7 @@ impl<'a> Parser<'a> {
         let mut out: Vec<u8> = Vec::new();
         loop {
             let rest = &self.s[self.i..];
-            let n = rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+            let n = string_special(rest);
             let Some(n) = n else {
                 self.i = self.s.len();
                 return Err(self.err("unterminated string"));
@@ -754,9 +754,66 @@ pub fn js_trim(s: &str) -> &str {
     s.trim_matches(is_js_whitespace)
 }
 
+/// Position of the first byte that ends a run of plain string bytes: a quote, a backslash or
+/// a control character. Eight bytes at a time: string scanning is most of an import's parsing.
+fn string_special(s: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Bytes of `v` that are zero (exact for the lowest one, which is all that is used).
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let mut chunks = s.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(w);
+        let found = zero(w ^ (ONES * u64::from(b'"')))
+            | zero(w ^ (ONES * u64::from(b'\\')))
+            | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    chunks.remainder().iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).map(|n| at + n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn string_special_finds_the_first_quote_backslash_or_control_byte() {
+        let naive = |s: &[u8]| s.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        for len in 0..40 {
+            for _ in 0..200 {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        // Mostly plain bytes (ASCII and UTF-8 continuation), some specials.
+                        match state % 16 {
+                            0 => b'"',
+                            1 => b'\\',
+                            2 => (state >> 8) as u8 % 0x20,
+                            3 => 0x80 | (state >> 8) as u8,
+                            _ => 0x20 + (state >> 8) as u8 % 0x5f,
+                        }
+                    })
+                    .collect();
+                assert_eq!(string_special(&bytes), naive(&bytes), "{bytes:?}");
+            }
+        }
+        for b in 0..=255u8 {
+            for at in 0..17 {
+                let mut v = vec![b'a'; 17];
+                v[at] = b;
+                assert_eq!(string_special(&v), naive(&v), "byte {b} at {at}");
+            }
+        }
+    }
 
     fn rt(s: &str) -> String {
         parse(s.as_bytes()).unwrap().to_json()
