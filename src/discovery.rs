@@ -95,6 +95,9 @@ fn info_from_row(r: &SqlRow<'_>) -> rusqlite::Result<SessionInfo> {
 /// Fills in `allMessagesText`: the text joined when the session was written, plus the
 /// messages of any lines appended since.
 pub fn fill_all_text(conn: &Connection, infos: &mut [SessionInfo]) -> Result<()> {
+    // One read transaction for all the lookups: without it each one takes and drops the
+    // database's locks (four fcntl calls), a sixth of the time for a folder of 2,000 sessions.
+    let _snapshot = if conn.is_autocommit() { Some(conn.unchecked_transaction()?) } else { None };
     let sessions: i64 = conn.query_row(queries::SESSION_COUNT, [], |r| r.get(0))?;
     if infos.len() as i64 * 2 >= sessions {
         // Most sessions: one pass over the joined texts beats a lookup per session.

@@ -48,7 +48,16 @@ fn file_mib(path: &Path) -> f64 {
     (len(path.to_path_buf()) + len(wal)) as f64 / MIB
 }
 
-/// Runs the benchmark; `log` hears about each phase as it starts.
+/// Logs the peak RSS of the phase that just ended and returns the highest so far.
+fn phase_peak(peak: Option<f64>, log: &mut dyn FnMut(&str)) -> Option<f64> {
+    let now = system::peak_rss_mib();
+    if let Some(mib) = now {
+        log(&format!("  peak RSS of the phase: {mib:.0} MiB"));
+    }
+    max_peak(peak, now)
+}
+
+/// Runs the benchmark; `log` hears about each phase as it starts, and its peak RSS.
 pub fn run(opts: &BenchOptions, log: &mut dyn FnMut(&str)) -> Result<Report> {
     let work = tempfile::Builder::new()
         .prefix("sessiondb-bench-")
@@ -83,19 +92,19 @@ pub fn run(opts: &BenchOptions, log: &mut dyn FnMut(&str)) -> Result<Report> {
     let mut twin = None;
     if let Some((path, _)) = &corpus.largest {
         twin = largest_phase(path, &imp, &mut conn, opts.runs, &mut r, log)?;
-        peak = max_peak(peak, system::peak_rss_mib());
+        peak = phase_peak(peak, log);
     }
 
     log("export --all");
     system::reset_peak_rss();
     let (t, bytes) = figures::export_all(&conn, opts.heavy_runs, work)?;
     r.export_mib_per_s = round(bytes as f64 / MIB / (t.median() / 1000.0));
-    peak = max_peak(peak, system::peak_rss_mib());
+    peak = phase_peak(peak, log);
 
     log("(b)-(d): find by id, continue recent, list");
     system::reset_peak_rss();
     api_phase(&corpus, &imp.db, &conn, opts.runs, &mut r)?;
-    peak = max_peak(peak, system::peak_rss_mib());
+    peak = phase_peak(peak, log);
 
     if let Some((path, _)) = &corpus.largest {
         let source = std::path::absolute(path).map_err(|e| Error::io(path, e))?.to_string_lossy().into_owned();
@@ -104,7 +113,7 @@ pub fn run(opts: &BenchOptions, log: &mut dyn FnMut(&str)) -> Result<Report> {
         let scratch = work.join("forks");
         r.g_fork_largest_ms = round(api_figures::fork(&imp.db, &source, &scratch, opts.heavy_runs)?.median());
         r.h_branched_session_mid_ms = round(api_figures::branched_mid(&imp.db, &source, opts.heavy_runs)?.median());
-        peak = max_peak(peak, system::peak_rss_mib());
+        peak = phase_peak(peak, log);
     }
 
     log("(e) 10,000 durable appends of a 1 KiB message");
@@ -113,7 +122,7 @@ pub fn run(opts: &BenchOptions, log: &mut dyn FnMut(&str)) -> Result<Report> {
     r.e_append_us_p50 = round(api_figures::quantile(&samples, 0.5));
     r.e_append_us_p99 = round(api_figures::quantile(&samples, 0.99));
     r.e_appends_per_s = round(samples.len() as f64 / secs);
-    peak = max_peak(peak, system::peak_rss_mib());
+    peak = phase_peak(peak, log);
 
     log("search: building the index, then a rare word");
     let (secs, texts, index_peak) = api_figures::build_search_index(&mut conn)?;
@@ -130,7 +139,7 @@ pub fn run(opts: &BenchOptions, log: &mut dyn FnMut(&str)) -> Result<Report> {
     r.sync_no_change_ms = round(sf.resync_ms);
     r.sync_one_line_rescan_ms = round(sf.one_line_rescan_ms);
     r.sync_one_line_watch_ms = round(sf.one_line_watch_ms);
-    peak = max_peak(peak, system::peak_rss_mib());
+    peak = phase_peak(peak, log);
 
     r.peak_rss_mib = peak.and_then(round);
     // Last, so that its memory stays out of the other phases' peaks.
