@@ -715,17 +715,25 @@ impl SessionManager {
     /// switches to it. Returns its file path (`None` in memory).
     pub fn create_branched_session(&mut self, leaf_id: Option<&str>) -> Result<Option<String>> {
         let previous_file = self.session_file.clone();
-        let path = self.branch_path(leaf_id)?;
-        if path.is_empty() {
+        let start = leaf_id.map(str::to_owned).or_else(|| self.leaf.clone());
+        let rows = match &start {
+            Some(s) => self.tree()?.branch(Some(s))?.entries,
+            None => Vec::new(),
+        };
+        if rows.is_empty() {
             return Err(not_found(leaf_id.unwrap_or("undefined")));
         }
-        let mut kept: Vec<Object> = Vec::with_capacity(path.len());
+        // One entry parsed at a time, each stored row dropped once its line is written: a
+        // long path is held as lines, not as trees.
+        let mut lines: Vec<String> = Vec::with_capacity(rows.len());
         let mut kept_ids: Vec<String> = Vec::new();
         let mut replacement: std::collections::HashMap<String, String> = std::collections::HashMap::new();
         let mut pending: Vec<String> = Vec::new();
         let mut parent: Option<String> = None;
-        for e in &path {
-            let Value::Object(o) = &e.value else { continue };
+        let mut conversation = false;
+        for row in rows {
+            let Value::Object(mut o) = row.parse().value else { continue };
+            drop(row);
             let eid = o.get("id").and_then(Value::as_str).map(str::to_owned);
             if o.get("type").and_then(Value::as_str) == Some("label") {
                 pending.extend(eid);
@@ -734,19 +742,19 @@ impl SessionManager {
             for l in pending.drain(..) {
                 replacement.insert(l, eid.clone().unwrap_or_default());
             }
-            let mut copy = o.clone();
-            copy.set("parentId", parent.as_deref().map_or(Value::Null, build::s));
+            o.set("parentId", parent.as_deref().map_or(Value::Null, build::s));
             if o.get("type").and_then(Value::as_str) == Some("compaction") {
                 if let Some(Value::String(fk)) = o.get("firstKeptEntryId") {
                     let fk = fk.to_str().into_owned();
                     if Some(fk.as_str()) != eid.as_deref() {
                         if let Some(r) = replacement.get(&fk) {
-                            copy.set("firstKeptEntryId", build::s(r));
+                            o.set("firstKeptEntryId", build::s(r));
                         }
                     }
                 }
             }
-            kept.push(copy);
+            conversation |= is_conversation(&o);
+            lines.push(Value::Object(o).to_json());
             kept_ids.extend(eid.clone());
             parent = eid;
         }
@@ -756,8 +764,7 @@ impl SessionManager {
         let header = build::header(&id, &ts, &self.cwd, parent_session.as_deref());
         let kept_set: std::collections::HashSet<&str> = kept_ids.iter().map(String::as_str).collect();
         let mut taken: std::collections::HashSet<String> = kept_ids.iter().cloned().collect();
-        let mut label_parent = kept.last().and_then(|o| o.get("id")).and_then(Value::as_str).map(str::to_owned);
-        let mut lines: Vec<String> = kept.iter().map(|o| Value::Object(o.clone()).to_json()).collect();
+        let mut label_parent = parent;
         for (target, (label, label_ts)) in &self.labels {
             if !kept_set.contains(target.as_str()) {
                 continue;
@@ -775,7 +782,6 @@ impl SessionManager {
         let file = self.persist.then(|| {
             Path::new(&self.session_dir).join(layout::session_file_name(&ts, &id)).to_string_lossy().into_owned()
         });
-        let conversation = kept.iter().any(is_conversation);
         self.install(header, &lines, file.clone(), conversation)?;
         Ok(file)
     }
