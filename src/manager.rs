@@ -98,6 +98,15 @@ fn validate_id(id: Option<&str>) -> Result<()> {
 
 /// Inserts a session with its entry lines into `conn` in one transaction; returns its sid.
 fn write_session(conn: &mut Connection, path: &Path, header: &Object, lines: &[String]) -> Result<i64> {
+    write_session_from(conn, path, header, &mut |_, sink| lines.iter().try_for_each(|l| sink(l)))
+}
+
+/// Hands each entry line of a new session to `sink`; gets the transaction the session is
+/// being written in (to read from the same database).
+type LineSource<'a> = dyn FnMut(&Connection, &mut dyn FnMut(&str) -> Result<()>) -> Result<()> + 'a;
+
+/// Writes a new session at `path`: header, then the lines `fill` produces, in one transaction.
+fn write_session_from(conn: &mut Connection, path: &Path, header: &Object, fill: &mut LineSource<'_>) -> Result<i64> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let header_line = Value::Object(header.clone()).to_json();
     let sid = store::insert_session(
@@ -119,10 +128,10 @@ fn write_session(conn: &mut Connection, path: &Path, header: &Object, lines: &[S
         other => other,
     })?;
     let mut w = EntryWriter::new(&tx, sid)?;
-    for line in lines {
+    fill(&tx, &mut |line| {
         let obj = store::scan(line).ok_or_else(|| Error::InvalidArgument("entry is not a JSON object".into()))?;
-        w.write(&obj, line)?;
-    }
+        w.write(&obj, line)
+    })?;
     w.finish()?;
     tx.commit()?;
     Ok(sid)
@@ -714,75 +723,59 @@ impl SessionManager {
     /// label entries (re-chained), then the labels of kept entries re-emitted. The manager
     /// switches to it. Returns its file path (`None` in memory).
     pub fn create_branched_session(&mut self, leaf_id: Option<&str>) -> Result<Option<String>> {
-        let previous_file = self.session_file.clone();
+        self.settle()?;
         let start = leaf_id.map(str::to_owned).or_else(|| self.leaf.clone());
-        let rows = match &start {
-            Some(s) => self.tree()?.branch(Some(s))?.entries,
-            None => Vec::new(),
+        // The path as keys and the columns that decide where the session goes; the lines are
+        // read, edited and written one at a time, so a long path is never held in memory.
+        let (path, conversation) = {
+            let t = SessionTree::open(self.raw_db(), self.sid)?;
+            let rows = match &start {
+                Some(s) => t.branch_keys(s)?,
+                None => Vec::new(),
+            };
+            let conversation = rows.iter().any(|r| {
+                r.kind.as_deref() == Some("message") && matches!(r.role.as_deref(), Some("user" | "assistant"))
+            });
+            (rows.into_iter().map(|r| r.key).collect::<Vec<i64>>(), conversation)
         };
-        if rows.is_empty() {
+        if path.is_empty() {
             return Err(not_found(leaf_id.unwrap_or("undefined")));
-        }
-        // One entry parsed at a time, each stored row dropped once its line is written: a
-        // long path is held as lines, not as trees.
-        let mut lines: Vec<String> = Vec::with_capacity(rows.len());
-        let mut kept_ids: Vec<String> = Vec::new();
-        let mut replacement: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-        let mut pending: Vec<String> = Vec::new();
-        let mut parent: Option<String> = None;
-        let mut conversation = false;
-        for row in rows {
-            let Value::Object(mut o) = row.parse().value else { continue };
-            drop(row);
-            let eid = o.get("id").and_then(Value::as_str).map(str::to_owned);
-            if o.get("type").and_then(Value::as_str) == Some("label") {
-                pending.extend(eid);
-                continue;
-            }
-            for l in pending.drain(..) {
-                replacement.insert(l, eid.clone().unwrap_or_default());
-            }
-            o.set("parentId", parent.as_deref().map_or(Value::Null, build::s));
-            if o.get("type").and_then(Value::as_str) == Some("compaction") {
-                if let Some(Value::String(fk)) = o.get("firstKeptEntryId") {
-                    let fk = fk.to_str().into_owned();
-                    if Some(fk.as_str()) != eid.as_deref() {
-                        if let Some(r) = replacement.get(&fk) {
-                            o.set("firstKeptEntryId", build::s(r));
-                        }
-                    }
-                }
-            }
-            conversation |= is_conversation(&o);
-            lines.push(Value::Object(o).to_json());
-            kept_ids.extend(eid.clone());
-            parent = eid;
         }
         let id = ids::new_session_id();
         let ts = jstime::now_iso();
-        let parent_session = if self.persist { previous_file } else { None };
+        let parent_session = if self.persist { self.session_file.clone() } else { None };
         let header = build::header(&id, &ts, &self.cwd, parent_session.as_deref());
-        let kept_set: std::collections::HashSet<&str> = kept_ids.iter().map(String::as_str).collect();
-        let mut taken: std::collections::HashSet<String> = kept_ids.iter().cloned().collect();
-        let mut label_parent = parent;
-        for (target, (label, label_ts)) in &self.labels {
-            if !kept_set.contains(target.as_str()) {
-                continue;
-            }
-            let lid = ids::new_entry_id(|c| taken.contains(c));
-            taken.insert(lid.clone());
-            let ts_value = label_ts.clone().unwrap_or(Value::Null);
-            let mut e = build::label(&lid, label_parent.as_deref(), &ts_value, target, Some(label.clone()));
-            if label_ts.is_none() {
-                e.remove("timestamp");
-            }
-            lines.push(Value::Object(e).to_json());
-            label_parent = Some(lid);
-        }
         let file = self.persist.then(|| {
             Path::new(&self.session_dir).join(layout::session_file_name(&ts, &id)).to_string_lossy().into_owned()
         });
-        self.install(header, &lines, file.clone(), conversation)?;
+        let target = file.clone().unwrap_or_else(|| format!("<memory>/{id}"));
+        let target = Path::new(&target);
+        let (source_sid, labels) = (self.sid, &self.labels);
+        // Written now when it holds a conversation (or lives in memory), staged otherwise, as
+        // `install` does; read from wherever the current session is.
+        let sid = if self.persist && !conversation {
+            let mut stage = db::open_in_memory()?;
+            let source = self.stage.as_ref().unwrap_or(&self.conn);
+            let sid = write_session_from(&mut stage, target, &header, &mut |_, sink| {
+                branch_lines(source, source_sid, &path, labels, sink)
+            })?;
+            self.stage = Some(stage);
+            sid
+        } else if let Some(stage) = &self.stage {
+            let sid = write_session_from(&mut self.conn, target, &header, &mut |_, sink| {
+                branch_lines(stage, source_sid, &path, labels, sink)
+            })?;
+            self.stage = None;
+            sid
+        } else {
+            write_session_from(&mut self.conn, target, &header, &mut |tx, sink| {
+                branch_lines(tx, source_sid, &path, labels, sink)
+            })?
+        };
+        self.sid = sid;
+        self.session_id = id;
+        self.session_file = file.clone();
+        self.reload_index()?;
         Ok(file)
     }
 
@@ -931,6 +924,67 @@ impl SessionManager {
     pub fn session_key(&self) -> i64 {
         self.sid
     }
+}
+
+/// pi's `createBranchedSession` lines for the path `keys` (root first) of session `sid` in
+/// `src`: label entries dropped and the rest re-chained, a compaction's `firstKeptEntryId`
+/// moved off a dropped label, then the labels of kept entries (from `labels`) re-emitted.
+fn branch_lines(
+    src: &Connection,
+    sid: i64,
+    keys: &[i64],
+    labels: &IndexMap<String, (Value, Option<Value>)>,
+    sink: &mut dyn FnMut(&str) -> Result<()>,
+) -> Result<()> {
+    let t = SessionTree::open(src, sid)?;
+    let mut kept: HashSet<String> = HashSet::new();
+    let mut replacement: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    let mut pending: Vec<String> = Vec::new();
+    let mut parent: Option<String> = None;
+    for &key in keys {
+        let Some(row) = t.entry_at(key)? else { continue };
+        let Value::Object(mut o) = row.parse().value else { continue };
+        drop(row);
+        let eid = o.get("id").and_then(Value::as_str).map(str::to_owned);
+        if o.get("type").and_then(Value::as_str) == Some("label") {
+            pending.extend(eid);
+            continue;
+        }
+        for l in pending.drain(..) {
+            replacement.insert(l, eid.clone().unwrap_or_default());
+        }
+        o.set("parentId", parent.as_deref().map_or(Value::Null, build::s));
+        if o.get("type").and_then(Value::as_str) == Some("compaction") {
+            if let Some(Value::String(fk)) = o.get("firstKeptEntryId") {
+                let fk = fk.to_str().into_owned();
+                if Some(fk.as_str()) != eid.as_deref() {
+                    if let Some(r) = replacement.get(&fk) {
+                        o.set("firstKeptEntryId", build::s(r));
+                    }
+                }
+            }
+        }
+        sink(&Value::Object(o).to_json())?;
+        kept.extend(eid.clone());
+        parent = eid;
+    }
+    let mut taken = kept.clone();
+    let mut label_parent = parent;
+    for (target, (label, label_ts)) in labels {
+        if !kept.contains(target.as_str()) {
+            continue;
+        }
+        let lid = ids::new_entry_id(|c| taken.contains(c));
+        taken.insert(lid.clone());
+        let ts_value = label_ts.clone().unwrap_or(Value::Null);
+        let mut e = build::label(&lid, label_parent.as_deref(), &ts_value, target, Some(label.clone()));
+        if label_ts.is_none() {
+            e.remove("timestamp");
+        }
+        sink(&Value::Object(e).to_json())?;
+        label_parent = Some(lid);
+    }
+    Ok(())
 }
 
 /// The session recorded at an absolute path.

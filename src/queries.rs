@@ -107,6 +107,15 @@ pub const WALK_UP: &str = "WITH RECURSIVE walk(n, key, id, parent_id, type, role
     SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, compaction_key, thinking_key, model_key \
     FROM walk";
 
+/// [`WALK_UP`] without the lines: key, type and role of each entry from `?1` up, at most
+/// `?2` of them, leaf first.
+pub const WALK_UP_STEPS: &str = "WITH RECURSIVE walk(key, type, role, parent_key) AS ( \
+        SELECT key, type, role, parent_key FROM entries WHERE key = ?1 \
+        UNION ALL \
+        SELECT e.key, e.type, e.role, e.parent_key FROM walk w CROSS JOIN entries e ON e.key = w.parent_key \
+        LIMIT ?2) \
+    SELECT key, type, role FROM walk";
+
 /// Statistics of a session, its last line number and whether its tree is regular.
 pub const SESSION_STATS: &str = "SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, \
     tree_ok FROM sessions WHERE sid = ?1";

@@ -62,6 +62,17 @@ impl Row {
     }
 }
 
+/// One entry of a path, without its line.
+#[derive(Debug, Clone)]
+pub struct PathStep {
+    /// Storage key.
+    pub key: i64,
+    /// Entry type.
+    pub kind: Option<String>,
+    /// Message role.
+    pub role: Option<String>,
+}
+
 /// Where a projection or path starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Leaf {
@@ -191,6 +202,27 @@ impl<'c> SessionTree<'c> {
             Some(row) => self.path_to(&row),
             None => Ok(Path { entries: Vec::new(), cycle: None }),
         }
+    }
+
+    /// The root-first path to entry `id` (empty for an unknown id) as keys, types and roles
+    /// only: no line is read.
+    pub fn branch_keys(&self, id: &str) -> Result<Vec<PathStep>> {
+        let Some(row) = self.entry(id)? else { return Ok(Vec::new()) };
+        let limit = match (self.regular, row.depth) {
+            (true, Some(d)) => d + 1,
+            _ => self.entry_count + 1,
+        };
+        let mut st = self.conn.prepare_cached(queries::WALK_UP_STEPS)?;
+        let mut steps = st
+            .query_map(params![row.key, limit], |r| Ok(PathStep { key: r.get(0)?, kind: r.get(1)?, role: r.get(2)? }))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        // As `walk_up`: stop before the first repeated entry (a parent cycle).
+        let mut seen = HashSet::with_capacity(steps.len());
+        if let Some(pos) = steps.iter().position(|s| !seen.insert(s.key)) {
+            steps.truncate(pos);
+        }
+        steps.reverse();
+        Ok(steps)
     }
 
     /// pi's `getChildren(id)`: entries whose parent is `id`, in first-occurrence order of their ids.

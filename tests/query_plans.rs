@@ -32,6 +32,7 @@ fn hot_queries_use_indexes() {
         ("CHILDREN", q::CHILDREN, "USING INDEX entries_by_parent (session=? AND parent_id=?)"),
         ("LABEL_ENTRIES", q::LABEL_ENTRIES, "USING INDEX entries_labels"),
         ("WALK_UP", q::WALK_UP, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
+        ("WALK_UP_STEPS", q::WALK_UP_STEPS, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
         ("RELINK_PARENTS", q::RELINK_PARENTS, "USING INDEX entries_by_id (session=? AND id=?)"),
         ("DELETE_SESSION", q::DELETE_SESSION, "USING INTEGER PRIMARY KEY"),
         ("ENTRY_NODE", q::ENTRY_NODE, "USING INDEX entries_by_id (session=? AND id=?)"),

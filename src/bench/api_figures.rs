@@ -92,18 +92,19 @@ pub fn fork(db: &Path, source: &str, scratch: &Path, runs: u32) -> Result<Timing
     .0)
 }
 
-/// (h) createBranchedSession at the middle of the session's active path (opened untimed).
+/// (h) createBranchedSession at the middle of the session's active path (opened untimed;
+/// the middle found from keys alone, so that finding it does not inflate the phase's peak).
 pub fn branched_mid(db: &Path, source: &str, runs: u32) -> Result<Timing> {
-    let probe = SessionManager::open(db, source, None, None)?;
-    let path = probe.get_branch(None)?;
-    let mid = path
-        .get(path.len() / 2)
-        .and_then(|e| e.as_object())
-        .and_then(|o| o.get("id"))
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .ok_or_else(|| Error::InvalidArgument("largest session has no path".into()))?;
-    drop(probe);
+    let no_path = || Error::InvalidArgument("largest session has no path".into());
+    let mid = {
+        let conn = crate::db::open_pooled(db)?;
+        let sid: i64 = conn.query_row(crate::queries::SESSION_REF_BY_PATH, [source], |r| r.get(0))?;
+        let t = crate::tree::SessionTree::open(&conn, sid)?;
+        let leaf = t.last_entry()?.and_then(|r| r.id).ok_or_else(no_path)?;
+        let steps = t.branch_keys(&leaf)?;
+        let key = steps.get(steps.len() / 2).map(|s| s.key).ok_or_else(no_path)?;
+        t.entry_at(key)?.and_then(|r| r.id).ok_or_else(no_path)?
+    };
     Ok(measure_with(
         RunPlan::heavy(runs),
         |_| SessionManager::open(db, source, None, None),
