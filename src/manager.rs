@@ -348,10 +348,10 @@ impl SessionManager {
         )?;
         let (lo, hi) = store::key_range(source_sid);
         for copy in [queries::COPY_ENTRIES, queries::COPY_TEXTS, queries::COPY_USAGE] {
-            tx.execute(copy, params![lo, new_sid << 32, new_sid, lo, hi])?;
+            tx.prepare_cached(copy)?.execute(params![lo, new_sid << 32, new_sid, lo, hi])?;
         }
-        tx.execute(queries::COPY_SESSION_STATS, params![new_sid, source_sid])?;
-        tx.execute(queries::COPY_LIST_TEXT, params![new_sid, source_sid])?;
+        tx.prepare_cached(queries::COPY_SESSION_STATS)?.execute(params![new_sid, source_sid])?;
+        tx.prepare_cached(queries::COPY_LIST_TEXT)?.execute(params![new_sid, source_sid])?;
         tx.commit()?;
         let mut m = SessionManager::blank(conn, Some(db_path), target, dir);
         m.load(new_sid, file)?;
