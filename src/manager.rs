@@ -25,6 +25,9 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+/// Lines a fork copies per statement.
+const FORK_SLICE: usize = 1024;
+
 /// Options for a new session (`create`, `forkFrom`, `inMemory`).
 #[derive(Debug, Clone, Default)]
 pub struct NewSessionOptions {
@@ -346,9 +349,15 @@ impl SessionManager {
                 written_ns: store::now_ns(),
             },
         )?;
-        let (lo, hi) = store::key_range(source_sid);
-        for copy in [queries::COPY_ENTRIES, queries::COPY_TEXTS, queries::COPY_USAGE] {
-            tx.prepare_cached(copy)?.execute(params![lo, new_sid << 32, new_sid, lo, hi])?;
+        let (lo, _) = store::key_range(source_sid);
+        let (_, last_seq, _) = store::load_stats(&tx, source_sid)?;
+        // In slices of lines: a copy within one table goes through a temporary table of the
+        // rows it reads, which must stay small whatever the session's length.
+        for first in (0..=last_seq).step_by(FORK_SLICE) {
+            let (from, to) = (lo + first, lo + (first + FORK_SLICE as i64 - 1).min(last_seq));
+            for copy in [queries::COPY_ENTRIES, queries::COPY_TEXTS, queries::COPY_USAGE] {
+                tx.prepare_cached(copy)?.execute(params![lo, new_sid << 32, new_sid, from, to])?;
+            }
         }
         tx.prepare_cached(queries::COPY_SESSION_STATS)?.execute(params![new_sid, source_sid])?;
         tx.prepare_cached(queries::COPY_LIST_TEXT)?.execute(params![new_sid, source_sid])?;

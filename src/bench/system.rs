@@ -22,11 +22,28 @@ pub fn rss_mib() -> Option<f64> {
     status_kib("VmRSS:").map(|k| k / 1024.0)
 }
 
-/// Resets the peak (VmHWM) to the current RSS by writing `5` to `/proc/self/clear_refs`.
-/// Returns false where that is not allowed: the peak then covers the whole process.
+/// Resets the peak (VmHWM) to the current RSS by writing `5` to `/proc/self/clear_refs`,
+/// after handing memory the allocator keeps but nothing uses back to the system (as bench-pi
+/// runs Node's GC between figures), so that a phase's peak is its own. Returns false where
+/// the reset is not allowed: the peak then covers the whole process.
 pub fn reset_peak_rss() -> bool {
+    release_free_memory();
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn release_free_memory() {
+    extern "C" {
+        fn malloc_trim(pad: usize) -> std::os::raw::c_int;
+    }
+    // SAFETY: glibc's malloc_trim only returns free heap pages to the kernel.
+    unsafe {
+        malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn release_free_memory() {}
 
 /// The higher of two peaks, either of which may be unknown.
 pub fn max_peak(a: Option<f64>, b: Option<f64>) -> Option<f64> {
