@@ -111,13 +111,13 @@ pub fn fill_all_text(conn: &Connection, infos: &mut [SessionInfo]) -> Result<()>
             }
         }
         for (info, c) in infos.iter_mut().zip(cached) {
-            info.all_messages_text = complete_text(conn, info, c)?;
+            info.all_messages_text = complete_text(conn, info.sid, info.last_seq, c)?;
         }
     } else {
         let mut st = conn.prepare_cached(queries::LIST_TEXT_CACHED)?;
         for info in infos {
             let c = st.query_row([info.sid], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))).optional()?;
-            info.all_messages_text = complete_text(conn, info, c)?;
+            info.all_messages_text = complete_text(conn, info.sid, info.last_seq, c)?;
         }
     }
     Ok(())
@@ -125,13 +125,13 @@ pub fn fill_all_text(conn: &Connection, infos: &mut [SessionInfo]) -> Result<()>
 
 /// The session's `allMessagesText` from its joined text (exact up to a line), reading the
 /// messages of later lines.
-fn complete_text(conn: &Connection, info: &SessionInfo, cached: Option<(i64, String)>) -> Result<String> {
+fn complete_text(conn: &Connection, sid: i64, last_seq: i64, cached: Option<(i64, String)>) -> Result<String> {
     let (upto, text) = cached.unwrap_or((0, String::new()));
-    if upto >= info.last_seq {
+    if upto >= last_seq {
         return Ok(text);
     }
-    let (_, hi) = store::key_range(info.sid);
-    append_texts(conn, store::entry_key(info.sid, upto + 1), hi, text)
+    let (_, hi) = store::key_range(sid);
+    append_texts(conn, store::entry_key(sid, upto + 1), hi, text)
 }
 
 /// Folds the messages of lines appended since into the joined `allMessagesText` of every
@@ -141,11 +141,9 @@ pub fn refresh_list_texts(conn: &mut Connection) -> Result<usize> {
     let stale: Vec<i64> =
         tx.prepare(queries::STALE_LIST_TEXTS)?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     for &sid in &stale {
-        let (upto, text): (i64, String) =
-            tx.query_row(queries::LIST_TEXT_CACHED, [sid], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let cached: (i64, String) = tx.query_row(queries::LIST_TEXT_CACHED, [sid], |r| Ok((r.get(0)?, r.get(1)?)))?;
         let last_seq: i64 = tx.query_row(queries::SESSION_LAST_SEQ, [sid], |r| r.get(0))?;
-        let (_, hi) = store::key_range(sid);
-        let text = append_texts(&tx, store::entry_key(sid, upto + 1), hi, text)?;
+        let text = complete_text(&tx, sid, last_seq, Some(cached))?;
         if text.len() < store::LIST_TEXT_MAX {
             tx.execute(queries::SAVE_LIST_TEXT, params![sid, last_seq, text])?;
         } else {

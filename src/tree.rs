@@ -172,23 +172,23 @@ impl<'c> SessionTree<'c> {
     pub fn walk_up(&self, key: i64, stop: Option<i64>, limit: i64) -> Result<Path> {
         // Rows come leaf first, in the order the CTE produced them.
         let mut rows = self.rows(queries::WALK_UP, params![key, stop, limit])?;
-        let mut seen = HashSet::with_capacity(rows.len());
-        let mut cycle = None;
-        if let Some(pos) = rows.iter().position(|r| !seen.insert(r.key)) {
-            cycle = Some(rows[pos].id.clone().unwrap_or_default());
-            rows.truncate(pos);
-        }
+        let cycle = cut_at_repeat(&mut rows, |r| r.key).map(|r| r.id.clone().unwrap_or_default());
         rows.reverse();
         Ok(Path { entries: rows, cycle })
     }
 
-    /// The whole root-first path ending at `row`.
-    pub fn path_to(&self, row: &Row) -> Result<Path> {
-        let limit = match (self.regular, row.depth) {
+    /// How many rows a walk from `row` to the root can take: its depth when the tree is
+    /// regular, else every entry (a walk stops at a repeat anyway).
+    fn path_limit(&self, row: &Row) -> i64 {
+        match (self.regular, row.depth) {
             (true, Some(d)) => d + 1,
             _ => self.entry_count + 1,
-        };
-        self.walk_up(row.key, None, limit)
+        }
+    }
+
+    /// The whole root-first path ending at `row`.
+    pub fn path_to(&self, row: &Row) -> Result<Path> {
+        self.walk_up(row.key, None, self.path_limit(row))
     }
 
     /// pi's `getBranch(fromId)`: the path from the root to `from` (default: the last entry);
@@ -208,19 +208,13 @@ impl<'c> SessionTree<'c> {
     /// only: no line is read.
     pub fn branch_keys(&self, id: &str) -> Result<Vec<PathStep>> {
         let Some(row) = self.entry(id)? else { return Ok(Vec::new()) };
-        let limit = match (self.regular, row.depth) {
-            (true, Some(d)) => d + 1,
-            _ => self.entry_count + 1,
-        };
         let mut st = self.conn.prepare_cached(queries::WALK_UP_STEPS)?;
         let mut steps = st
-            .query_map(params![row.key, limit], |r| Ok(PathStep { key: r.get(0)?, kind: r.get(1)?, role: r.get(2)? }))?
+            .query_map(params![row.key, self.path_limit(&row)], |r| {
+                Ok(PathStep { key: r.get(0)?, kind: r.get(1)?, role: r.get(2)? })
+            })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        // As `walk_up`: stop before the first repeated entry (a parent cycle).
-        let mut seen = HashSet::with_capacity(steps.len());
-        if let Some(pos) = steps.iter().position(|s| !seen.insert(s.key)) {
-            steps.truncate(pos);
-        }
+        cut_at_repeat(&mut steps, |s| s.key);
         steps.reverse();
         Ok(steps)
     }
@@ -464,6 +458,15 @@ pub struct Context {
     pub settings: Settings,
     /// The repeated entry's id when the path was cut at a parent cycle.
     pub cycle: Option<String>,
+}
+
+/// Truncates a leaf-first walk before its first repeated entry (a parent cycle) and returns
+/// that entry, if any.
+fn cut_at_repeat<T>(walk: &mut Vec<T>, key: impl Fn(&T) -> i64) -> Option<T> {
+    let mut seen = HashSet::with_capacity(walk.len());
+    let pos = walk.iter().position(|x| !seen.insert(key(x)))?;
+    walk.truncate(pos + 1);
+    walk.pop()
 }
 
 /// Sorts node indexes by entry time the way V8's `Array.prototype.sort` does with pi's
