@@ -177,9 +177,11 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
-    conn.pragma_update(None, "cache_size", -65536)?; // 64 MiB
-                                                     // Statement journals (kept to undo one multi-row statement: copies, triggers) in memory:
-                                                     // on disk they cost a write per changed page.
+    // 16 MiB of page cache per connection: larger caches gained nothing measurable, and the
+    // pool keeps connections (and their caches) alive between calls.
+    conn.pragma_update(None, "cache_size", -16384)?;
+    // Statement journals (kept to undo one multi-row statement: copies, triggers) in memory:
+    // on disk they cost a write per changed page.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     // Checkpoint every 32 MiB of WAL instead of 4 MiB: a checkpoint stalls the commit that runs
     // it, and fewer of them keep the append latency's tail low.
