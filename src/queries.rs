@@ -40,7 +40,7 @@ pub const RELINK_PARENTS: &str = "UPDATE entries SET parent_key = ( \
 pub const MARK_TREE_IRREGULAR: &str = "UPDATE sessions SET tree_ok = 0 WHERE sid = ?1";
 
 /// A session's entry lines in file order: one range of the table b-tree.
-pub const ENTRY_BODIES: &str = "SELECT body FROM entries WHERE key BETWEEN ?1 AND ?2 ORDER BY key";
+pub const ENTRY_BODIES: &str = "SELECT body FROM entry_lines WHERE key BETWEEN ?1 AND ?2 ORDER BY key";
 
 /// Header line and storage fields of a session.
 pub const SESSION_HEADER: &str = "SELECT header, path, rel_path, cwd, id, created FROM sessions WHERE sid = ?1";
@@ -64,31 +64,31 @@ pub const SESSION_TREE_STATE: &str = "SELECT tree_ok, entry_count FROM sessions 
 
 /// The last entry of a session (keys `?1..=?2`), header lines excluded.
 pub const LAST_ENTRY: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
-    compaction_key, thinking_key, model_key FROM entries \
+    compaction_key, thinking_key, model_key FROM entry_lines \
     WHERE key BETWEEN ?1 AND ?2 AND type IS NOT 'session' ORDER BY key DESC LIMIT 1";
 
 /// The entry with id `?2` in session `?1`: the later line wins for a repeated id.
 pub const ENTRY_BY_ID: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
-    compaction_key, thinking_key, model_key FROM entries \
+    compaction_key, thinking_key, model_key FROM entry_lines \
     WHERE session = ?1 AND id = ?2 AND type IS NOT 'session' ORDER BY key DESC LIMIT 1";
 
 /// The entry stored under a key.
 pub const ENTRY_BY_KEY: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
-    compaction_key, thinking_key, model_key FROM entries WHERE key = ?1";
+    compaction_key, thinking_key, model_key FROM entry_lines WHERE key = ?1";
 
 /// Every entry of a session (keys `?1..=?2`) in file order, header lines excluded.
 pub const ALL_ENTRIES: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
-    compaction_key, thinking_key, model_key FROM entries \
+    compaction_key, thinking_key, model_key FROM entry_lines \
     WHERE key BETWEEN ?1 AND ?2 AND type IS NOT 'session' ORDER BY key";
 
 /// Label lines of a session (keys `?1..=?2`) in file order, through the partial label index.
 pub const LABEL_ENTRIES: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
-    compaction_key, thinking_key, model_key FROM entries \
+    compaction_key, thinking_key, model_key FROM entry_lines \
     WHERE key BETWEEN ?1 AND ?2 AND type = 'label' ORDER BY key";
 
 /// Children of entry `?2` in session `?1` (regular trees), in file order.
 pub const CHILDREN: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
-    compaction_key, thinking_key, model_key FROM entries \
+    compaction_key, thinking_key, model_key FROM entry_lines \
     WHERE session = ?1 AND parent_id = ?2 AND type IS NOT 'session' ORDER BY key";
 
 /// Walks from entry `?1` to its root through `parent_key`, one primary-key lookup per step
@@ -97,11 +97,11 @@ pub const CHILDREN: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, 
 pub const WALK_UP: &str = "WITH RECURSIVE walk(n, key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
         compaction_key, thinking_key, model_key) AS ( \
         SELECT 0, key, id, parent_id, type, role, ts_ms, body, parent_key, depth, compaction_key, thinking_key, \
-            model_key FROM entries WHERE key = ?1 \
+            model_key FROM entry_lines WHERE key = ?1 \
         UNION ALL \
         SELECT w.n + 1, e.key, e.id, e.parent_id, e.type, e.role, e.ts_ms, e.body, e.parent_key, e.depth, \
             e.compaction_key, e.thinking_key, e.model_key \
-        FROM walk w CROSS JOIN entries e ON e.key = w.parent_key \
+        FROM walk w CROSS JOIN entry_lines e ON e.key = w.parent_key \
         WHERE w.key IS NOT ?2 \
         LIMIT ?3) \
     SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, compaction_key, thinking_key, model_key \
@@ -131,11 +131,12 @@ pub const SESSIONS_IN_DIR_BY_RECENCY: &str =
 pub const SESSIONS_WITH_ID_IN_DIR: &str = "SELECT path, cwd FROM sessions WHERE id = ?1 AND dir = ?2 ORDER BY sid";
 
 /// Copies the entry lines of a session (keys `?4..=?5`, base `?1`) to session `?3` (base
-/// `?2`), header lines left out: keys and key-valued derived columns move by the base shift.
+/// `?2`), header lines left out: keys and key-valued derived columns move by the base shift;
+/// the lines themselves are shared (see `entry_lines`), not copied.
 pub const COPY_ENTRIES: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, body, \
-        parent_key, depth, compaction_key, thinking_key, model_key) \
-    SELECT key - ?1 + ?2, ?3, seq, id, parent_id, type, ts, ts_ms, role, body, parent_key - ?1 + ?2, depth, \
-        compaction_key - ?1 + ?2, thinking_key - ?1 + ?2, model_key - ?1 + ?2 \
+        body_key, parent_key, depth, compaction_key, thinking_key, model_key) \
+    SELECT key - ?1 + ?2, ?3, seq, id, parent_id, type, ts, ts_ms, role, '', coalesce(body_key, key), \
+        parent_key - ?1 + ?2, depth, compaction_key - ?1 + ?2, thinking_key - ?1 + ?2, model_key - ?1 + ?2 \
     FROM entries WHERE key BETWEEN ?4 AND ?5 AND type IS NOT 'session'";
 
 /// Gives session `?1` the statistics of session `?2` (a copy of all its entries).
@@ -225,7 +226,7 @@ pub const INSERT_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, t
     cache_read, cache_write, total, cost) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
 
 /// Every stored entry line (for rebuilding derived tables).
-pub const ALL_ENTRY_BODIES: &str = "SELECT key, session, body FROM entries ORDER BY key";
+pub const ALL_ENTRY_BODIES: &str = "SELECT key, session, body FROM entry_lines ORDER BY key";
 
 /// Work left by a migration.
 pub const PENDING_MAINTENANCE: &str = "SELECT task FROM maintenance";
@@ -248,7 +249,7 @@ pub const FTS_PENDING_COUNT: &str = "SELECT count(*) FROM fts_pending";
 
 /// The next `?1` queued entries with their lines, to index.
 pub const FTS_PENDING_BATCH: &str = "SELECT p.key, e.body FROM (SELECT key FROM fts_pending ORDER BY key LIMIT ?1) p \
-    JOIN entries e ON e.key = p.key";
+    JOIN entry_lines e ON e.key = p.key";
 
 /// Adds one entry's text to the index.
 pub const FTS_INSERT: &str = "INSERT INTO texts_fts(rowid, text) VALUES (?1, ?2)";
@@ -263,7 +264,7 @@ pub const SEARCH: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, e.b
     FROM (SELECT rowid, rank FROM texts_fts WHERE texts_fts MATCH ?1) f \
     JOIN texts t ON t.key = f.rowid \
     JOIN sessions s ON s.sid = t.session \
-    JOIN entries e ON e.key = t.key \
+    JOIN entry_lines e ON e.key = t.key \
     WHERE (?2 IS NULL OR s.cwd = ?2) AND (?3 IS NULL OR t.role = ?3) AND (?4 IS NULL OR t.ts_ms >= ?4) \
     ORDER BY f.rank LIMIT ?5";
 
@@ -272,7 +273,7 @@ pub const SEARCH: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, e.b
 pub const SEARCH_SHORT: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, e.body, 0.0 \
     FROM texts t \
     JOIN sessions s ON s.sid = t.session \
-    JOIN entries e ON e.key = t.key \
+    JOIN entry_lines e ON e.key = t.key \
     WHERE e.body LIKE ?1 ESCAPE '\\' AND (?2 IS NULL OR s.cwd = ?2) AND (?3 IS NULL OR t.role = ?3) \
         AND (?4 IS NULL OR t.ts_ms >= ?4) \
     ORDER BY t.ts_ms DESC LIMIT ?5 * 4";
@@ -336,4 +337,4 @@ pub const CHECK_SESSION: &str =
 /// entries whose targets it checks.
 pub const CHECK_ENTRIES: &str = "SELECT seq, id, parent_id, type, \
         CASE WHEN type IN ('label', 'context_edit', 'compaction') THEN body END \
-    FROM entries WHERE key BETWEEN ?1 AND ?2 ORDER BY key";
+    FROM entry_lines WHERE key BETWEEN ?1 AND ?2 ORDER BY key";

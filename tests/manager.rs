@@ -196,6 +196,74 @@ fn fork_from_copies_every_entry_into_another_cwd() {
     assert!(err.to_string().starts_with("Cannot fork: source session file is empty or invalid: "), "{err}");
 }
 
+#[test]
+fn forks_share_lines_and_keep_them_when_the_source_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db.sqlite");
+    let _env = ENV.lock().unwrap_or_else(|e| e.into_inner());
+    std::env::set_var("PI_CODING_AGENT_DIR", dir.path().join("agent"));
+    let (file, _) = common::golden("x-labels.jsonl");
+    let source = file.to_str().unwrap();
+    let a = SessionManager::fork_from(&db, source, "/srv/a", None, NewSessionOptions::default()).unwrap();
+    let a_file = a.session_file().unwrap().to_string();
+    let b = SessionManager::fork_from(&db, &a_file, "/srv/b", None, NewSessionOptions::default()).unwrap();
+    let b_file = b.session_file().unwrap().to_string();
+    drop((a, b));
+    let conn = sessiondb::db::open(&db).unwrap();
+    let sid = |path: &str| -> i64 {
+        conn.query_row("SELECT sid FROM sessions WHERE path = ?1", [path], |r| r.get(0)).unwrap()
+    };
+    let (src, fa, fb) = (sid(source), sid(&a_file), sid(&b_file));
+    // (rows, rows holding their own line, rows sharing a line of the source itself)
+    let sharing = |s: i64| -> (i64, i64, i64) {
+        conn.query_row(
+            "SELECT count(*), count(*) FILTER (WHERE body_key IS NULL AND body <> ''), \
+             count(*) FILTER (WHERE body_key >> 32 = ?2) FROM entries WHERE session = ?1",
+            [s, src],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap()
+    };
+    // Lines typed "session" (a second header) are not copied.
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM entries WHERE session = ?1 AND type IS NOT 'session'", [src], |r| r.get(0))
+        .unwrap();
+    assert!(n > 5);
+    // Both forks point at the lines of the source (a fork of a fork too: no chains).
+    assert_eq!(sharing(fa), (n, 0, n));
+    assert_eq!(sharing(fb), (n, 0, n));
+    let export = |s: i64| {
+        let mut out = Vec::new();
+        sessiondb::export::write_session(&conn, s, &mut out).unwrap();
+        out
+    };
+    let (before_a, before_b) = (export(fa), export(fb));
+    let source_text = std::fs::read(&file).unwrap();
+    let body = |bytes: &[u8]| bytes.splitn(2, |&c| c == b'\n').nth(1).unwrap().to_vec();
+    assert_eq!(body(&before_a), body(&source_text), "a fork's lines are the source's, byte for byte");
+    // What `check` finds in the forks (the fixture has a label aimed at no entry) stays the same.
+    let fork_problems = || {
+        let (_, out, _) = common::run(&db, &["check", "--json"]);
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let mut kinds: Vec<String> = report["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["sessionPath"] != source)
+            .map(|p| format!("{} {}", p["sessionPath"], p["kind"]))
+            .collect();
+        kinds.sort();
+        kinds
+    };
+    let problems = fork_problems();
+    // Removing the source (as `sync --prune` or a re-import does) gives the forks their lines.
+    conn.execute(sessiondb::queries::DELETE_SESSION, [src]).unwrap();
+    assert_eq!(sharing(fa), (n, n, 0));
+    assert_eq!(sharing(fb), (n, n, 0));
+    assert_eq!((export(fa), export(fb)), (before_a, before_b));
+    assert_eq!(fork_problems(), problems);
+}
+
 fn rpc_process(db: &std::path::Path, agent: &std::path::Path) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_sessiondb"))
         .args(["--db", db.to_str().unwrap(), "rpc"])

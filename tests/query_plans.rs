@@ -82,6 +82,16 @@ fn hot_queries_use_indexes() {
     // Deleting a session drops its joined list text by primary key.
     let p = plan(&conn, "DELETE FROM list_texts WHERE sid = 1");
     assert!(p.contains("USING INTEGER PRIMARY KEY"), "{p}");
+    // Lines read through `entry_lines` come from the copy's source row by key.
+    let p = plan(&conn, q::ENTRY_BODIES);
+    assert!(p.contains("SEARCH o USING INTEGER PRIMARY KEY (rowid=?)"), "{p}");
+    // Before a session goes, the trigger finds the copies of its lines by the shared-line index.
+    let trigger: String = conn
+        .query_row("SELECT sql FROM sqlite_schema WHERE name = 'sessions_keep_shared_lines'", [], |r| r.get(0))
+        .unwrap();
+    let update = trigger.split_once("BEGIN").unwrap().1.rsplit_once("END").unwrap().0.trim().trim_end_matches(';');
+    let p = plan(&conn, &update.replace("old.sid", "1"));
+    assert!(p.contains("USING INDEX entries_shared (body_key>? AND body_key<?)"), "{p}");
     // The cascade that deletes a session's entries finds them by index too.
     let p = plan(&conn, "DELETE FROM entries WHERE session = 1");
     assert!(p.contains("INDEX entries_by_") && p.contains("(session=?)"), "{p}");

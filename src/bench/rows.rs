@@ -16,7 +16,7 @@ pub fn count_entry_rows<T>(conn: &mut Connection, f: impl FnOnce(&Connection) ->
         TraceEventCodes::SQLITE_TRACE_ROW,
         Some(move |event: TraceEvent<'_>| {
             if let TraceEvent::Row(stmt) = event {
-                if stmt.sql().contains("entries") {
+                if stmt.sql().contains("entries") || stmt.sql().contains("entry_lines") {
                     seen.fetch_add(1, Ordering::Relaxed);
                 }
             }
