@@ -50,6 +50,8 @@ pub enum Kind {
     LabelTarget,
     /// A context edit's `targetId` names no entry.
     ContextEditTarget,
+    /// A fork's row shares a line with a row that is missing or itself a copy.
+    SharedLine,
 }
 
 impl Kind {
@@ -69,6 +71,7 @@ impl Kind {
             Kind::CompactionFirstKept => "compaction-first-kept",
             Kind::LabelTarget => "label-target",
             Kind::ContextEditTarget => "context-edit-target",
+            Kind::SharedLine => "shared-line",
         }
     }
 }
@@ -126,7 +129,8 @@ fn is_corruption(e: &crate::Error) -> bool {
     )
 }
 
-/// Runs SQLite's `integrity_check` and `foreign_key_check`. A file too damaged for them to
+/// Runs SQLite's `integrity_check` and `foreign_key_check`, and checks that forks' shared
+/// lines are there. A file too damaged for them to
 /// finish is reported as an integrity problem, not an error.
 pub fn check_database(conn: &Connection) -> Result<Vec<Finding>> {
     let mut out = Vec::new();
@@ -148,6 +152,13 @@ pub fn check_database(conn: &Connection) -> Result<Vec<Finding>> {
     }) {
         out.push(db_finding(Kind::ForeignKey, format!("the foreign-key check stopped: {e}")));
     }
+    pragma_rows(conn, queries::CHECK_SHARED_LINES, &mut out, |r| {
+        let (key, from): (i64, i64) = (r.get(0)?, r.get(1)?);
+        Ok(Some(db_finding(
+            Kind::SharedLine,
+            format!("entry row {key} takes its line from row {from}, which is missing or itself a copy"),
+        )))
+    })?;
     Ok(out)
 }
 

@@ -326,6 +326,11 @@ pub const INTEGRITY_CHECK: &str = "PRAGMA integrity_check(100)";
 /// Rows whose foreign key points at a missing row.
 pub const FOREIGN_KEY_CHECK: &str = "PRAGMA foreign_key_check";
 
+/// Copies whose line is not where they point (by the index of copies only).
+pub const CHECK_SHARED_LINES: &str = "SELECT c.key, c.body_key FROM entries c \
+    LEFT JOIN entries o ON o.key = c.body_key \
+    WHERE c.body_key IS NOT NULL AND (o.key IS NULL OR o.body_key IS NOT NULL) ORDER BY c.body_key";
+
 /// Every session with what `check` compares its lines against.
 pub const CHECK_SESSIONS: &str = "SELECT sid, id, path, cwd, entry_count, last_seq, tree_ok FROM sessions ORDER BY sid";
 

@@ -262,6 +262,12 @@ fn forks_share_lines_and_keep_them_when_the_source_goes() {
     assert_eq!(sharing(fb), (n, n, 0));
     assert_eq!((export(fa), export(fb)), (before_a, before_b));
     assert_eq!(fork_problems(), problems);
+    // A copy pointing at a line that is not there is a finding.
+    let (lo, hi) = sessiondb::store::key_range(fb);
+    conn.execute("UPDATE entries SET body = '', body_key = ?1 WHERE key = ?2", [hi, lo + 1]).unwrap();
+    let (code, out, _) = common::run(&db, &["check", "--json"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("\"shared-line\""), "{out}");
 }
 
 fn rpc_process(db: &std::path::Path, agent: &std::path::Path) -> std::process::Child {

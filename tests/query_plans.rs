@@ -56,6 +56,7 @@ fn hot_queries_use_indexes() {
         ("FTS_PENDING_BATCH", q::FTS_PENDING_BATCH, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
         ("CHECK_ENTRIES", q::CHECK_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
         ("CHECK_SESSION", q::CHECK_SESSION, "USING INTEGER PRIMARY KEY"),
+        ("CHECK_SHARED_LINES", q::CHECK_SHARED_LINES, "USING COVERING INDEX entries_shared"),
     ];
     for (name, sql, must) in cases {
         let p = plan(&conn, sql);
