@@ -170,10 +170,21 @@ fn create_private(path: &Path) -> Result<()> {
     }
 }
 
+/// Page size of new databases.
+const PAGE_SIZE: i64 = 8192;
+
+/// WAL size at which a commit checkpoints.
+const WAL_CHECKPOINT_BYTES: i64 = 32 << 20;
+
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // WAL: readers never block the writer. synchronous=NORMAL: a commit survives a process
     // crash (the WAL is written before commit returns); only power loss may drop the last ones.
+    // A new database gets 8 KiB pages (an existing one keeps its own): each page written costs
+    // system calls (a WAL frame, then a checkpoint copy), and entry lines average a few KiB.
+    // Measured: importing the 266 MB session 7-9 s with 4 KiB pages, 5 s with 8 KiB; larger
+    // pages slow small sessions' index inserts down.
+    conn.pragma_update(None, "page_size", PAGE_SIZE)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
@@ -185,7 +196,8 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     // Checkpoint every 32 MiB of WAL instead of 4 MiB: a checkpoint stalls the commit that runs
     // it, and fewer of them keep the append latency's tail low.
-    conn.pragma_update(None, "wal_autocheckpoint", 8192)?;
+    let page_size: i64 = conn.pragma_query_value(None, "page_size", |r| r.get(0))?;
+    conn.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_BYTES / page_size.max(512))?;
     Ok(())
 }
 
