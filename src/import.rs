@@ -1,4 +1,5 @@
-//! Importing pi session files (SPEC 1, 7): one transaction per file, lines stored verbatim,
+//! Importing pi session files (SPEC 1, 7): each file whole or not at all (a savepoint per
+//! file, several files per transaction), lines stored verbatim,
 //! old versions migrated exactly as pi rewrites them.
 
 use crate::error::{Error, Result};
@@ -8,7 +9,7 @@ use crate::migrate;
 use crate::queries;
 use crate::stats::SessionStats;
 use crate::store::{self, EntryWriter, NewSession};
-use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -206,7 +207,17 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-/// Imports every target, calling `progress` after each file.
+/// Files imported by [`import_targets`] share a transaction until it holds this many bytes
+/// of them: pages that several small sessions touch (index leaves, the sessions table) are
+/// then written once per batch instead of once per file.
+pub const BATCH_BYTES: u64 = 32 << 20;
+
+/// At most this many files share one transaction.
+pub const BATCH_FILES: usize = 512;
+
+/// Imports every target, calling `progress` after each file. Files are written in batches
+/// (one transaction of several whole files, each under its own savepoint): a failed file
+/// leaves nothing behind and does not undo the others; a crash loses whole files only.
 pub fn import_targets(
     conn: &mut Connection,
     targets: &[ImportTarget],
@@ -214,19 +225,80 @@ pub fn import_targets(
     mut progress: impl FnMut(&FileReport),
 ) -> ImportSummary {
     let mut summary = ImportSummary::default();
-    for t in targets {
-        let report = import_file(conn, &t.path, Some(&t.rel_path), opts);
-        progress(&report);
-        summary.add(report);
+    let mut rest = targets;
+    while !rest.is_empty() {
+        let (batch, taken) = import_batch(conn, rest, opts);
+        // A batch that could not be committed (a full disk) is done again file by file, so
+        // that every file that fits is kept.
+        let reports = batch.unwrap_or_else(|| {
+            rest[..taken].iter().map(|t| import_file(conn, &t.path, Some(&t.rel_path), opts)).collect()
+        });
+        rest = &rest[taken..];
+        for r in reports {
+            progress(&r);
+            summary.add(r);
+        }
     }
     summary
 }
 
-/// Imports one file. Failures are reported, never raised: one bad file does not stop others.
+/// Imports targets from the front of `targets` in one transaction, up to [`BATCH_BYTES`] or
+/// [`BATCH_FILES`]; returns their reports (`None` when the transaction could not be committed)
+/// and how many targets it took.
+fn import_batch(
+    conn: &mut Connection,
+    targets: &[ImportTarget],
+    opts: ImportOptions,
+) -> (Option<Vec<FileReport>>, usize) {
+    let Ok(tx) = conn.transaction_with_behavior(TransactionBehavior::Immediate) else { return (None, 1) };
+    let (mut reports, mut bytes) = (Vec::new(), 0u64);
+    for t in targets.iter().take(BATCH_FILES) {
+        let r = import_file_in(&tx, &t.path, Some(&t.rel_path), opts);
+        if r.status != FileStatus::Unchanged {
+            bytes += std::fs::metadata(&t.path).map_or(0, |m| m.len());
+        }
+        reports.push(r);
+        if tx.is_autocommit() {
+            // SQLite rolled the whole transaction back (a full disk, an I/O error).
+            return (None, reports.len());
+        }
+        if bytes >= BATCH_BYTES {
+            break;
+        }
+    }
+    let taken = reports.len();
+    (tx.commit().is_ok().then_some(reports), taken)
+}
+
+/// Imports one file in its own transaction. Failures are reported, never raised: one bad
+/// file does not stop others.
 pub fn import_file(conn: &mut Connection, path: &Path, rel_path: Option<&str>, opts: ImportOptions) -> FileReport {
+    let failed = |e: rusqlite::Error| {
+        FileReport::failed(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()), Error::from(e).to_string())
+    };
+    let tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+        Ok(tx) => tx,
+        Err(e) => return failed(e),
+    };
+    let r = import_file_in(&tx, path, rel_path, opts);
+    match tx.commit() {
+        Ok(()) => r,
+        Err(e) => failed(e),
+    }
+}
+
+/// Imports one file inside the open transaction `tx`, under a savepoint: a file that fails
+/// leaves nothing behind.
+fn import_file_in(tx: &Connection, path: &Path, rel_path: Option<&str>, opts: ImportOptions) -> FileReport {
     let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let rel = rel_path.map(str::to_owned).unwrap_or_else(|| single_file_rel_path(&abs));
-    match import_file_inner(conn, &abs, &rel, opts) {
+    let outcome = tx.execute_batch("SAVEPOINT import_file").map_err(Error::from).and_then(|()| {
+        let r = import_file_inner(tx, &abs, &rel, opts);
+        let end = if r.is_ok() { "RELEASE import_file" } else { "ROLLBACK TO import_file; RELEASE import_file" };
+        tx.execute_batch(end)?;
+        r
+    });
+    match outcome {
         Ok(report) => report,
         Err(e) => {
             let mut r = FileReport::new(abs, FileStatus::Failed);
@@ -289,11 +361,11 @@ impl Source {
     }
 }
 
-fn import_file_inner(conn: &mut Connection, path: &Path, rel: &str, opts: ImportOptions) -> Result<FileReport> {
+/// Imports one file inside the caller's write transaction: deciding there whether to write
+/// means two imports or syncs of one file cannot both act.
+fn import_file_inner(tx: &Connection, path: &Path, rel: &str, opts: ImportOptions) -> Result<FileReport> {
     let (size, mtime) = file_signature(path)?;
     let path_text = path.to_string_lossy().into_owned();
-    // Decide inside the write transaction: two imports or syncs of one file cannot both act.
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let existing: Option<(i64, Option<i64>, Option<i64>)> =
         tx.query_row(queries::SESSION_BY_PATH, [&path_text], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()?;
     if let Some((_, Some(s), Some(m))) = existing {
@@ -347,10 +419,10 @@ fn import_file_inner(conn: &mut Connection, path: &Path, rel: &str, opts: Import
     let source_version = migrate::header_version(&header);
     let (sid, stats) = if migrate::needs_migration(&header) {
         report.migrated_from = Some(source_version);
-        import_migrated(&tx, path, rel, (size, mtime), header, &mut source, &mut report)?
+        import_migrated(tx, path, rel, (size, mtime), header, &mut source, &mut report)?
     } else {
         let sid = store::insert_session(
-            &tx,
+            tx,
             &NewSession {
                 path,
                 rel_path: Some(rel),
@@ -361,7 +433,7 @@ fn import_file_inner(conn: &mut Connection, path: &Path, rel: &str, opts: Import
                 written_ns: mtime,
             },
         )?;
-        let mut writer = EntryWriter::new(&tx, sid)?;
+        let mut writer = EntryWriter::new(tx, sid)?;
         while let Some(line) = source.next(path)? {
             match classify(&line.text) {
                 LineKind::Blank => report.blank_lines += 1,
@@ -374,7 +446,6 @@ fn import_file_inner(conn: &mut Connection, path: &Path, rel: &str, opts: Import
     let tail = tail_hash(path, source.consumed)?;
     tx.execute(queries::SET_SYNC_POSITION, params![sid, source.consumed as i64, tail])?;
     report.entries = u64::try_from(stats.entry_count).unwrap_or(0);
-    tx.commit()?;
     Ok(report)
 }
 
@@ -406,7 +477,7 @@ fn not_session(path: &Path, reason: &str) -> Error {
 
 /// Reads the rest of a v1/v2 file, migrates it as pi does and stores the rewritten lines.
 fn import_migrated(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     path: &Path,
     rel: &str,
     sig: (i64, i64),

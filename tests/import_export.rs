@@ -225,3 +225,48 @@ fn importing_again_changes_nothing() {
     let after = snapshot(&conn);
     assert_eq!(after.len(), before.len());
 }
+
+#[test]
+fn a_file_failing_midway_leaves_nothing_and_its_batch_mates_stay() {
+    let (_d, _p, mut conn) = common::temp_db();
+    let dir = tempfile::tempdir().unwrap();
+    let header = |id: &str| {
+        format!(r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}}"#)
+    };
+    let entry = |id: &str, parent: &str| {
+        format!(
+            r#"{{"type":"custom","customType":"t","data":{{}},"id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z"}}"#
+        )
+    };
+    let files = [
+        ("a.jsonl", vec![header("s-a"), entry("a1", "null"), entry("a2", r#""a1""#)]),
+        ("b.jsonl", vec![header("s-b"), entry("b1", "null"), entry("boom", r#""b1""#), entry("b3", r#""boom""#)]),
+        ("c.jsonl", vec![header("s-c"), entry("c1", "null")]),
+    ];
+    for (name, lines) in &files {
+        std::fs::write(dir.path().join(name), lines.join("\n") + "\n").unwrap();
+    }
+    // The second file fails after some of its rows were written.
+    conn.execute_batch(
+        "CREATE TEMP TRIGGER boom BEFORE INSERT ON entries WHEN new.id = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END;",
+    )
+    .unwrap();
+    let targets = sessiondb::import::collect_targets(&[dir.path().to_path_buf()]).unwrap();
+    let s = sessiondb::import::import_targets(&mut conn, &targets, ImportOptions::default(), |_| {});
+    let statuses: Vec<FileStatus> = s.reports.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [FileStatus::Imported, FileStatus::Failed, FileStatus::Imported]);
+    assert!(s.reports[1].reason.as_deref().is_some_and(|r| r.contains("boom")), "{:?}", s.reports[1].reason);
+    let ids: Vec<String> = conn
+        .prepare("SELECT id FROM sessions ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(ids, ["s-a", "s-c"]);
+    let rows: i64 = conn.query_row("SELECT count(*) FROM entries", [], |r| r.get(0)).unwrap();
+    assert_eq!(rows, 3, "no row of the failed file is left");
+    for (name, lines) in [&files[0], &files[2]] {
+        assert_eq!(export_bytes(&conn, &dir.path().join(name)), (lines.join("\n") + "\n").into_bytes());
+    }
+}

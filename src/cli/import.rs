@@ -4,8 +4,9 @@ use super::output;
 use sessiondb::import::{self, FileStatus, ImportOptions};
 use std::path::{Path, PathBuf};
 
-/// Import pi session files and directories (recursing for *.jsonl). Each file is imported in
-/// one transaction: whole or not at all. Re-importing a path replaces its session; unchanged
+/// Import pi session files and directories (recursing for *.jsonl). Each file is imported
+/// whole or not at all (files are written in batches of up to 32 MiB, a savepoint each).
+/// Re-importing a path replaces its session; unchanged
 /// files (same size and modification time) are skipped.
 #[derive(clap::Args)]
 pub struct Args {
