@@ -696,7 +696,8 @@ pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
     let mut i = 0;
     let mut start = 0;
-    while i < s.len() {
+    while let Some(n) = escape_special(&s[i..]) {
+        i += n;
         let b = s[i];
         let esc: Option<&[u8]> = match b {
             b'"' => Some(b"\\\""),
@@ -757,25 +758,39 @@ pub fn js_trim(s: &str) -> &str {
 /// Position of the first byte that ends a run of plain string bytes: a quote, a backslash or
 /// a control character. Eight bytes at a time: string scanning is most of an import's parsing.
 fn string_special(s: &[u8]) -> Option<usize> {
+    first_special::<false>(s)
+}
+
+/// [`string_special`], also stopping at 0xED (the lead byte of a surrogate encoded on its own),
+/// for writing strings as `JSON.stringify` does.
+fn escape_special(s: &[u8]) -> Option<usize> {
+    first_special::<true>(s)
+}
+
+fn first_special<const ED: bool>(s: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     // Bytes of `v` that are zero (exact for the lowest one, which is all that is used).
     let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let special = |b: u8| b == b'"' || b == b'\\' || b < 0x20 || (ED && b == 0xED);
     let mut chunks = s.chunks_exact(8);
     let mut at = 0;
     for chunk in &mut chunks {
         let mut w = [0u8; 8];
         w.copy_from_slice(chunk);
         let w = u64::from_le_bytes(w);
-        let found = zero(w ^ (ONES * u64::from(b'"')))
+        let mut found = zero(w ^ (ONES * u64::from(b'"')))
             | zero(w ^ (ONES * u64::from(b'\\')))
             | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
+        if ED {
+            found |= zero(w ^ (ONES * 0xED));
+        }
         if found != 0 {
             return Some(at + (found.trailing_zeros() / 8) as usize);
         }
         at += 8;
     }
-    chunks.remainder().iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).map(|n| at + n)
+    chunks.remainder().iter().position(|&b| special(b)).map(|n| at + n)
 }
 
 #[cfg(test)]
@@ -785,6 +800,7 @@ mod tests {
     #[test]
     fn string_special_finds_the_first_quote_backslash_or_control_byte() {
         let naive = |s: &[u8]| s.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+        let naive_ed = |s: &[u8]| s.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20 || b == 0xED);
         let mut state = 0x9e37_79b9_7f4a_7c15_u64;
         for len in 0..40 {
             for _ in 0..200 {
@@ -799,11 +815,13 @@ mod tests {
                             1 => b'\\',
                             2 => (state >> 8) as u8 % 0x20,
                             3 => 0x80 | (state >> 8) as u8,
+                            4 => 0xED,
                             _ => 0x20 + (state >> 8) as u8 % 0x5f,
                         }
                     })
                     .collect();
                 assert_eq!(string_special(&bytes), naive(&bytes), "{bytes:?}");
+                assert_eq!(escape_special(&bytes), naive_ed(&bytes), "{bytes:?}");
             }
         }
         for b in 0..=255u8 {
@@ -811,6 +829,7 @@ mod tests {
                 let mut v = vec![b'a'; 17];
                 v[at] = b;
                 assert_eq!(string_special(&v), naive(&v), "byte {b} at {at}");
+                assert_eq!(escape_special(&v), naive_ed(&v), "byte {b} at {at}");
             }
         }
     }
