@@ -101,12 +101,16 @@ fn validate_id(id: Option<&str>) -> Result<()> {
 
 /// Inserts a session with its entry lines into `conn` in one transaction; returns its sid.
 fn write_session(conn: &mut Connection, path: &Path, header: &Object, lines: &[String]) -> Result<i64> {
-    write_session_from(conn, path, header, &mut |_, sink| lines.iter().try_for_each(|l| sink(l)))
+    write_session_from(conn, path, header, &mut |_, sink| lines.iter().try_for_each(|l| sink(l, None)))
 }
 
-/// Hands each entry line of a new session to `sink`; gets the transaction the session is
+/// Takes one entry line of a new session, with the key of a row of the same database already
+/// holding exactly that line (to share it) when there is one.
+type LineSink<'a> = dyn FnMut(&str, Option<i64>) -> Result<()> + 'a;
+
+/// Hands each entry line of a new session to the sink; gets the transaction the session is
 /// being written in (to read from the same database).
-type LineSource<'a> = dyn FnMut(&Connection, &mut dyn FnMut(&str) -> Result<()>) -> Result<()> + 'a;
+type LineSource<'a> = dyn FnMut(&Connection, &mut LineSink<'_>) -> Result<()> + 'a;
 
 /// Writes a new session at `path`: header, then the lines `fill` produces, in one transaction.
 fn write_session_from(conn: &mut Connection, path: &Path, header: &Object, fill: &mut LineSource<'_>) -> Result<i64> {
@@ -131,9 +135,12 @@ fn write_session_from(conn: &mut Connection, path: &Path, header: &Object, fill:
         other => other,
     })?;
     let mut w = EntryWriter::new(&tx, sid)?;
-    fill(&tx, &mut |line| {
+    fill(&tx, &mut |line, owner| {
         let obj = store::scan(line).ok_or_else(|| Error::InvalidArgument("entry is not a JSON object".into()))?;
-        w.write(&obj, line)
+        match owner {
+            Some(k) => w.write_shared(&obj, line, k),
+            None => w.write(&obj, line),
+        }
     })?;
     w.finish()?;
     tx.commit()?;
@@ -766,19 +773,20 @@ impl SessionManager {
             let mut stage = db::open_in_memory()?;
             let source = self.stage.as_ref().unwrap_or(&self.conn);
             let sid = write_session_from(&mut stage, target, &header, &mut |_, sink| {
-                branch_lines(source, source_sid, &path, labels, sink)
+                branch_lines(source, source_sid, &path, labels, false, sink)
             })?;
             self.stage = Some(stage);
             sid
         } else if let Some(stage) = &self.stage {
             let sid = write_session_from(&mut self.conn, target, &header, &mut |_, sink| {
-                branch_lines(stage, source_sid, &path, labels, sink)
+                branch_lines(stage, source_sid, &path, labels, false, sink)
             })?;
             self.stage = None;
             sid
         } else {
+            // Source and copy in one database: unchanged lines are shared, not copied.
             write_session_from(&mut self.conn, target, &header, &mut |tx, sink| {
-                branch_lines(tx, source_sid, &path, labels, sink)
+                branch_lines(tx, source_sid, &path, labels, true, sink)
             })?
         };
         self.sid = sid;
@@ -943,7 +951,8 @@ fn branch_lines(
     sid: i64,
     keys: &[i64],
     labels: &IndexMap<String, (Value, Option<Value>)>,
-    sink: &mut dyn FnMut(&str) -> Result<()>,
+    share: bool,
+    sink: &mut LineSink<'_>,
 ) -> Result<()> {
     let t = SessionTree::open(src, sid)?;
     let mut kept: HashSet<String> = HashSet::new();
@@ -953,7 +962,6 @@ fn branch_lines(
     for &key in keys {
         let Some(row) = t.entry_at(key)? else { continue };
         let Value::Object(mut o) = row.parse().value else { continue };
-        drop(row);
         let eid = o.get("id").and_then(Value::as_str).map(str::to_owned);
         if o.get("type").and_then(Value::as_str) == Some("label") {
             pending.extend(eid);
@@ -973,7 +981,14 @@ fn branch_lines(
                 }
             }
         }
-        sink(&Value::Object(o).to_json())?;
+        let line = Value::Object(o).to_json();
+        let owner = if share && line == row.body {
+            Some(src.prepare_cached(queries::LINE_OWNER)?.query_row([key], |r| r.get(0))?)
+        } else {
+            None
+        };
+        drop(row);
+        sink(&line, owner)?;
         kept.extend(eid.clone());
         parent = eid;
     }
@@ -990,7 +1005,7 @@ fn branch_lines(
         if label_ts.is_none() {
             e.remove("timestamp");
         }
-        sink(&Value::Object(e).to_json())?;
+        sink(&Value::Object(e).to_json(), None)?;
         label_parent = Some(lid);
     }
     Ok(())

@@ -26,8 +26,11 @@ pub const APPEND_SESSION_STATS: &str = "UPDATE sessions SET name = ?2, message_c
 
 /// Adds one entry line.
 pub const INSERT_ENTRY: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, \
-    body, parent_key, depth, compaction_key, thinking_key, model_key) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+    body, parent_key, depth, compaction_key, thinking_key, model_key, body_key) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
+
+/// The key of the row holding entry `?1`'s line (itself, or the row a copy shares).
+pub const LINE_OWNER: &str = "SELECT coalesce(body_key, key) FROM entries WHERE key = ?1";
 
 /// Re-links every entry of a session (keys `?1..=?2`) to its parent as pi resolves it: the
 /// last line with the parent's id wins; header lines and `""` are no parents.

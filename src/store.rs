@@ -98,11 +98,22 @@ impl<'t> EntryWriter<'t> {
 
     /// Stores one entry line (`obj` is `text` scanned).
     pub fn write(&mut self, obj: &RawObject<'_>, text: &str) -> Result<()> {
+        self.write_line(obj, text, None)
+    }
+
+    /// Stores one entry line whose exact text is already stored in row `owner` (of the same
+    /// database, holding its own line): the new row shares it instead of holding a copy.
+    pub fn write_shared(&mut self, obj: &RawObject<'_>, text: &str, owner: i64) -> Result<()> {
+        self.write_line(obj, text, Some(owner))
+    }
+
+    fn write_line(&mut self, obj: &RawObject<'_>, text: &str, owner: Option<i64>) -> Result<()> {
         self.seq += 1;
         let key = entry_key(self.sid, self.seq);
         let (f, message) = EntryFields::read(obj);
         let d = self.tree.place(key, &f);
-        insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, text, &d)?;
+        let body = if owner.is_some() { "" } else { text };
+        insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, (body, owner), &d)?;
         let part = crate::extract::write_extras(self.tx, self.sid, key, &f, obj, message.as_ref())?;
         if let (Some(joined), Some(part)) = (self.list_text.as_mut(), part) {
             if joined.len() + part.len() < LIST_TEXT_MAX {
@@ -149,7 +160,7 @@ fn insert_entry_row(
     stmt: &mut rusqlite::CachedStatement<'_>,
     (sid, seq): (i64, i64),
     f: &EntryFields,
-    text: &str,
+    (text, owner): (&str, Option<i64>),
     d: &Derived,
 ) -> Result<()> {
     stmt.execute(params![
@@ -168,6 +179,7 @@ fn insert_entry_row(
         d.compaction_key,
         d.thinking_key,
         d.model_key,
+        owner,
     ])?;
     Ok(())
 }
@@ -218,7 +230,7 @@ pub fn append_entry(tx: &Connection, sid: i64, text: &str, parent: Option<(i64, 
         tree.remember(pid, pkey, pd);
     }
     let d = tree.place(key, &f);
-    insert_entry_row(&mut tx.prepare_cached(queries::INSERT_ENTRY)?, (sid, seq), &f, text, &d)?;
+    insert_entry_row(&mut tx.prepare_cached(queries::INSERT_ENTRY)?, (sid, seq), &f, (text, None), &d)?;
     crate::extract::write_extras(tx, sid, key, &f, &obj, message.as_ref())?;
     stats.observe(&f, &obj, message.as_ref());
     tx.prepare_cached(queries::APPEND_SESSION_STATS)?.execute(params![

@@ -208,12 +208,16 @@ fn forks_share_lines_and_keep_them_when_the_source_goes() {
     let a_file = a.session_file().unwrap().to_string();
     let b = SessionManager::fork_from(&db, &a_file, "/srv/b", None, NewSessionOptions::default()).unwrap();
     let b_file = b.session_file().unwrap().to_string();
-    drop((a, b));
+    // A branched session of the source shares the lines it does not change.
+    let mut m = SessionManager::open(&db, source, None, None).unwrap();
+    let leaf = m.leaf_id().unwrap().to_string();
+    let c_file = m.create_branched_session(Some(&leaf)).unwrap().unwrap();
+    drop((a, b, m));
     let conn = sessiondb::db::open(&db).unwrap();
     let sid = |path: &str| -> i64 {
         conn.query_row("SELECT sid FROM sessions WHERE path = ?1", [path], |r| r.get(0)).unwrap()
     };
-    let (src, fa, fb) = (sid(source), sid(&a_file), sid(&b_file));
+    let (src, fa, fb, fc) = (sid(source), sid(&a_file), sid(&b_file), sid(&c_file));
     // (rows, rows holding their own line, rows sharing a line of the source itself)
     let sharing = |s: i64| -> (i64, i64, i64) {
         conn.query_row(
@@ -237,7 +241,9 @@ fn forks_share_lines_and_keep_them_when_the_source_goes() {
         sessiondb::export::write_session(&conn, s, &mut out).unwrap();
         out
     };
-    let (before_a, before_b) = (export(fa), export(fb));
+    let (before_a, before_b, before_c) = (export(fa), export(fb), export(fc));
+    let (rows_c, own_c, shared_c) = sharing(fc);
+    assert!(shared_c > 0 && own_c > 0 && shared_c + own_c == rows_c, "{:?}", sharing(fc));
     let source_text = std::fs::read(&file).unwrap();
     let body = |bytes: &[u8]| bytes.splitn(2, |&c| c == b'\n').nth(1).unwrap().to_vec();
     assert_eq!(body(&before_a), body(&source_text), "a fork's lines are the source's, byte for byte");
@@ -260,7 +266,8 @@ fn forks_share_lines_and_keep_them_when_the_source_goes() {
     conn.execute(sessiondb::queries::DELETE_SESSION, [src]).unwrap();
     assert_eq!(sharing(fa), (n, n, 0));
     assert_eq!(sharing(fb), (n, n, 0));
-    assert_eq!((export(fa), export(fb)), (before_a, before_b));
+    assert_eq!((export(fa), export(fb), export(fc)), (before_a, before_b, before_c));
+    assert_eq!(sharing(fc), (rows_c, rows_c, 0));
     assert_eq!(fork_problems(), problems);
     // A copy pointing at a line that is not there is a finding.
     let (lo, hi) = sessiondb::store::key_range(fb);
