@@ -1,5 +1,5 @@
-//! Importing pi session files (SPEC 1, 7): each file whole or not at all (a savepoint per
-//! file, several files per transaction), lines stored verbatim,
+//! Importing pi session files (SPEC 1, 7): each file whole or not at all (several files per
+//! transaction), lines stored verbatim,
 //! old versions migrated exactly as pi rewrites them.
 
 use crate::error::{Error, Result};
@@ -216,8 +216,10 @@ pub const BATCH_BYTES: u64 = 32 << 20;
 pub const BATCH_FILES: usize = 512;
 
 /// Imports every target, calling `progress` after each file. Files are written in batches
-/// (one transaction of several whole files, each under its own savepoint): a failed file
-/// leaves nothing behind and does not undo the others; a crash loses whole files only.
+/// (several whole files per transaction): a crash loses whole files only. A file that fails
+/// after writing part of itself, or a batch that cannot be committed (a full disk), sends the
+/// batch back to be done again one file per transaction, so a failed file never undoes the
+/// others and every file that fits is kept.
 pub fn import_targets(
     conn: &mut Connection,
     targets: &[ImportTarget],
@@ -228,8 +230,6 @@ pub fn import_targets(
     let mut rest = targets;
     while !rest.is_empty() {
         let (batch, taken) = import_batch(conn, rest, opts);
-        // A batch that could not be committed (a full disk) is done again file by file, so
-        // that every file that fits is kept.
         let reports = batch.unwrap_or_else(|| {
             rest[..taken].iter().map(|t| import_file(conn, &t.path, Some(&t.rel_path), opts)).collect()
         });
@@ -243,23 +243,28 @@ pub fn import_targets(
 }
 
 /// Imports targets from the front of `targets` in one transaction, up to [`BATCH_BYTES`] or
-/// [`BATCH_FILES`]; returns their reports (`None` when the transaction could not be committed)
-/// and how many targets it took.
+/// [`BATCH_FILES`]; returns their reports (`None` when the batch must be done again file by
+/// file) and how many targets it took.
 fn import_batch(
     conn: &mut Connection,
     targets: &[ImportTarget],
     opts: ImportOptions,
 ) -> (Option<Vec<FileReport>>, usize) {
+    // No savepoint per file: a savepoint copies every page a file touches first into a
+    // sub-journal, a tenth of a small-session import's time. Most failures (not a session)
+    // are found before anything is written; one found after is rare, and redoes the batch.
     let Ok(tx) = conn.transaction_with_behavior(TransactionBehavior::Immediate) else { return (None, 1) };
     let (mut reports, mut bytes) = (Vec::new(), 0u64);
     for t in targets.iter().take(BATCH_FILES) {
+        let written = tx.total_changes();
         let r = import_file_in(&tx, &t.path, Some(&t.rel_path), opts);
+        let failed_midway = r.status == FileStatus::Failed && tx.total_changes() != written;
         if r.status != FileStatus::Unchanged {
             bytes += std::fs::metadata(&t.path).map_or(0, |m| m.len());
         }
         reports.push(r);
-        if tx.is_autocommit() {
-            // SQLite rolled the whole transaction back (a full disk, an I/O error).
+        // (autocommit: SQLite rolled the whole transaction back, on a full disk or I/O error)
+        if failed_midway || tx.is_autocommit() {
             return (None, reports.len());
         }
         if bytes >= BATCH_BYTES {
@@ -281,24 +286,21 @@ pub fn import_file(conn: &mut Connection, path: &Path, rel_path: Option<&str>, o
         Err(e) => return failed(e),
     };
     let r = import_file_in(&tx, path, rel_path, opts);
+    if r.status == FileStatus::Failed {
+        return r; // rolled back with the transaction
+    }
     match tx.commit() {
         Ok(()) => r,
         Err(e) => failed(e),
     }
 }
 
-/// Imports one file inside the open transaction `tx`, under a savepoint: a file that fails
-/// leaves nothing behind.
+/// Imports one file inside the open transaction `tx`; a failure is reported, and what the file
+/// wrote before it stays in the transaction (the caller rolls back).
 fn import_file_in(tx: &Connection, path: &Path, rel_path: Option<&str>, opts: ImportOptions) -> FileReport {
     let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let rel = rel_path.map(str::to_owned).unwrap_or_else(|| single_file_rel_path(&abs));
-    let outcome = tx.execute_batch("SAVEPOINT import_file").map_err(Error::from).and_then(|()| {
-        let r = import_file_inner(tx, &abs, &rel, opts);
-        let end = if r.is_ok() { "RELEASE import_file" } else { "ROLLBACK TO import_file; RELEASE import_file" };
-        tx.execute_batch(end)?;
-        r
-    });
-    match outcome {
+    match import_file_inner(tx, &abs, &rel, opts) {
         Ok(report) => report,
         Err(e) => {
             let mut r = FileReport::new(abs, FileStatus::Failed);

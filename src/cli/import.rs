@@ -5,7 +5,7 @@ use sessiondb::import::{self, FileStatus, ImportOptions};
 use std::path::{Path, PathBuf};
 
 /// Import pi session files and directories (recursing for *.jsonl). Each file is imported
-/// whole or not at all (files are written in batches of up to 32 MiB, a savepoint each).
+/// whole or not at all (files are written in batches of up to 32 MiB per transaction).
 /// Re-importing a path replaces its session; unchanged
 /// files (same size and modification time) are skipped.
 #[derive(clap::Args)]
