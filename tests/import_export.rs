@@ -270,3 +270,21 @@ fn a_file_failing_midway_leaves_nothing_and_its_batch_mates_stay() {
         assert_eq!(export_bytes(&conn, &dir.path().join(name)), (lines.join("\n") + "\n").into_bytes());
     }
 }
+
+#[test]
+fn new_databases_get_8k_pages_and_old_ones_keep_theirs() {
+    let dir = tempfile::tempdir().unwrap();
+    let page_size = |c: &rusqlite::Connection| -> i64 { c.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap() };
+    let fresh = sessiondb::db::open(&dir.path().join("new.sqlite")).unwrap();
+    assert_eq!(page_size(&fresh), 8192);
+    let old_path = dir.path().join("old.sqlite");
+    let old = rusqlite::Connection::open(&old_path).unwrap();
+    old.execute_batch("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE t(x);").unwrap();
+    drop(old);
+    let old = sessiondb::db::open(&old_path).unwrap();
+    assert_eq!(page_size(&old), 4096);
+    // The checkpoint threshold follows the page size: 32 MiB of WAL either way.
+    let pages =
+        |c: &rusqlite::Connection| -> i64 { c.query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0)).unwrap() };
+    assert_eq!((pages(&fresh) * 8192, pages(&old) * 4096), (32 << 20, 32 << 20));
+}
