@@ -148,11 +148,14 @@ fn write_session_from(conn: &mut Connection, path: &Path, header: &Object, fill:
 }
 
 fn is_conversation(entry: &Object) -> bool {
-    entry.get("type").and_then(Value::as_str) == Some("message")
-        && matches!(
-            entry.get("message").and_then(Value::as_object).and_then(|m| m.get("role")).and_then(Value::as_str),
-            Some("user" | "assistant")
-        )
+    let role = entry.get("message").and_then(Value::as_object).and_then(|m| m.get("role")).and_then(Value::as_str);
+    is_conversation_kind(entry.get("type").and_then(Value::as_str), role)
+}
+
+/// Whether an entry of this type and message role makes a session worth writing: a user or
+/// assistant message.
+fn is_conversation_kind(kind: Option<&str>, role: Option<&str>) -> bool {
+    kind == Some("message") && matches!(role, Some("user" | "assistant"))
 }
 
 impl SessionManager {
@@ -749,9 +752,7 @@ impl SessionManager {
                 Some(s) => t.branch_keys(s)?,
                 None => Vec::new(),
             };
-            let conversation = rows.iter().any(|r| {
-                r.kind.as_deref() == Some("message") && matches!(r.role.as_deref(), Some("user" | "assistant"))
-            });
+            let conversation = rows.iter().any(|r| is_conversation_kind(r.kind.as_deref(), r.role.as_deref()));
             (rows.into_iter().map(|r| r.key).collect::<Vec<i64>>(), conversation)
         };
         if path.is_empty() {
