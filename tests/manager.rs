@@ -30,12 +30,19 @@ fn export_lines(db: &std::path::Path, path: &str) -> Vec<serde_json::Value> {
     out.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
-#[test]
-fn a_session_without_conversation_leaves_no_rows() {
+/// A temporary pi agent directory (`PI_CODING_AGENT_DIR`, held for the test) and a database
+/// path inside it.
+fn agent_home() -> (tempfile::TempDir, std::path::PathBuf, std::sync::MutexGuard<'static, ()>) {
+    let env = ENV.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db.sqlite");
-    let _env = ENV.lock().unwrap_or_else(|e| e.into_inner());
     std::env::set_var("PI_CODING_AGENT_DIR", dir.path().join("agent"));
+    (dir, db, env)
+}
+
+#[test]
+fn a_session_without_conversation_leaves_no_rows() {
+    let (_dir, db, _env) = agent_home();
     let mut m = SessionManager::create(&db, "/home/u/p", None, NewSessionOptions::default()).unwrap();
     m.append_model_change(Some(v("\"anthropic\"")), Some(v("\"claude\""))).unwrap();
     m.append_thinking_level_change(Some(v("\"high\""))).unwrap();
@@ -160,10 +167,7 @@ fn branched_sessions_drop_label_entries_and_rethread_labels() {
 
 #[test]
 fn fork_from_copies_every_entry_into_another_cwd() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db.sqlite");
-    let _env = ENV.lock().unwrap_or_else(|e| e.into_inner());
-    std::env::set_var("PI_CODING_AGENT_DIR", dir.path().join("agent"));
+    let (dir, db, _env) = agent_home();
     let (file, g) = common::golden("x-labels.jsonl");
     let mut src = SessionManager::open(&db, file.to_str().unwrap(), None, None).unwrap();
     let src_entries = src.entries().unwrap();
@@ -198,10 +202,7 @@ fn fork_from_copies_every_entry_into_another_cwd() {
 
 #[test]
 fn forks_share_lines_and_keep_them_when_the_source_goes() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db.sqlite");
-    let _env = ENV.lock().unwrap_or_else(|e| e.into_inner());
-    std::env::set_var("PI_CODING_AGENT_DIR", dir.path().join("agent"));
+    let (_dir, db, _env) = agent_home();
     let (file, _) = common::golden("x-labels.jsonl");
     let source = file.to_str().unwrap();
     let a = SessionManager::fork_from(&db, source, "/srv/a", None, NewSessionOptions::default()).unwrap();
