@@ -26,6 +26,7 @@ pub fn default_path() -> Result<PathBuf> {
 /// date. A database that cannot be written is refused with the reason.
 pub fn open(path: &Path) -> Result<Connection> {
     create_private(path)?;
+    crate::bulk::ask_to_yield(path);
     let conn = open_file(path).map_err(|e| explain(path, e))?;
     if conn.is_readonly(rusqlite::MAIN_DB)? {
         return Err(explain(path, Error::io(path, std::io::Error::other("the database is read-only"))));
@@ -121,6 +122,7 @@ fn run_maintenance(conn: &mut Connection) -> Result<()> {
 /// Opens an existing database without creating it (read commands). A database file that
 /// cannot be written is fine as long as SQLite can read it.
 pub fn open_existing(path: &Path) -> Result<Connection> {
+    crate::bulk::ask_to_yield(path);
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::NotFound(format!("{}: no database here (run `sessiondb import` first)", path.display())))
@@ -185,7 +187,7 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     // Measured: importing the 266 MB session 7-9 s with 4 KiB pages, 5 s with 8 KiB; larger
     // pages slow small sessions' index inserts down.
     conn.pragma_update(None, "page_size", PAGE_SIZE)?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    crate::bulk::enter_wal(conn)?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     // 16 MiB of page cache per connection: larger caches gained nothing measurable, and the

@@ -219,19 +219,28 @@ pub const BATCH_FILES: usize = 512;
 /// (several whole files per transaction): a crash loses whole files only. A file that fails
 /// after writing part of itself, or a batch that cannot be committed (a full disk), sends the
 /// batch back to be done again one file per transaction, so a failed file never undoes the
-/// others and every file that fits is kept.
+/// others and every file that fits is kept. The database leaves WAL mode for the import when
+/// nothing else has it open ([`crate::bulk::BulkJournal`]).
 pub fn import_targets(
     conn: &mut Connection,
     targets: &[ImportTarget],
     opts: ImportOptions,
     mut progress: impl FnMut(&FileReport),
 ) -> ImportSummary {
+    let mut bulk = crate::bulk::BulkJournal::enter(conn);
     let mut summary = ImportSummary::default();
     let mut rest = targets;
     while !rest.is_empty() {
+        bulk.between_transactions(conn);
         let (batch, taken) = import_batch(conn, rest, opts);
         let reports = batch.unwrap_or_else(|| {
-            rest[..taken].iter().map(|t| import_file(conn, &t.path, Some(&t.rel_path), opts)).collect()
+            rest[..taken]
+                .iter()
+                .map(|t| {
+                    bulk.between_transactions(conn);
+                    import_file(conn, &t.path, Some(&t.rel_path), opts)
+                })
+                .collect()
         });
         rest = &rest[taken..];
         for r in reports {
@@ -239,6 +248,7 @@ pub fn import_targets(
             summary.add(r);
         }
     }
+    bulk.leave(conn);
     summary
 }
 
