@@ -181,25 +181,37 @@ pub fn text_of_line(body: &str) -> Option<String> {
     text_of(&f, &obj, message.as_ref()).map(|t| t.text)
 }
 
-/// Writes the search and usage rows of the entry stored under `key`; returns the entry's
-/// part of `allMessagesText`.
-pub fn write_extras(
-    conn: &Connection,
-    sid: i64,
-    key: i64,
-    f: &EntryFields,
-    entry: &RawObject<'_>,
-    message: Option<&RawObject<'_>>,
-) -> Result<Option<String>> {
-    if f.is_header() {
-        return Ok(None);
+/// The search and usage rows an entry line gives, read from the line alone (so that an
+/// import can read them on another thread than the one writing).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extras {
+    /// Role (or type) of a searchable entry, and its part of `allMessagesText`.
+    pub search: Option<(String, Option<String>)>,
+    /// Its token usage.
+    pub usage: Option<UsageRow>,
+}
+
+impl Extras {
+    /// Reads them from a scanned entry (a header line gives none).
+    pub fn of(f: &EntryFields, entry: &RawObject<'_>, message: Option<&RawObject<'_>>) -> Self {
+        if f.is_header() {
+            return Extras::default();
+        }
+        Extras { search: searchable(f, message), usage: usage_of(f, entry, message) }
     }
-    let mut joined = None;
-    if let Some((role, list_text)) = searchable(f, message) {
+
+    /// The entry's part of `allMessagesText`.
+    pub fn list_text(&self) -> Option<&str> {
+        self.search.as_ref().and_then(|(_, t)| t.as_deref())
+    }
+}
+
+/// Writes the search and usage rows of the entry stored under `key`.
+pub fn write_extras(conn: &Connection, sid: i64, key: i64, f: &EntryFields, x: &Extras) -> Result<()> {
+    if let Some((role, list_text)) = &x.search {
         conn.prepare_cached(queries::INSERT_TEXT)?.execute(params![key, sid, role, f.ts_ms, list_text])?;
-        joined = list_text;
     }
-    if let Some(u) = usage_of(f, entry, message) {
+    if let Some(u) = &x.usage {
         conn.prepare_cached(queries::INSERT_USAGE)?.execute(params![
             key,
             sid,
@@ -216,7 +228,7 @@ pub fn write_extras(
             u.cost
         ])?;
     }
-    Ok(joined)
+    Ok(())
 }
 
 /// Rebuilds the text and usage rows of every session from the stored lines (after a
@@ -232,7 +244,7 @@ pub fn reindex_all(conn: &mut Connection) -> Result<()> {
             let (key, sid, body): (i64, i64, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
             let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
             let (f, message) = EntryFields::read(&obj);
-            write_extras(&tx, sid, key, &f, &obj, message.as_ref())?;
+            write_extras(&tx, sid, key, &f, &Extras::of(&f, &obj, message.as_ref()))?;
         }
     }
     tx.execute(queries::REBUILD_LIST_TEXTS, [])?;

@@ -7,10 +7,12 @@ use crate::json::{self, Value};
 use crate::jsonl::{classify, LineKind, LineReader};
 use crate::migrate;
 use crate::queries;
+use crate::readahead::{FileStream, ReadAhead, Scanned};
 use crate::stats::SessionStats;
 use crate::store::{self, EntryWriter, NewSession};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
+use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -228,11 +230,18 @@ pub fn import_targets(
     mut progress: impl FnMut(&FileReport),
 ) -> ImportSummary {
     let mut bulk = crate::bulk::BulkJournal::enter(conn);
+    // Files are read and parsed ahead on another thread (not live files: a sync reads what
+    // is written while it reads).
+    let mut reader = (!opts.live).then(|| {
+        let known = if opts.force { HashMap::new() } else { known_signatures(conn) };
+        ReadAhead::start(targets.iter().map(|t| t.path.clone()).collect(), known)
+    });
     let mut summary = ImportSummary::default();
     let mut rest = targets;
     while !rest.is_empty() {
         bulk.between_transactions(conn);
-        let (batch, taken) = import_batch(conn, rest, opts);
+        let done = targets.len() - rest.len();
+        let (batch, taken) = import_batch(conn, rest, opts, |i| reader.as_mut()?.take(done + i));
         let reports = batch.unwrap_or_else(|| {
             rest[..taken]
                 .iter()
@@ -252,6 +261,17 @@ pub fn import_targets(
     summary
 }
 
+/// Size and modification time of every imported file, by path: files the reading thread
+/// need not read. (Empty if they cannot be read: the reader then reads every file.)
+fn known_signatures(conn: &Connection) -> HashMap<PathBuf, (i64, i64)> {
+    let read = || -> rusqlite::Result<HashMap<PathBuf, (i64, i64)>> {
+        let mut st = conn.prepare(queries::FILE_SIGNATURES)?;
+        let rows = st.query_map([], |r| Ok((PathBuf::from(r.get::<_, String>(0)?), (r.get(1)?, r.get(2)?))))?;
+        rows.collect()
+    };
+    read().unwrap_or_default()
+}
+
 /// Imports targets from the front of `targets` in one transaction, up to [`BATCH_BYTES`] or
 /// [`BATCH_FILES`]; returns their reports (`None` when the batch must be done again file by
 /// file) and how many targets it took.
@@ -259,15 +279,16 @@ fn import_batch(
     conn: &mut Connection,
     targets: &[ImportTarget],
     opts: ImportOptions,
+    mut ahead: impl FnMut(usize) -> Option<FileStream>,
 ) -> (Option<Vec<FileReport>>, usize) {
     // No savepoint per file: a savepoint copies every page a file touches first into a
     // sub-journal, a tenth of a small-session import's time. Most failures (not a session)
     // are found before anything is written; one found after is rare, and redoes the batch.
     let Ok(tx) = conn.transaction_with_behavior(TransactionBehavior::Immediate) else { return (None, 1) };
     let (mut reports, mut bytes) = (Vec::new(), 0u64);
-    for t in targets.iter().take(BATCH_FILES) {
+    for (i, t) in targets.iter().enumerate().take(BATCH_FILES) {
         let written = tx.total_changes();
-        let r = import_file_in(&tx, &t.path, Some(&t.rel_path), opts);
+        let r = import_file_in(&tx, &t.path, Some(&t.rel_path), opts, ahead(i));
         let failed_midway = r.status == FileStatus::Failed && tx.total_changes() != written;
         if r.status != FileStatus::Unchanged {
             bytes += std::fs::metadata(&t.path).map_or(0, |m| m.len());
@@ -295,7 +316,7 @@ pub fn import_file(conn: &mut Connection, path: &Path, rel_path: Option<&str>, o
         Ok(tx) => tx,
         Err(e) => return failed(e),
     };
-    let r = import_file_in(&tx, path, rel_path, opts);
+    let r = import_file_in(&tx, path, rel_path, opts, None);
     if r.status == FileStatus::Failed {
         return r; // rolled back with the transaction
     }
@@ -307,10 +328,16 @@ pub fn import_file(conn: &mut Connection, path: &Path, rel_path: Option<&str>, o
 
 /// Imports one file inside the open transaction `tx`; a failure is reported, and what the file
 /// wrote before it stays in the transaction (the caller rolls back).
-fn import_file_in(tx: &Connection, path: &Path, rel_path: Option<&str>, opts: ImportOptions) -> FileReport {
+fn import_file_in(
+    tx: &Connection,
+    path: &Path,
+    rel_path: Option<&str>,
+    opts: ImportOptions,
+    ahead: Option<FileStream>,
+) -> FileReport {
     let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let rel = rel_path.map(str::to_owned).unwrap_or_else(|| single_file_rel_path(&abs));
-    match import_file_inner(tx, &abs, &rel, opts) {
+    match import_file_inner(tx, &abs, &rel, opts, ahead) {
         Ok(report) => report,
         Err(e) => {
             let mut r = FileReport::new(abs, FileStatus::Failed);
@@ -343,11 +370,19 @@ pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
 /// mode a final line without `\n` waits (is not consumed) unless it is a complete JSON object
 /// and the file has settled.
 pub(crate) struct Source {
-    reader: LineReader<File>,
+    feed: Feed,
     live: bool,
     settled: bool,
     /// Bytes read and dealt with: the next sync starts here.
     pub(crate) consumed: u64,
+}
+
+/// Where a [`Source`]'s lines come from.
+enum Feed {
+    /// Read here.
+    File(LineReader<File>),
+    /// Read and parsed by an import's reading thread.
+    Ahead(FileStream),
 }
 
 impl Source {
@@ -358,25 +393,64 @@ impl Source {
         }
         let age_ns = crate::store::now_ns().saturating_sub(mtime_ns);
         let settled = age_ns >= i64::try_from(SETTLE.as_nanos()).unwrap_or(i64::MAX);
-        Ok(Source { reader: LineReader::starting_at(file, from), live, settled, consumed: from })
+        Ok(Source { feed: Feed::File(LineReader::starting_at(file, from)), live, settled, consumed: from })
+    }
+
+    /// A whole file read ahead (not live).
+    fn ahead(stream: FileStream) -> Self {
+        Source { feed: Feed::Ahead(stream), live: false, settled: true, consumed: 0 }
     }
 
     /// The next line to deal with; `None` at the end or at a line still being written.
     pub(crate) fn next(&mut self, path: &Path) -> Result<Option<crate::jsonl::Line<'_>>> {
+        Ok(self.next_scanned(path)?.map(|(line, _)| line))
+    }
+
+    /// [`Source::next`], with the line already parsed when it was read ahead.
+    fn next_scanned(&mut self, path: &Path) -> Result<Option<(crate::jsonl::Line<'_>, Option<Scanned>)>> {
         let (live, settled) = (self.live, self.settled);
-        let Some(line) = self.reader.next_line().map_err(|e| Error::io(path, e))? else { return Ok(None) };
-        if !line.terminated && live && !(settled && matches!(classify(&line.text), LineKind::Object(_))) {
-            return Ok(None);
+        match &mut self.feed {
+            Feed::File(reader) => {
+                let Some(line) = reader.next_line().map_err(|e| Error::io(path, e))? else { return Ok(None) };
+                if !line.terminated && live && !(settled && matches!(classify(&line.text), LineKind::Object(_))) {
+                    return Ok(None);
+                }
+                self.consumed = line.end;
+                Ok(Some((line, None)))
+            }
+            Feed::Ahead(stream) => {
+                let Some(l) = stream.next_line().map_err(|e| Error::io(path, e))? else { return Ok(None) };
+                self.consumed = l.end;
+                let line = crate::jsonl::Line {
+                    number: l.number,
+                    offset: l.offset,
+                    end: l.end,
+                    text: std::borrow::Cow::Owned(l.text),
+                    terminated: l.terminated,
+                };
+                Ok(Some((line, Some(l.scanned))))
+            }
         }
-        self.consumed = line.end;
-        Ok(Some(line))
     }
 }
 
 /// Imports one file inside the caller's write transaction: deciding there whether to write
 /// means two imports or syncs of one file cannot both act.
-fn import_file_inner(tx: &Connection, path: &Path, rel: &str, opts: ImportOptions) -> Result<FileReport> {
-    let (size, mtime) = file_signature(path)?;
+fn import_file_inner(
+    tx: &Connection,
+    path: &Path,
+    rel: &str,
+    opts: ImportOptions,
+    ahead: Option<FileStream>,
+) -> Result<FileReport> {
+    // Read ahead: the signature the reader took before reading the lines it hands over.
+    let (size, mtime) = match &ahead {
+        Some(a) => match &a.signature {
+            Ok(sig) => *sig,
+            Err(e) => return Err(Error::io(path, std::io::Error::new(e.kind(), e.to_string()))),
+        },
+        None => file_signature(path)?,
+    };
     let path_text = path.to_string_lossy().into_owned();
     let existing: Option<(i64, Option<i64>, Option<i64>)> =
         tx.query_row(queries::SESSION_BY_PATH, [&path_text], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()?;
@@ -390,7 +464,10 @@ fn import_file_inner(tx: &Connection, path: &Path, rel: &str, opts: ImportOption
     if size == 0 {
         return Err(not_session(path, "empty file (no header)"));
     }
-    let mut source = Source::open(path, 0, opts.live, mtime)?;
+    let mut source = match ahead {
+        Some(stream) => Source::ahead(stream),
+        None => Source::open(path, 0, opts.live, mtime)?,
+    };
 
     // The header is the first line that parses as a JSON object.
     let header_line = loop {
@@ -446,11 +523,11 @@ fn import_file_inner(tx: &Connection, path: &Path, rel: &str, opts: ImportOption
             },
         )?;
         let mut writer = EntryWriter::new(tx, sid)?;
-        while let Some(line) = source.next(path)? {
-            match classify(&line.text) {
-                LineKind::Blank => report.blank_lines += 1,
-                LineKind::Malformed(reason) => report.skip(line.number, reason),
-                LineKind::Object(obj) => writer.write(&obj, &line.text)?,
+        while let Some((line, scanned)) = source.next_scanned(path)? {
+            match scanned.unwrap_or_else(|| Scanned::of(&line.text)) {
+                Scanned::Blank => report.blank_lines += 1,
+                Scanned::Malformed(reason) => report.skip(line.number, reason),
+                Scanned::Entry(parsed) => writer.write_parsed(&line.text, parsed, None)?,
             }
         }
         (sid, writer.finish()?)

@@ -22,6 +22,7 @@ pub mod manager;
 pub mod migrate;
 pub mod projection;
 pub mod queries;
+pub mod readahead;
 pub mod render;
 pub mod resolve;
 pub mod rpc;

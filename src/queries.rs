@@ -6,6 +6,11 @@ pub const SCHEMA_VERSION: &str = "SELECT max(version) FROM refinery_schema_histo
 /// A session's row by path.
 pub const SESSION_BY_PATH: &str = "SELECT sid, file_size, file_mtime_ns FROM sessions WHERE path = ?1";
 
+/// Path, size and modification time of every session imported from a file (what an import
+/// compares before reading a file again).
+pub const FILE_SIGNATURES: &str =
+    "SELECT path, file_size, file_mtime_ns FROM sessions WHERE file_size IS NOT NULL AND file_mtime_ns IS NOT NULL";
+
 /// Removes a session (its entries go by cascade).
 pub const DELETE_SESSION: &str = "DELETE FROM sessions WHERE sid = ?1";
 

@@ -19,49 +19,74 @@ pub struct SessionStats {
     pub entry_count: i64,
 }
 
-impl SessionStats {
-    /// Takes one entry into account.
-    pub fn observe(&mut self, fields: &EntryFields, entry: &RawObject<'_>, message: Option<&RawObject<'_>>) {
+/// What one entry line adds to its session's statistics, read from the line alone (an import
+/// reads it on another thread than the one writing).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Observation {
+    /// Not a header line.
+    entry: bool,
+    /// The trimmed name of a `session_info` entry (`Some(None)`: the name is cleared).
+    name: Option<Option<String>>,
+    /// A `message` entry.
+    message: bool,
+    /// A user/assistant message with content: its activity time, if it has one.
+    activity: Option<Option<f64>>,
+    /// A user message with content.
+    user: bool,
+}
+
+impl Observation {
+    /// Reads it from a scanned entry.
+    pub fn of(fields: &EntryFields, entry: &RawObject<'_>, message: Option<&RawObject<'_>>) -> Self {
         // A second header line is kept in the file but is no entry (pi's getEntries skips it).
         if fields.is_header() {
-            return;
+            return Observation::default();
         }
-        self.entry_count += 1;
+        let mut seen = Observation { entry: true, ..Observation::default() };
         match fields.kind.as_deref() {
             Some("session_info") => {
-                self.name = match entry.get("name") {
+                seen.name = Some(match entry.get("name") {
                     Some(Value::String(s)) => Some(json::js_trim(&s.to_str()).to_string()).filter(|n| !n.is_empty()),
                     _ => None,
-                };
+                });
             }
             Some("message") => {
-                self.message_count += 1;
-                if let Some(m) = message {
-                    self.observe_message(fields, m);
+                seen.message = true;
+                let role = fields.role.as_deref();
+                if let Some(m) = message.filter(|m| m.has("content") && matches!(role, Some("user" | "assistant"))) {
+                    seen.activity = Some(match m.get("timestamp") {
+                        Some(Value::Number(n)) => Some(n),
+                        _ => fields.ts_ms.map(|t| t as f64),
+                    });
+                    seen.user = role == Some("user");
                 }
             }
             _ => {}
         }
+        seen
     }
+}
 
-    fn observe_message(&mut self, fields: &EntryFields, message: &RawObject<'_>) {
-        let role = fields.role.as_deref();
-        if !message.has("content") || !matches!(role, Some("user" | "assistant")) {
+impl SessionStats {
+    /// Takes one entry into account; `text` is its part of `allMessagesText` (pi's
+    /// `extractTextContent` of a user/assistant message, when not empty).
+    pub fn apply(&mut self, seen: &Observation, text: Option<&str>) {
+        if !seen.entry {
             return;
         }
-        let activity = match message.get("timestamp") {
-            Some(Value::Number(n)) => Some(n),
-            _ => fields.ts_ms.map(|t| t as f64),
-        };
-        if let Some(t) = activity {
-            self.last_activity_ms = Some(self.last_activity_ms.unwrap_or(0.0).max(t));
+        self.entry_count += 1;
+        if let Some(name) = &seen.name {
+            self.name.clone_from(name);
         }
-        if self.first_message.is_none() && role == Some("user") {
-            if let Some(content) = message.get("content") {
-                let text = message_text(&content);
-                if !text.is_empty() {
-                    self.first_message = Some(text);
-                }
+        if seen.message {
+            self.message_count += 1;
+        }
+        if let Some(activity) = seen.activity {
+            if let Some(t) = activity {
+                self.last_activity_ms = Some(self.last_activity_ms.unwrap_or(0.0).max(t));
+            }
+            if self.first_message.is_none() && seen.user {
+                self.first_message = text.map(str::to_owned);
             }
         }
     }

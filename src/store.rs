@@ -3,10 +3,11 @@
 
 use crate::derive::{Derived, EntryFields, TreeIndexer};
 use crate::error::Result;
+use crate::extract::Extras;
 use crate::json::{self, RawObject, Value};
 use crate::migrate;
 use crate::queries;
-use crate::stats::SessionStats;
+use crate::stats::{Observation, SessionStats};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 
@@ -66,6 +67,28 @@ pub fn insert_session(tx: &Connection, n: &NewSession<'_>) -> Result<i64> {
     Ok(tx.last_insert_rowid())
 }
 
+/// What writing an entry line needs from its text besides the text itself: its fields, search
+/// and usage rows and statistics, read once (by an import, on another thread).
+#[derive(Debug, Clone, Default)]
+pub struct ParsedLine {
+    /// Its top-level fields.
+    pub fields: EntryFields,
+    /// Its search and usage rows.
+    pub extras: Extras,
+    /// What it adds to its session's statistics.
+    pub seen: Observation,
+}
+
+impl ParsedLine {
+    /// Reads it from a scanned line.
+    pub fn of(obj: &RawObject<'_>) -> Self {
+        let (fields, message) = EntryFields::read(obj);
+        let extras = Extras::of(&fields, obj, message.as_ref());
+        let seen = Observation::of(&fields, obj, message.as_ref());
+        ParsedLine { fields, extras, seen }
+    }
+}
+
 /// Writes a session's entry lines in order, with their derived columns and statistics.
 pub struct EntryWriter<'t> {
     stmt: rusqlite::CachedStatement<'t>,
@@ -98,34 +121,36 @@ impl<'t> EntryWriter<'t> {
 
     /// Stores one entry line (`obj` is `text` scanned).
     pub fn write(&mut self, obj: &RawObject<'_>, text: &str) -> Result<()> {
-        self.write_line(obj, text, None)
+        self.write_parsed(text, ParsedLine::of(obj), None)
     }
 
     /// Stores one entry line whose exact text is already stored in row `owner` (of the same
     /// database, holding its own line): the new row shares it instead of holding a copy.
     pub fn write_shared(&mut self, obj: &RawObject<'_>, text: &str, owner: i64) -> Result<()> {
-        self.write_line(obj, text, Some(owner))
+        self.write_parsed(text, ParsedLine::of(obj), Some(owner))
     }
 
-    fn write_line(&mut self, obj: &RawObject<'_>, text: &str, owner: Option<i64>) -> Result<()> {
+    /// Stores one entry line read beforehand ([`ParsedLine::of`] of `text`).
+    pub fn write_parsed(&mut self, text: &str, line: ParsedLine, owner: Option<i64>) -> Result<()> {
         self.seq += 1;
         let key = entry_key(self.sid, self.seq);
-        let (f, message) = EntryFields::read(obj);
+        let ParsedLine { fields: f, extras, seen } = line;
         let d = self.tree.place(key, &f);
         let body = if owner.is_some() { "" } else { text };
         insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, (body, owner), &d)?;
-        let part = crate::extract::write_extras(self.tx, self.sid, key, &f, obj, message.as_ref())?;
+        crate::extract::write_extras(self.tx, self.sid, key, &f, &extras)?;
+        let part = extras.list_text();
         if let (Some(joined), Some(part)) = (self.list_text.as_mut(), part) {
             if joined.len() + part.len() < LIST_TEXT_MAX {
                 if !joined.is_empty() {
                     joined.push(' ');
                 }
-                joined.push_str(&part);
+                joined.push_str(part);
             } else {
                 self.list_text = None;
             }
         }
-        self.stats.observe(&f, obj, message.as_ref());
+        self.stats.apply(&seen, part);
         Ok(())
     }
 
@@ -231,8 +256,9 @@ pub fn append_entry(tx: &Connection, sid: i64, text: &str, parent: Option<(i64, 
     }
     let d = tree.place(key, &f);
     insert_entry_row(&mut tx.prepare_cached(queries::INSERT_ENTRY)?, (sid, seq), &f, (text, None), &d)?;
-    crate::extract::write_extras(tx, sid, key, &f, &obj, message.as_ref())?;
-    stats.observe(&f, &obj, message.as_ref());
+    let extras = Extras::of(&f, &obj, message.as_ref());
+    crate::extract::write_extras(tx, sid, key, &f, &extras)?;
+    stats.apply(&Observation::of(&f, &obj, message.as_ref()), extras.list_text());
     tx.prepare_cached(queries::APPEND_SESSION_STATS)?.execute(params![
         sid,
         stats.name,
