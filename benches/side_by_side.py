@@ -120,6 +120,8 @@ def main():
         lambda n, o, j, s, i, pj, ps: f"{num(o.get('export_mib_per_s'))}; {num(o.get('search_index_seconds'))}; {num(o.get('search_ms'))}")
     row("**peak RSS** MiB: sessiondb / pi JSONL / pi SQLite; pi JSONL ÷ sessiondb",
         lambda n, o, j, s, i, pj, ps: f"{num(o['peak_rss_mib'])} / {num(j.get('i_peak_rss_mib'))} / {num(s.get('i_peak_rss_mib'))}; {ratio(j.get('i_peak_rss_mib'), o['peak_rss_mib'])}")
+    row("disk: 64 MiB written + fdatasync before sessiondb's import (MiB/s)",
+        lambda n, o, j, s, i, pj, ps: num(o.get('disk_write_mib_per_s')))
     row("other processes' CPU share: sessiondb run / pi JSONL (max) / pi SQLite (max)",
         lambda n, o, j, s, i, pj, ps: f"{o['other_cpu_share'] * 100:.1f}% / {other_share(pj) * 100:.1f}% / {other_share(ps) * 100:.1f}%")
     row("measured at (UTC)", lambda n, o, j, s, i, pj, ps: f"pi JSONL {pj['date'][11:16]}, pi SQLite {ps['date'][11:16]}")

@@ -97,7 +97,13 @@ fn tiny_benchmark_reports_every_key() {
     let report = bench::run(&opts, &mut |_| {}).unwrap();
     assert_eq!((report.sessions, report.entries, report.import_failures, report.import_skipped_lines), (1, 450, 0, 0));
     let json = serde_json::to_value(&report).unwrap();
-    for key in ["import_mib_per_s", "import_entries_per_s", "import_peak_rss_mib", "a_open_projection_largest_ms"] {
+    for key in [
+        "import_mib_per_s",
+        "import_entries_per_s",
+        "import_peak_rss_mib",
+        "a_open_projection_largest_ms",
+        "disk_write_mib_per_s",
+    ] {
         assert!(json[key].as_f64().is_some_and(|x| x > 0.0), "{key}: {}", json[key]);
     }
     // A compacted leaf reads a few hundred rows at most; the twin without compactions reads its path.

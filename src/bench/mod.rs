@@ -81,6 +81,8 @@ pub fn run(opts: &BenchOptions, log: &mut dyn FnMut(&str)) -> Result<Report> {
         ..Report::default()
     };
     corpus.warm_page_cache()?;
+    log("disk: 64 MiB written and synced");
+    r.disk_write_mib_per_s = system::disk_write_mib_per_s(work).ok().and_then(round);
     let cpu = CpuSnapshot::take();
     r.peak_rss_per_phase = system::reset_peak_rss();
 

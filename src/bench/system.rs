@@ -1,5 +1,6 @@
 //! What the operating system says about this process and the machine (Linux `/proc`): peak
-//! memory, and the CPU time other processes used while a figure ran.
+//! memory, the CPU time other processes used while a figure ran, and how fast the disk
+//! takes a durable sequential write.
 
 use std::time::Instant;
 
@@ -20,6 +21,29 @@ pub fn peak_rss_mib() -> Option<f64> {
 /// Current resident memory (VmRSS) in MiB.
 pub fn rss_mib() -> Option<f64> {
     status_kib("VmRSS:").map(|k| k / 1024.0)
+}
+
+/// Bytes written by [`disk_write_mib_per_s`].
+const DISK_PROBE_BYTES: usize = 64 << 20;
+
+/// How fast the disk holding `dir` takes a sequential write made durable (64 MiB, then
+/// `fdatasync`), in MiB/s: the bound of every figure that must reach the disk, an import's
+/// first. The probe file is removed.
+pub fn disk_write_mib_per_s(dir: &std::path::Path) -> std::io::Result<f64> {
+    use std::io::Write;
+    let path = dir.join("disk-probe");
+    let chunk = vec![0x5Au8; 1 << 20];
+    let start = Instant::now();
+    let result = (|| {
+        let mut f = std::fs::File::create(&path)?;
+        for _ in 0..DISK_PROBE_BYTES / chunk.len() {
+            f.write_all(&chunk)?;
+        }
+        f.sync_data()
+    })();
+    let secs = start.elapsed().as_secs_f64();
+    let _ = std::fs::remove_file(&path);
+    result.map(|()| DISK_PROBE_BYTES as f64 / (1 << 20) as f64 / secs)
 }
 
 /// Resets the peak (VmHWM) to the current RSS by writing `5` to `/proc/self/clear_refs`,
