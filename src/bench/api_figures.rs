@@ -82,10 +82,11 @@ pub fn quantile(samples: &[f64], q: f64) -> f64 {
     s.get(((s.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(0.0)
 }
 
-/// (g) forkFrom of a session into another cwd.
+/// (g) forkFrom of a session into another cwd (planned as bench-pi's single-session figures:
+/// a warm-up, then at least `runs` runs, repeated up to 300 ms or 50 runs).
 pub fn fork(db: &Path, source: &str, scratch: &Path, runs: u32) -> Result<Timing> {
     let dir = scratch.to_string_lossy().into_owned();
-    Ok(measure(RunPlan::heavy(runs), |_| {
+    Ok(measure(RunPlan::fast(runs), |_| {
         SessionManager::fork_from(db, source, "/bench/fork-target", Some(&dir), NewSessionOptions::default())
             .map(|_| ())
     })?
@@ -93,7 +94,8 @@ pub fn fork(db: &Path, source: &str, scratch: &Path, runs: u32) -> Result<Timing
 }
 
 /// (h) createBranchedSession at the middle of the session's active path (opened untimed;
-/// the middle found from keys alone, so that finding it does not inflate the phase's peak).
+/// the middle found from keys alone, so that finding it does not inflate the phase's peak),
+/// planned as [`fork`].
 pub fn branched_mid(db: &Path, source: &str, runs: u32) -> Result<Timing> {
     let no_path = || Error::InvalidArgument("largest session has no path".into());
     let mid = {
@@ -106,7 +108,7 @@ pub fn branched_mid(db: &Path, source: &str, runs: u32) -> Result<Timing> {
         t.entry_at(key)?.and_then(|r| r.id).ok_or_else(no_path)?
     };
     Ok(measure_with(
-        RunPlan::heavy(runs),
+        RunPlan::fast(runs),
         |_| SessionManager::open(db, source, None, None),
         |mut m| m.create_branched_session(Some(&mid)).map(|_| ()),
     )?

@@ -113,8 +113,8 @@ pub fn run(opts: &BenchOptions, log: &mut dyn FnMut(&str)) -> Result<Report> {
         log("(g) forkFrom and (h) createBranchedSession of the largest session");
         system::reset_peak_rss();
         let scratch = work.join("forks");
-        r.g_fork_largest_ms = round(api_figures::fork(&imp.db, &source, &scratch, opts.heavy_runs)?.median());
-        r.h_branched_session_mid_ms = round(api_figures::branched_mid(&imp.db, &source, opts.heavy_runs)?.median());
+        r.g_fork_largest_ms = round(api_figures::fork(&imp.db, &source, &scratch, opts.runs)?.median());
+        r.h_branched_session_mid_ms = round(api_figures::branched_mid(&imp.db, &source, opts.runs)?.median());
         peak = phase_peak(peak, log);
     }
 
