@@ -29,11 +29,11 @@ fn rollback_journal(db: &Path) -> PathBuf {
 }
 
 /// Called before opening the database: if a bulk import may hold it in rollback mode, asks
-/// it to go back to WAL mode (it does so within one transaction, about 0.3 s).
-pub fn ask_to_yield(db: &Path) {
-    if rollback_journal(db).exists() {
-        let _ = std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(yield_marker(db));
-    }
+/// it to go back to WAL mode (it does so within one transaction, about 0.3 s). Says whether
+/// it asked.
+pub fn ask_to_yield(db: &Path) -> bool {
+    rollback_journal(db).exists()
+        && std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(yield_marker(db)).is_ok()
 }
 
 /// Puts the database in WAL mode (a database in memory keeps its own). Switching needs a
@@ -43,26 +43,28 @@ pub fn ask_to_yield(db: &Path) {
 pub fn enter_wal(conn: &Connection) -> rusqlite::Result<()> {
     let db = conn.path().filter(|p| !p.is_empty()).map(PathBuf::from);
     let (start, mut asked) = (Instant::now(), false);
-    loop {
+    // Short waits inside SQLite, so that a rollback journal created meanwhile (the import's
+    // first write) is seen and the import asked to yield.
+    conn.busy_timeout(Duration::from_millis(100))?;
+    let result = loop {
         match conn.pragma_update(None, "journal_mode", "WAL") {
             Err(rusqlite::Error::SqliteFailure(f, _))
                 if f.code == ErrorCode::DatabaseBusy && start.elapsed() < crate::db::BUSY_TIMEOUT =>
             {
                 if let Some(db) = db.as_deref().filter(|_| !asked) {
-                    ask_to_yield(db);
-                    asked = true;
+                    asked = ask_to_yield(db);
                 }
                 std::thread::sleep(Duration::from_millis(2));
             }
-            other => {
-                // The database is in WAL mode now: nobody needs the marker any more.
-                if let Some(db) = db.as_deref().filter(|_| asked && other.is_ok()) {
-                    let _ = std::fs::remove_file(yield_marker(db));
-                }
-                return other;
-            }
+            other => break other,
         }
+    };
+    conn.busy_timeout(crate::db::BUSY_TIMEOUT)?;
+    // The database is in WAL mode now: nobody needs the marker any more.
+    if let Some(db) = db.as_deref().filter(|_| asked && result.is_ok()) {
+        let _ = std::fs::remove_file(yield_marker(db));
     }
+    result
 }
 
 /// A bulk write's journal mode: rollback while the database is the writer's alone.

@@ -26,7 +26,7 @@ pub fn default_path() -> Result<PathBuf> {
 /// date. A database that cannot be written is refused with the reason.
 pub fn open(path: &Path) -> Result<Connection> {
     create_private(path)?;
-    crate::bulk::ask_to_yield(path);
+    let _ = crate::bulk::ask_to_yield(path);
     let conn = open_file(path).map_err(|e| explain(path, e))?;
     if conn.is_readonly(rusqlite::MAIN_DB)? {
         return Err(explain(path, Error::io(path, std::io::Error::other("the database is read-only"))));
@@ -122,7 +122,7 @@ fn run_maintenance(conn: &mut Connection) -> Result<()> {
 /// Opens an existing database without creating it (read commands). A database file that
 /// cannot be written is fine as long as SQLite can read it.
 pub fn open_existing(path: &Path) -> Result<Connection> {
-    crate::bulk::ask_to_yield(path);
+    let _ = crate::bulk::ask_to_yield(path);
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::NotFound(format!("{}: no database here (run `sessiondb import` first)", path.display())))
