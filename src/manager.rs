@@ -137,10 +137,7 @@ fn write_session_from(conn: &mut Connection, path: &Path, header: &Object, fill:
     let mut w = EntryWriter::new(&tx, sid)?;
     fill(&tx, &mut |line, owner| {
         let obj = store::scan(line).ok_or_else(|| Error::InvalidArgument("entry is not a JSON object".into()))?;
-        match owner {
-            Some(k) => w.write_shared(&obj, line, k),
-            None => w.write(&obj, line),
-        }
+        w.write_parsed(line, store::ParsedLine::of(&obj), owner)
     })?;
     w.finish()?;
     tx.commit()?;

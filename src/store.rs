@@ -124,13 +124,9 @@ impl<'t> EntryWriter<'t> {
         self.write_parsed(text, ParsedLine::of(obj), None)
     }
 
-    /// Stores one entry line whose exact text is already stored in row `owner` (of the same
-    /// database, holding its own line): the new row shares it instead of holding a copy.
-    pub fn write_shared(&mut self, obj: &RawObject<'_>, text: &str, owner: i64) -> Result<()> {
-        self.write_parsed(text, ParsedLine::of(obj), Some(owner))
-    }
-
-    /// Stores one entry line read beforehand ([`ParsedLine::of`] of `text`).
+    /// Stores one entry line read beforehand ([`ParsedLine::of`] of `text`). With `owner`, a
+    /// row of the same database holding exactly this line (its own), the new row shares that
+    /// line instead of holding a copy.
     pub fn write_parsed(&mut self, text: &str, line: ParsedLine, owner: Option<i64>) -> Result<()> {
         self.seq += 1;
         let key = entry_key(self.sid, self.seq);
@@ -247,7 +243,7 @@ pub fn append_entry(tx: &Connection, sid: i64, text: &str, parent: Option<(i64, 
         .ok()
         .flatten()
         .ok_or_else(|| crate::Error::InvalidArgument("entry is not a JSON object".into()))?;
-    let (f, message) = EntryFields::read(&obj);
+    let ParsedLine { fields: f, extras, seen } = ParsedLine::of(&obj);
     let seq = last_seq + 1;
     let key = entry_key(sid, seq);
     let mut tree = TreeIndexer::resume(!regular);
@@ -256,9 +252,8 @@ pub fn append_entry(tx: &Connection, sid: i64, text: &str, parent: Option<(i64, 
     }
     let d = tree.place(key, &f);
     insert_entry_row(&mut tx.prepare_cached(queries::INSERT_ENTRY)?, (sid, seq), &f, (text, None), &d)?;
-    let extras = Extras::of(&f, &obj, message.as_ref());
     crate::extract::write_extras(tx, sid, key, &f, &extras)?;
-    stats.apply(&Observation::of(&f, &obj, message.as_ref()), extras.list_text());
+    stats.apply(&seen, extras.list_text());
     tx.prepare_cached(queries::APPEND_SESSION_STATS)?.execute(params![
         sid,
         stats.name,
