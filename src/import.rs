@@ -445,10 +445,7 @@ fn import_file_inner(
 ) -> Result<FileReport> {
     // Read ahead: the signature the reader took before reading the lines it hands over.
     let (size, mtime) = match &ahead {
-        Some(a) => match &a.signature {
-            Ok(sig) => *sig,
-            Err(e) => return Err(Error::io(path, std::io::Error::new(e.kind(), e.to_string()))),
-        },
+        Some(a) => a.signature,
         None => file_signature(path)?,
     };
     let path_text = path.to_string_lossy().into_owned();

@@ -59,11 +59,10 @@ enum Piece {
 }
 
 /// A file as the reader found it: its signature when it looked, and its lines unless it
-/// looked unchanged.
+/// looked unchanged or could not be looked at (the writer then reads it itself).
 struct AheadFile {
     index: usize,
-    signature: std::io::Result<(i64, i64)>,
-    lines: Option<Receiver<Piece>>,
+    read: Option<((i64, i64), Receiver<Piece>)>,
 }
 
 /// Lines per piece, and bytes: small enough that a small file is handed over in a few pieces,
@@ -94,8 +93,8 @@ impl ReadAhead {
     }
 
     /// The stream of file `index` (of the paths given to [`ReadAhead::start`]), with the
-    /// file's signature; `None` when the reader did not read it (it looked unchanged) or
-    /// stopped. Files before `index` not taken are dropped.
+    /// file's signature; `None` when the reader did not read it (it looked unchanged, or its
+    /// signature could not be taken) or stopped. Files before `index` not taken are dropped.
     pub fn take(&mut self, index: usize) -> Option<FileStream> {
         loop {
             let file = match self.pending.take() {
@@ -109,8 +108,8 @@ impl ReadAhead {
                 self.pending = Some(file);
                 return None;
             }
-            let lines = file.lines?;
-            return Some(FileStream { signature: file.signature, lines, piece: Vec::new().into_iter(), done: false });
+            let (signature, lines) = file.read?;
+            return Some(FileStream { signature, lines, piece: Vec::new().into_iter(), done: false });
         }
     }
 }
@@ -129,7 +128,7 @@ impl Drop for ReadAhead {
 /// One file's lines, read and parsed ahead.
 pub struct FileStream {
     /// Size and modification time (ns) of the file, taken before reading it.
-    pub signature: std::io::Result<(i64, i64)>,
+    pub signature: (i64, i64),
     lines: Receiver<Piece>,
     piece: std::vec::IntoIter<AheadLine>,
     done: bool,
@@ -164,20 +163,16 @@ impl FileStream {
 /// The reader: every path in order, each as an [`AheadFile`] followed by its pieces.
 fn read_files(paths: &[PathBuf], known: &HashMap<PathBuf, (i64, i64)>, files: &SyncSender<AheadFile>) {
     for (index, path) in paths.iter().enumerate() {
-        let signature = crate::import::file_signature(path).map_err(|e| match e {
-            crate::Error::Io { source, .. } => source,
-            other => std::io::Error::other(other.to_string()),
-        });
         let abs = std::path::absolute(path).unwrap_or_else(|_| path.clone());
-        let unchanged = matches!(&signature, Ok(sig) if known.get(&abs) == Some(sig));
-        if signature.is_err() || unchanged {
-            if files.send(AheadFile { index, signature, lines: None }).is_err() {
+        let signature = crate::import::file_signature(path).ok().filter(|sig| known.get(&abs) != Some(sig));
+        let Some(signature) = signature else {
+            if files.send(AheadFile { index, read: None }).is_err() {
                 return;
             }
             continue;
-        }
+        };
         let (tx, rx) = sync_channel(PIECES_AHEAD);
-        if files.send(AheadFile { index, signature, lines: Some(rx) }).is_err() {
+        if files.send(AheadFile { index, read: Some((signature, rx)) }).is_err() {
             return;
         }
         // The writer dropping the stream (it found the file unchanged, or failed) ends this
