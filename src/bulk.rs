@@ -5,9 +5,10 @@
 //! rollback journal, pages new to the file (almost all of an import's) are written once,
 //! straight into it: importing the 266 MB session took 3.3-6.3 s in WAL mode, 2.0-2.9 s so.
 //! But in rollback mode a writer locks readers out for a whole transaction, and they only poll
-//! for the lock: another process could wait for the whole import. So a process opening the
-//! database while a rollback journal exists leaves a marker file (`<database>-yield`), and the
-//! import puts the database back in WAL mode at its next transaction boundary.
+//! for the lock: another process could wait for the whole import. So a process that cannot
+//! put the database in WAL mode while a rollback journal exists leaves a marker file
+//! (`<database>-yield`), and the import puts the database back in WAL mode at its next
+//! transaction boundary.
 
 use rusqlite::{Connection, ErrorCode};
 use std::path::{Path, PathBuf};
@@ -15,24 +16,14 @@ use std::time::{Duration, Instant};
 
 /// The marker a process leaves to ask a bulk import for WAL mode.
 fn yield_marker(db: &Path) -> PathBuf {
-    let mut p = db.as_os_str().to_owned();
-    p.push("-yield");
-    PathBuf::from(p)
+    crate::db::beside(db, "-yield")
 }
 
-/// The rollback journal SQLite keeps next to the database (it exists only while the database
-/// is in rollback mode, or after a crash in it).
-fn rollback_journal(db: &Path) -> PathBuf {
-    let mut p = db.as_os_str().to_owned();
-    p.push("-journal");
-    PathBuf::from(p)
-}
-
-/// Called before opening the database: if a bulk import may hold it in rollback mode, asks
-/// it to go back to WAL mode (it does so within one transaction, about 0.3 s). Says whether
-/// it asked.
-pub fn ask_to_yield(db: &Path) -> bool {
-    rollback_journal(db).exists()
+/// While a bulk import may hold the database in rollback mode (SQLite's rollback journal
+/// exists only then, or after a crash in it), asks it to go back to WAL mode (it does so
+/// within one transaction, about 0.3 s). Says whether it asked.
+fn ask_to_yield(db: &Path) -> bool {
+    crate::db::beside(db, "-journal").exists()
         && std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(yield_marker(db)).is_ok()
 }
 

@@ -22,11 +22,18 @@ pub fn default_path() -> Result<PathBuf> {
     Ok(Path::new(&home).join(".pi").join("agent").join("sessiondb.sqlite"))
 }
 
+/// A file kept beside the database at `db`: its name with `suffix` appended (SQLite's
+/// `-journal` and `-wal`, sessiondb's `-appends` and `-yield`).
+pub fn beside(db: &Path, suffix: &str) -> PathBuf {
+    let mut p = db.as_os_str().to_owned();
+    p.push(suffix);
+    PathBuf::from(p)
+}
+
 /// Opens (creating if needed) the database at `path` for writing and brings its schema up to
 /// date. A database that cannot be written is refused with the reason.
 pub fn open(path: &Path) -> Result<Connection> {
     create_private(path)?;
-    let _ = crate::bulk::ask_to_yield(path);
     let conn = open_file(path).map_err(|e| explain(path, e))?;
     if conn.is_readonly(rusqlite::MAIN_DB)? {
         return Err(explain(path, Error::io(path, std::io::Error::other("the database is read-only"))));
@@ -122,7 +129,6 @@ fn run_maintenance(conn: &mut Connection) -> Result<()> {
 /// Opens an existing database without creating it (read commands). A database file that
 /// cannot be written is fine as long as SQLite can read it.
 pub fn open_existing(path: &Path) -> Result<Connection> {
-    let _ = crate::bulk::ask_to_yield(path);
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::NotFound(format!("{}: no database here (run `sessiondb import` first)", path.display())))

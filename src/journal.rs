@@ -30,9 +30,7 @@ const RECORD_HEAD: usize = 16;
 
 /// The journal of the database at `db`.
 pub fn path_for(db: &Path) -> PathBuf {
-    let mut p = db.as_os_str().to_owned();
-    p.push("-appends");
-    PathBuf::from(p)
+    crate::db::beside(db, "-appends")
 }
 
 fn fnv(parts: &[&[u8]]) -> u64 {

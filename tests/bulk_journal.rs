@@ -4,17 +4,10 @@
 mod common;
 
 use sessiondb::bulk::BulkJournal;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn journal_mode(conn: &rusqlite::Connection) -> String {
     conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap()
-}
-
-fn sibling(db: &Path, suffix: &str) -> std::path::PathBuf {
-    let mut p = db.as_os_str().to_owned();
-    p.push(suffix);
-    p.into()
 }
 
 #[test]
@@ -29,7 +22,7 @@ fn an_import_alone_uses_a_rollback_journal_and_leaves_wal_mode_behind() {
     assert_eq!(journal_mode(&conn), "wal");
     let sync: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
     assert_eq!(sync, 1, "NORMAL again");
-    assert!(!sibling(&db, "-journal").exists());
+    assert!(!sessiondb::db::beside(&db, "-journal").exists());
 }
 
 #[test]
@@ -60,7 +53,7 @@ fn a_process_opening_the_database_mid_import_gets_wal_mode_back_at_the_next_tran
         })
     };
     // The newcomer asks the import to yield...
-    let marker = sibling(&db, "-yield");
+    let marker = sessiondb::db::beside(&db, "-yield");
     let start = Instant::now();
     while !marker.exists() {
         assert!(start.elapsed() < Duration::from_secs(20), "no yield marker");
@@ -75,7 +68,7 @@ fn a_process_opening_the_database_mid_import_gets_wal_mode_back_at_the_next_tran
     assert_eq!((mode.as_str(), seen), ("wal", 1));
     assert_eq!(journal_mode(&conn), "wal");
     assert!(!marker.exists());
-    assert!(!sibling(&db, "-journal").exists());
+    assert!(!sessiondb::db::beside(&db, "-journal").exists());
 }
 
 #[test]
@@ -90,5 +83,5 @@ fn a_cli_import_leaves_the_database_in_wal_mode_with_everything_in_it() {
     assert_eq!(ok, "ok");
     let sessions: i64 = conn.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap();
     assert!(sessions > 10, "{sessions}");
-    assert!(!sibling(&db, "-journal").exists() && !sibling(&db, "-yield").exists());
+    assert!(!sessiondb::db::beside(&db, "-journal").exists() && !sessiondb::db::beside(&db, "-yield").exists());
 }

@@ -31,9 +31,7 @@ pub struct ImportFigures {
 
 fn remove_db(path: &Path) {
     for suffix in ["", "-wal", "-shm", "-journal"] {
-        let mut p = path.as_os_str().to_owned();
-        p.push(suffix);
-        let _ = std::fs::remove_file(PathBuf::from(p));
+        let _ = std::fs::remove_file(db::beside(path, suffix));
     }
 }
 
