@@ -166,7 +166,7 @@ impl Object {
 
 /// The numeric value of a key that JavaScript treats as an array index (canonical decimal
 /// below 2^32 - 1).
-fn array_index(key: &[u8]) -> Option<u32> {
+pub(crate) fn array_index(key: &[u8]) -> Option<u32> {
     if key.is_empty() || key.len() > 10 || (key.len() > 1 && key[0] == b'0') {
         return None;
     }
@@ -757,7 +757,7 @@ pub fn js_trim(s: &str) -> &str {
 
 /// Position of the first byte that ends a run of plain string bytes: a quote, a backslash or
 /// a control character. Eight bytes at a time: string scanning is most of an import's parsing.
-fn string_special(s: &[u8]) -> Option<usize> {
+pub(crate) fn string_special(s: &[u8]) -> Option<usize> {
     first_special::<false>(s)
 }
 

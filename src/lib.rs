@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod bulk;
+pub mod canonical;
 pub mod check;
 pub mod collate;
 pub mod db;

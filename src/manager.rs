@@ -5,8 +5,9 @@
 //! its first user or assistant message moves header and entries into the real database in
 //! one transaction. Sessions made with [`SessionManager::in_memory`] never leave memory.
 
+use crate::canonical;
 use crate::db;
-use crate::derive::Derived;
+use crate::derive::{Derived, EntryFields};
 use crate::entries::{self as build, Opt};
 use crate::error::{Error, Result};
 use crate::ids;
@@ -16,6 +17,7 @@ use crate::jstime;
 use crate::layout;
 use crate::projection::ParsedEntry;
 use crate::queries;
+use crate::stats::Observation;
 use crate::store::{self, EntryWriter, NewSession};
 use crate::system;
 use crate::tree::{Leaf, Row, SessionTree, TreeNode};
@@ -137,7 +139,13 @@ fn write_session_from(conn: &mut Connection, path: &Path, header: &Object, fill:
     let mut w = EntryWriter::new(&tx, sid)?;
     fill(&tx, &mut |line, owner| {
         let obj = store::scan(line).ok_or_else(|| Error::InvalidArgument("entry is not a JSON object".into()))?;
-        w.write_parsed(line, store::ParsedLine::of(&obj), owner)
+        match owner {
+            Some(owner) => {
+                let (fields, message) = EntryFields::read(&obj);
+                w.write_shared(&fields, &Observation::of(&fields, &obj, message.as_ref()), owner)
+            }
+            None => w.write_parsed(line, store::ParsedLine::of(&obj), None),
+        }
     })?;
     w.finish()?;
     tx.commit()?;
@@ -959,6 +967,22 @@ fn branch_lines(
     let mut parent: Option<String> = None;
     for &key in keys {
         let Some(row) = t.entry_at(key)? else { continue };
+        // Most lines keep their parent and are already what JSON.stringify writes: shared as
+        // they are, without parsing and writing them again (labels and compactions, whose
+        // fields may change, take the slow path).
+        if share
+            && parent.is_some()
+            && row.parent_id == parent
+            && !matches!(row.kind.as_deref(), Some("label" | "compaction"))
+            && row.body.starts_with('{')
+            && canonical::is_stringify_form(&row.body)
+        {
+            let owner = src.prepare_cached(queries::LINE_OWNER)?.query_row([key], |r| r.get(0))?;
+            sink(&row.body, Some(owner))?;
+            kept.extend(row.id.clone());
+            parent = row.id;
+            continue;
+        }
         let Value::Object(mut o) = row.parse().value else { continue };
         let eid = o.get("id").and_then(Value::as_str).map(str::to_owned);
         if o.get("type").and_then(Value::as_str) == Some("label") {

@@ -252,6 +252,18 @@ pub const COPY_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_
     SELECT key - ?1 + ?2, ?3, entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost \
     FROM usage WHERE key BETWEEN ?4 AND ?5";
 
+/// Gives entry `?1` of session `?2` the search row of entry `?3`, which holds the same line;
+/// returns its part of `allMessagesText` (no row: the line is not searchable).
+pub const COPY_TEXT_OF: &str = "INSERT INTO texts (key, session, role, ts_ms, list_text) \
+    SELECT ?1, ?2, role, ts_ms, list_text FROM texts WHERE key = ?3 RETURNING list_text";
+
+/// Gives entry `?1` of session `?2` the usage row of entry `?3`, which holds the same line.
+pub const COPY_USAGE_OF: &str =
+    "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
+        cache_read, cache_write, total, cost) \
+    SELECT ?1, ?2, entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost \
+    FROM usage WHERE key = ?3";
+
 /// Texts waiting for the full-text index.
 pub const FTS_PENDING_COUNT: &str = "SELECT count(*) FROM fts_pending";
 

@@ -46,24 +46,22 @@ pub fn insert_session(tx: &Connection, n: &NewSession<'_>) -> Result<i64> {
     let s = |k: &str| n.header.get(k).and_then(Value::as_str).map(str::to_owned);
     let version = migrate::header_version(n.header);
     let dir = n.path.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
-    tx.execute(
-        queries::INSERT_SESSION,
-        params![
-            s("id").unwrap_or_default(),
-            n.path.to_string_lossy(),
-            dir,
-            n.rel_path,
-            s("cwd"),
-            version_column(version),
-            version_column(n.source_version),
-            s("timestamp"),
-            s("parentSession"),
-            n.header_line,
-            n.file.map(|f| f.0),
-            n.file.map(|f| f.1),
-            n.written_ns,
-        ],
-    )?;
+    // Cached: a fork or branched session of a small session is mostly fixed costs like this.
+    tx.prepare_cached(queries::INSERT_SESSION)?.execute(params![
+        s("id").unwrap_or_default(),
+        n.path.to_string_lossy(),
+        dir,
+        n.rel_path,
+        s("cwd"),
+        version_column(version),
+        version_column(n.source_version),
+        s("timestamp"),
+        s("parentSession"),
+        n.header_line,
+        n.file.map(|f| f.0),
+        n.file.map(|f| f.1),
+        n.written_ns,
+    ])?;
     Ok(tx.last_insert_rowid())
 }
 
@@ -135,7 +133,25 @@ impl<'t> EntryWriter<'t> {
         let body = if owner.is_some() { "" } else { text };
         insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, (body, owner), &d)?;
         crate::extract::write_extras(self.tx, self.sid, key, &f, &extras)?;
-        let part = extras.list_text();
+        self.count(&seen, extras.list_text());
+        Ok(())
+    }
+
+    /// Stores one entry line that row `owner` of the same database holds exactly, sharing the
+    /// line and copying its search and usage rows instead of reading them from the text
+    /// (`fields` and `seen` are read from it as [`ParsedLine::of`] reads them).
+    pub fn write_shared(&mut self, fields: &EntryFields, seen: &Observation, owner: i64) -> Result<()> {
+        self.seq += 1;
+        let key = entry_key(self.sid, self.seq);
+        let d = self.tree.place(key, fields);
+        insert_entry_row(&mut self.stmt, (self.sid, self.seq), fields, ("", Some(owner)), &d)?;
+        let part = crate::extract::copy_extras(self.tx, self.sid, key, owner)?;
+        self.count(seen, part.as_deref());
+        Ok(())
+    }
+
+    /// Adds a written line to the statistics and to `allMessagesText` (`part`, its share).
+    fn count(&mut self, seen: &Observation, part: Option<&str>) {
         if let (Some(joined), Some(part)) = (self.list_text.as_mut(), part) {
             if joined.len() + part.len() < LIST_TEXT_MAX {
                 if !joined.is_empty() {
@@ -146,25 +162,21 @@ impl<'t> EntryWriter<'t> {
                 self.list_text = None;
             }
         }
-        self.stats.apply(&seen, part);
-        Ok(())
+        self.stats.apply(seen, part);
     }
 
     /// Saves the statistics (and re-links parents of an irregular tree); returns them.
     pub fn finish(self) -> Result<SessionStats> {
         let st = self.stats;
-        self.tx.execute(
-            queries::UPDATE_SESSION_STATS,
-            params![
-                self.sid,
-                st.name,
-                st.message_count,
-                st.first_message,
-                st.last_activity_ms,
-                st.entry_count,
-                self.seq
-            ],
-        )?;
+        self.tx.prepare_cached(queries::UPDATE_SESSION_STATS)?.execute(params![
+            self.sid,
+            st.name,
+            st.message_count,
+            st.first_message,
+            st.last_activity_ms,
+            st.entry_count,
+            self.seq
+        ])?;
         if let Some(text) = &self.list_text {
             self.tx.prepare_cached(queries::SAVE_LIST_TEXT)?.execute(params![self.sid, self.seq, text])?;
         }

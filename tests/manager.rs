@@ -477,3 +477,105 @@ fn journaled_appends_settle_exactly_once() {
     let text = common::run(&db, &["check"]);
     assert_eq!(text.0, 0, "{text:?}");
 }
+
+#[test]
+fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
+    // Lines in JSON.stringify form are shared with their search, usage and statistics rows
+    // copied; the others (spaced out, escapes pi would not write, integer-like keys, numbers
+    // written otherwise, re-chained past a label) are written again as pi writes them.
+    let (dir, db, _env) = agent_home();
+    let asst = |id: &str, parent: &str, text: &str, extra: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2026-01-01T00:00:0{}.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"provider":"p","model":"m","usage":{{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{{"input":0.001,"output":0.5,"cacheRead":0,"cacheWrite":0,"total":0.501}}}},"stopReason":"stop","timestamp":1767225601000{extra}}}}}"#,
+            id.len()
+        )
+    };
+    let user = |id: &str, parent: &str, text: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"user","content":"{text}","timestamp":1767225602000}}}}"#
+        )
+    };
+    let lines = [
+        r#"{"type":"session","version":3,"id":"0193c1de-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#.to_string(),
+        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"look in \/tmp","timestamp":1767225600000}}"#.to_string(),
+        asst("a1", "u1", "plain and shared", ""),
+        r#"{"type":"label","id":"l1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","targetId":"u1","label":"start"}"#.to_string(),
+        user("u2", "l1", "after the label"),
+        asst("a2", "u2", "spaced", "").replace(r#""stopReason":"stop""#, r#""stopReason": "stop""#),
+        asst("a3", "a2", "integer keys", r#","details":{"b":1,"2":"x"}"#),
+        asst("a4", "a3", "escaped \\u0041 and 1.50", r#","n":1.50"#),
+        user("u3", "a4", "stringify form again"),
+        asst("a5", "u3", "last", ""),
+        r#"{"type":"session_info","id":"n1","parentId":"a5","timestamp":"2026-01-01T00:00:04.000Z","name":"  named  "}"#.to_string(),
+    ];
+    let file = dir.path().join("source.jsonl");
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let mut m = SessionManager::open(&db, file.to_str().unwrap(), None, None).unwrap();
+    let branched = m.create_branched_session(Some("n1")).unwrap().unwrap();
+    drop(m);
+    let mut got = export_lines(&db, &branched);
+    // pi's lines: each path entry re-chained to the one before (labels left out), written
+    // by JSON.stringify, then the label re-attached to its target.
+    let mut parent = serde_json::Value::Null;
+    let mut want = Vec::new();
+    for line in lines[1..].iter().filter(|l| !l.contains(r#""type":"label""#)) {
+        let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+        v["parentId"] = parent.clone();
+        parent = v["id"].clone();
+        want.push(v);
+    }
+    let label = got.pop().unwrap();
+    assert_eq!((label["type"].as_str(), label["targetId"].as_str()), (Some("label"), Some("u1")));
+    assert_eq!(got[1..], want[..]);
+    // Shared lines are exactly the stored ones; the others were rewritten.
+    let conn = sessiondb::db::open(&db).unwrap();
+    let sid =
+        |p: &str| -> i64 { conn.query_row("SELECT sid FROM sessions WHERE path = ?1", [p], |r| r.get(0)).unwrap() };
+    let shared: Vec<String> = conn
+        .prepare("SELECT id FROM entries WHERE session = ?1 AND body_key IS NOT NULL ORDER BY key")
+        .unwrap()
+        .query_map([sid(&branched)], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(shared, ["a1", "u3", "a5", "n1"]);
+    // The same rows as importing the branched session's own file.
+    let text = sessiondb::db::open(&db).map(|c| {
+        let mut out = Vec::new();
+        sessiondb::export::write_session(&c, sid(&branched), &mut out).unwrap();
+        out
+    });
+    let copy = dir.path().join("copy.jsonl");
+    std::fs::write(&copy, text.unwrap()).unwrap();
+    let fresh_db = dir.path().join("fresh.sqlite");
+    drop(SessionManager::open(&fresh_db, copy.to_str().unwrap(), None, None).unwrap());
+    let fresh = sessiondb::db::open(&fresh_db).unwrap();
+    let derived = |c: &rusqlite::Connection, s: i64| -> Vec<String> {
+        let mut out = Vec::new();
+        for sql in [
+            "SELECT role, ts_ms, list_text FROM texts WHERE session = ?1 ORDER BY key",
+            "SELECT entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost \
+             FROM usage WHERE session = ?1 ORDER BY key",
+            "SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, tree_ok \
+             FROM sessions WHERE sid = ?1",
+            "SELECT upto_seq, text FROM list_texts WHERE sid = ?1",
+            "SELECT seq, id, parent_id, type, ts, ts_ms, role, depth, parent_key & 4294967295, \
+             compaction_key & 4294967295, thinking_key & 4294967295, model_key & 4294967295 \
+             FROM entries WHERE session = ?1 ORDER BY key",
+        ] {
+            let mut st = c.prepare(sql).unwrap();
+            let n = st.column_count();
+            let rows = st
+                .query_map([s], |r| {
+                    Ok((0..n).map(|i| format!("{:?}", r.get_ref(i).unwrap())).collect::<Vec<_>>().join("|"))
+                })
+                .unwrap();
+            out.extend(rows.map(Result::unwrap));
+        }
+        out
+    };
+    let fresh_sid: i64 = fresh.query_row("SELECT sid FROM sessions", [], |r| r.get(0)).unwrap();
+    let ours = derived(&conn, sid(&branched));
+    assert!(ours.len() > 20, "{ours:?}");
+    assert_eq!(ours, derived(&fresh, fresh_sid));
+}
