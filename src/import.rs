@@ -524,7 +524,7 @@ fn import_file_inner(
             match scanned.unwrap_or_else(|| Scanned::of(&line.text)) {
                 Scanned::Blank => report.blank_lines += 1,
                 Scanned::Malformed(reason) => report.skip(line.number, reason),
-                Scanned::Entry(parsed) => writer.write_parsed(&line.text, parsed, None)?,
+                Scanned::Entry(parsed) => writer.write_parsed(&line.text, parsed)?,
             }
         }
         (sid, writer.finish()?)

@@ -144,7 +144,7 @@ fn write_session_from(conn: &mut Connection, path: &Path, header: &Object, fill:
                 let (fields, message) = EntryFields::read(&obj);
                 w.write_shared(&fields, &Observation::of(&fields, &obj, message.as_ref()), owner)
             }
-            None => w.write_parsed(line, store::ParsedLine::of(&obj), None),
+            None => w.write_parsed(line, store::ParsedLine::of(&obj)),
         }
     })?;
     w.finish()?;
@@ -965,20 +965,22 @@ fn branch_lines(
     let mut replacement: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     let mut pending: Vec<String> = Vec::new();
     let mut parent: Option<String> = None;
+    let owner_of =
+        |key: i64| -> Result<i64> { Ok(src.prepare_cached(queries::LINE_OWNER)?.query_row([key], |r| r.get(0))?) };
     for &key in keys {
         let Some(row) = t.entry_at(key)? else { continue };
         // Most lines keep their parent and are already what JSON.stringify writes: shared as
         // they are, without parsing and writing them again (labels and compactions, whose
-        // fields may change, take the slow path).
+        // fields may change, and the line after dropped labels take the slow path).
         if share
             && parent.is_some()
             && row.parent_id == parent
+            && pending.is_empty()
             && !matches!(row.kind.as_deref(), Some("label" | "compaction"))
             && row.body.starts_with('{')
             && canonical::is_stringify_form(&row.body)
         {
-            let owner = src.prepare_cached(queries::LINE_OWNER)?.query_row([key], |r| r.get(0))?;
-            sink(&row.body, Some(owner))?;
+            sink(&row.body, Some(owner_of(key)?))?;
             kept.extend(row.id.clone());
             parent = row.id;
             continue;
@@ -1004,11 +1006,7 @@ fn branch_lines(
             }
         }
         let line = Value::Object(o).to_json();
-        let owner = if share && line == row.body {
-            Some(src.prepare_cached(queries::LINE_OWNER)?.query_row([key], |r| r.get(0))?)
-        } else {
-            None
-        };
+        let owner = if share && line == row.body { Some(owner_of(key)?) } else { None };
         drop(row);
         sink(&line, owner)?;
         kept.extend(eid.clone());

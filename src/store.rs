@@ -119,19 +119,16 @@ impl<'t> EntryWriter<'t> {
 
     /// Stores one entry line (`obj` is `text` scanned).
     pub fn write(&mut self, obj: &RawObject<'_>, text: &str) -> Result<()> {
-        self.write_parsed(text, ParsedLine::of(obj), None)
+        self.write_parsed(text, ParsedLine::of(obj))
     }
 
-    /// Stores one entry line read beforehand ([`ParsedLine::of`] of `text`). With `owner`, a
-    /// row of the same database holding exactly this line (its own), the new row shares that
-    /// line instead of holding a copy.
-    pub fn write_parsed(&mut self, text: &str, line: ParsedLine, owner: Option<i64>) -> Result<()> {
+    /// Stores one entry line read beforehand ([`ParsedLine::of`] of `text`).
+    pub fn write_parsed(&mut self, text: &str, line: ParsedLine) -> Result<()> {
         self.seq += 1;
         let key = entry_key(self.sid, self.seq);
         let ParsedLine { fields: f, extras, seen } = line;
         let d = self.tree.place(key, &f);
-        let body = if owner.is_some() { "" } else { text };
-        insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, (body, owner), &d)?;
+        insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, (text, None), &d)?;
         crate::extract::write_extras(self.tx, self.sid, key, &f, &extras)?;
         self.count(&seen, extras.list_text());
         Ok(())
