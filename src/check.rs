@@ -130,8 +130,8 @@ fn is_corruption(e: &crate::Error) -> bool {
 }
 
 /// Runs SQLite's `integrity_check` and `foreign_key_check`, and checks that forks' shared
-/// lines are there. A file too damaged for them to
-/// finish is reported as an integrity problem, not an error.
+/// lines are there and recorded. A file too damaged for them to finish is reported as an
+/// integrity problem, not an error.
 pub fn check_database(conn: &Connection) -> Result<Vec<Finding>> {
     let mut out = Vec::new();
     if let Err(e) = pragma_rows(conn, queries::INTEGRITY_CHECK, &mut out, |r| {
@@ -153,10 +153,19 @@ pub fn check_database(conn: &Connection) -> Result<Vec<Finding>> {
         out.push(db_finding(Kind::ForeignKey, format!("the foreign-key check stopped: {e}")));
     }
     if let Err(e) = pragma_rows(conn, queries::CHECK_SHARED_LINES, &mut out, |r| {
-        let (key, from): (i64, i64) = (r.get(0)?, r.get(1)?);
+        let (key, from, missing): (i64, i64, bool) = (r.get(0)?, r.get(1)?, r.get(2)?);
         Ok(Some(db_finding(
             Kind::SharedLine,
-            format!("entry row {key} takes its line from row {from}, which is missing or itself a copy"),
+            if missing {
+                format!("entry row {key} takes its line from row {from}, which is missing or itself a copy")
+            } else {
+                format!(
+                    "entry row {key} takes its line from row {from}, but session {} is not recorded as sharing \
+                     lines of session {}: deleting that session would lose the line",
+                    key >> 32,
+                    from >> 32
+                )
+            },
         )))
     }) {
         out.push(db_finding(Kind::Integrity, format!("the shared-line check stopped: {e}")));

@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::json::{self, RawObject, Value};
 use crate::queries;
 use crate::stats::message_text;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 
 /// Searchable text of one entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -229,17 +229,6 @@ pub fn write_extras(conn: &Connection, sid: i64, key: i64, f: &EntryFields, x: &
         ])?;
     }
     Ok(())
-}
-
-/// Gives the entry stored under `key` the search and usage rows of entry `from`, which holds
-/// the same line (so [`Extras::of`] would find the same); returns its part of `allMessagesText`.
-pub fn copy_extras(conn: &Connection, sid: i64, key: i64, from: i64) -> Result<Option<String>> {
-    let part = conn
-        .prepare_cached(queries::COPY_TEXT_OF)?
-        .query_row(params![key, sid, from], |r| r.get::<_, Option<String>>(0))
-        .optional()?;
-    conn.prepare_cached(queries::COPY_USAGE_OF)?.execute(params![key, sid, from])?;
-    Ok(part.flatten())
 }
 
 /// Rebuilds the text and usage rows of every session from the stored lines (after a

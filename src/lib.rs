@@ -1,6 +1,7 @@
 //! sessiondb: pi coding-agent sessions kept in SQLite, with exact JSONL import and export.
 
 pub mod bench;
+pub mod branch;
 pub mod bulk;
 pub mod canonical;
 pub mod check;

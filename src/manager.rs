@@ -5,7 +5,7 @@
 //! its first user or assistant message moves header and entries into the real database in
 //! one transaction. Sessions made with [`SessionManager::in_memory`] never leave memory.
 
-use crate::canonical;
+use crate::branch::{branch_lines, Line, LineSink};
 use crate::db;
 use crate::derive::{Derived, EntryFields};
 use crate::entries::{self as build, Opt};
@@ -26,9 +26,6 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-
-/// Lines a fork copies per statement.
-const FORK_SLICE: usize = 1024;
 
 /// Options for a new session (`create`, `forkFrom`, `inMemory`).
 #[derive(Debug, Clone, Default)]
@@ -103,12 +100,8 @@ fn validate_id(id: Option<&str>) -> Result<()> {
 
 /// Inserts a session with its entry lines into `conn` in one transaction; returns its sid.
 fn write_session(conn: &mut Connection, path: &Path, header: &Object, lines: &[String]) -> Result<i64> {
-    write_session_from(conn, path, header, &mut |_, sink| lines.iter().try_for_each(|l| sink(l, None)))
+    write_session_from(conn, path, header, &mut |_, sink| lines.iter().try_for_each(|l| sink(Line::Text(l))))
 }
-
-/// Takes one entry line of a new session, with the key of a row of the same database already
-/// holding exactly that line (to share it) when there is one.
-type LineSink<'a> = dyn FnMut(&str, Option<i64>) -> Result<()> + 'a;
 
 /// Hands each entry line of a new session to the sink; gets the transaction the session is
 /// being written in (to read from the same database).
@@ -137,14 +130,19 @@ fn write_session_from(conn: &mut Connection, path: &Path, header: &Object, fill:
         other => other,
     })?;
     let mut w = EntryWriter::new(&tx, sid)?;
-    fill(&tx, &mut |line, owner| {
-        let obj = store::scan(line).ok_or_else(|| Error::InvalidArgument("entry is not a JSON object".into()))?;
-        match owner {
-            Some(owner) => {
-                let (fields, message) = EntryFields::read(&obj);
-                w.write_shared(&fields, &Observation::of(&fields, &obj, message.as_ref()), owner)
-            }
-            None => w.write_parsed(line, store::ParsedLine::of(&obj)),
+    let not_object = || Error::InvalidArgument("entry is not a JSON object".into());
+    fill(&tx, &mut |line| match line {
+        Line::Text(text) => w.write_parsed(text, store::ParsedLine::of(&store::scan(text).ok_or_else(not_object)?)),
+        Line::Shared(src, text) => {
+            let seen = match Observation::of_fields(&src.fields) {
+                Some(seen) => seen,
+                None => {
+                    let obj = store::scan(text).ok_or_else(not_object)?;
+                    let (fields, message) = EntryFields::read(&obj);
+                    Observation::of(&fields, &obj, message.as_ref())
+                }
+            };
+            w.share(src, &seen)
         }
     })?;
     w.finish()?;
@@ -366,14 +364,14 @@ impl SessionManager {
         )?;
         let (lo, _) = store::key_range(source_sid);
         let (_, last_seq, _) = store::load_stats(&tx, source_sid)?;
-        // In slices of lines: a copy within one table goes through a temporary table of the
-        // rows it reads, which must stay small whatever the session's length.
-        for first in (0..=last_seq).step_by(FORK_SLICE) {
-            let (from, to) = (lo + first, lo + (first + FORK_SLICE as i64 - 1).min(last_seq));
+        // In slices of lines (see `store::COPY_SLICE`).
+        for first in (0..=last_seq).step_by(store::COPY_SLICE as usize) {
+            let (from, to) = (lo + first, lo + (first + store::COPY_SLICE - 1).min(last_seq));
             for copy in [queries::COPY_ENTRIES, queries::COPY_TEXTS, queries::COPY_USAGE] {
                 tx.prepare_cached(copy)?.execute(params![lo, new_sid << 32, new_sid, from, to])?;
             }
         }
+        tx.prepare_cached(queries::RECORD_SHARES)?.execute(params![new_sid, source_sid])?;
         tx.prepare_cached(queries::COPY_SESSION_STATS)?.execute(params![new_sid, source_sid])?;
         tx.prepare_cached(queries::COPY_LIST_TEXT)?.execute(params![new_sid, source_sid])?;
         tx.commit()?;
@@ -772,27 +770,27 @@ impl SessionManager {
         });
         let target = file.clone().unwrap_or_else(|| format!("<memory>/{id}"));
         let target = Path::new(&target);
-        let (source_sid, labels) = (self.sid, &self.labels);
+        let labels = &self.labels;
         // Written now when it holds a conversation (or lives in memory), staged otherwise, as
         // `install` does; read from wherever the current session is.
         let sid = if self.persist && !conversation {
             let mut stage = db::open_in_memory()?;
             let source = self.stage.as_ref().unwrap_or(&self.conn);
             let sid = write_session_from(&mut stage, target, &header, &mut |_, sink| {
-                branch_lines(source, source_sid, &path, labels, false, sink)
+                branch_lines(source, &path, labels, false, sink)
             })?;
             self.stage = Some(stage);
             sid
         } else if let Some(stage) = &self.stage {
             let sid = write_session_from(&mut self.conn, target, &header, &mut |_, sink| {
-                branch_lines(stage, source_sid, &path, labels, false, sink)
+                branch_lines(stage, &path, labels, false, sink)
             })?;
             self.stage = None;
             sid
         } else {
             // Source and copy in one database: unchanged lines are shared, not copied.
             write_session_from(&mut self.conn, target, &header, &mut |tx, sink| {
-                branch_lines(tx, source_sid, &path, labels, true, sink)
+                branch_lines(tx, &path, labels, true, sink)
             })?
         };
         self.sid = sid;
@@ -947,88 +945,6 @@ impl SessionManager {
     pub fn session_key(&self) -> i64 {
         self.sid
     }
-}
-
-/// pi's `createBranchedSession` lines for the path `keys` (root first) of session `sid` in
-/// `src`: label entries dropped and the rest re-chained, a compaction's `firstKeptEntryId`
-/// moved off a dropped label, then the labels of kept entries (from `labels`) re-emitted.
-fn branch_lines(
-    src: &Connection,
-    sid: i64,
-    keys: &[i64],
-    labels: &IndexMap<String, (Value, Option<Value>)>,
-    share: bool,
-    sink: &mut LineSink<'_>,
-) -> Result<()> {
-    let t = SessionTree::open(src, sid)?;
-    let mut kept: HashSet<String> = HashSet::new();
-    let mut replacement: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-    let mut pending: Vec<String> = Vec::new();
-    let mut parent: Option<String> = None;
-    let owner_of =
-        |key: i64| -> Result<i64> { Ok(src.prepare_cached(queries::LINE_OWNER)?.query_row([key], |r| r.get(0))?) };
-    for &key in keys {
-        let Some(row) = t.entry_at(key)? else { continue };
-        // Most lines keep their parent and are already what JSON.stringify writes: shared as
-        // they are, without parsing and writing them again (labels and compactions, whose
-        // fields may change, and the line after dropped labels take the slow path).
-        if share
-            && parent.is_some()
-            && row.parent_id == parent
-            && pending.is_empty()
-            && !matches!(row.kind.as_deref(), Some("label" | "compaction"))
-            && row.body.starts_with('{')
-            && canonical::is_stringify_form(&row.body)
-        {
-            sink(&row.body, Some(owner_of(key)?))?;
-            kept.extend(row.id.clone());
-            parent = row.id;
-            continue;
-        }
-        let Value::Object(mut o) = row.parse().value else { continue };
-        let eid = o.get("id").and_then(Value::as_str).map(str::to_owned);
-        if o.get("type").and_then(Value::as_str) == Some("label") {
-            pending.extend(eid);
-            continue;
-        }
-        for l in pending.drain(..) {
-            replacement.insert(l, eid.clone().unwrap_or_default());
-        }
-        o.set("parentId", parent.as_deref().map_or(Value::Null, build::s));
-        if o.get("type").and_then(Value::as_str) == Some("compaction") {
-            if let Some(Value::String(fk)) = o.get("firstKeptEntryId") {
-                let fk = fk.to_str().into_owned();
-                if Some(fk.as_str()) != eid.as_deref() {
-                    if let Some(r) = replacement.get(&fk) {
-                        o.set("firstKeptEntryId", build::s(r));
-                    }
-                }
-            }
-        }
-        let line = Value::Object(o).to_json();
-        let owner = if share && line == row.body { Some(owner_of(key)?) } else { None };
-        drop(row);
-        sink(&line, owner)?;
-        kept.extend(eid.clone());
-        parent = eid;
-    }
-    let mut taken = kept.clone();
-    let mut label_parent = parent;
-    for (target, (label, label_ts)) in labels {
-        if !kept.contains(target.as_str()) {
-            continue;
-        }
-        let lid = ids::new_entry_id(|c| taken.contains(c));
-        taken.insert(lid.clone());
-        let ts_value = label_ts.clone().unwrap_or(Value::Null);
-        let mut e = build::label(&lid, label_parent.as_deref(), &ts_value, target, Some(label.clone()));
-        if label_ts.is_none() {
-            e.remove("timestamp");
-        }
-        sink(&Value::Object(e).to_json(), None)?;
-        label_parent = Some(lid);
-    }
-    Ok(())
 }
 
 /// The session recorded at an absolute path.

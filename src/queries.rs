@@ -34,9 +34,6 @@ pub const INSERT_ENTRY: &str = "INSERT INTO entries (key, session, seq, id, pare
     body, parent_key, depth, compaction_key, thinking_key, model_key, body_key) \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
 
-/// The key of the row holding entry `?1`'s line (itself, or the row a copy shares).
-pub const LINE_OWNER: &str = "SELECT coalesce(body_key, key) FROM entries WHERE key = ?1";
-
 /// Re-links every entry of a session (keys `?1..=?2`) to its parent as pi resolves it: the
 /// last line with the parent's id wins; header lines and `""` are no parents.
 pub const RELINK_PARENTS: &str = "UPDATE entries SET parent_key = ( \
@@ -252,17 +249,31 @@ pub const COPY_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_
     SELECT key - ?1 + ?2, ?3, entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost \
     FROM usage WHERE key BETWEEN ?4 AND ?5";
 
-/// Gives entry `?1` of session `?2` the search row of entry `?3`, which holds the same line;
-/// returns its part of `allMessagesText` (no row: the line is not searchable).
-pub const COPY_TEXT_OF: &str = "INSERT INTO texts (key, session, role, ts_ms, list_text) \
-    SELECT ?1, ?2, role, ts_ms, list_text FROM texts WHERE key = ?3 RETURNING list_text";
+/// Records that session `?1` may share lines held by session `?2` or by the sessions `?2`
+/// shares lines of (a copy points at the row holding a line, never at another copy).
+pub const RECORD_SHARES: &str = "INSERT OR IGNORE INTO shares (copy, owner) \
+    SELECT ?1, ?2 UNION ALL SELECT ?1, owner FROM shares WHERE copy = ?2";
 
-/// Gives entry `?1` of session `?2` the usage row of entry `?3`, which holds the same line.
-pub const COPY_USAGE_OF: &str =
-    "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
-        cache_read, cache_write, total, cost) \
-    SELECT ?1, ?2, entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost \
-    FROM usage WHERE key = ?3";
+/// Copies the source rows `?1..=?2` (consecutive lines of a path) as the rows `?3` keys further
+/// on in session `?4`, sharing their lines: the first row gets the derived columns `?5..=?9`,
+/// the others the source's shifted by `?3` (depth by `?10`), except references to entries
+/// before the run, which become `?11..=?13` (see `store::CopyRun`).
+pub const COPY_PATH_RUN: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, body, \
+        body_key, parent_key, depth, compaction_key, thinking_key, model_key) \
+    SELECT key + ?3, ?4, (key + ?3) & 4294967295, id, parent_id, type, ts, ts_ms, role, '', coalesce(body_key, key), \
+        CASE WHEN key = ?1 THEN ?5 ELSE parent_key + ?3 END, \
+        CASE WHEN key = ?1 THEN ?6 ELSE depth + ?10 END, \
+        CASE WHEN key = ?1 THEN ?7 WHEN compaction_key >= ?1 THEN compaction_key + ?3 ELSE ?11 END, \
+        CASE WHEN key = ?1 THEN ?8 WHEN thinking_key >= ?1 THEN thinking_key + ?3 ELSE ?12 END, \
+        CASE WHEN key = ?1 THEN ?9 WHEN model_key >= ?1 THEN model_key + ?3 ELSE ?13 END \
+    FROM entries WHERE key BETWEEN ?1 AND ?2";
+
+/// Path rows `?1..=?2` of a session to branch from: columns, the line wherever it is stored,
+/// derived columns and the search row's list text.
+pub const BRANCH_SOURCE_ROWS: &str = "SELECT e.key, e.id, e.parent_id, e.type, e.ts, e.ts_ms, e.role, \
+        CASE WHEN e.body_key IS NULL THEN e.body ELSE (SELECT o.body FROM entries o WHERE o.key = e.body_key) END, \
+        e.parent_key, e.depth, e.compaction_key, e.thinking_key, e.model_key, t.list_text \
+    FROM entries e LEFT JOIN texts t ON t.key = e.key WHERE e.key BETWEEN ?1 AND ?2 ORDER BY e.key";
 
 /// Texts waiting for the full-text index.
 pub const FTS_PENDING_COUNT: &str = "SELECT count(*) FROM fts_pending";
@@ -346,10 +357,13 @@ pub const INTEGRITY_CHECK: &str = "PRAGMA integrity_check(100)";
 /// Rows whose foreign key points at a missing row.
 pub const FOREIGN_KEY_CHECK: &str = "PRAGMA foreign_key_check";
 
-/// Copies whose line is not where they point (by the index of copies only).
-pub const CHECK_SHARED_LINES: &str = "SELECT c.key, c.body_key FROM entries c \
-    LEFT JOIN entries o ON o.key = c.body_key \
-    WHERE c.body_key IS NOT NULL AND (o.key IS NULL OR o.body_key IS NOT NULL) ORDER BY c.body_key";
+/// Copies whose line is not where they point (`missing` = 1), or whose session is not recorded
+/// as sharing lines of the session holding it (so deleting that session would lose the line).
+pub const CHECK_SHARED_LINES: &str = "SELECT c.key, c.body_key, (o.key IS NULL OR o.body_key IS NOT NULL) AS missing \
+    FROM entries c LEFT JOIN entries o ON o.key = c.body_key \
+    WHERE c.body_key IS NOT NULL AND (o.key IS NULL OR o.body_key IS NOT NULL \
+        OR NOT EXISTS (SELECT 1 FROM shares s WHERE s.copy = c.key >> 32 AND s.owner = c.body_key >> 32)) \
+    ORDER BY c.key";
 
 /// Every session with what `check` compares its lines against.
 pub const CHECK_SESSIONS: &str = "SELECT sid, id, path, cwd, entry_count, last_seq, tree_ok FROM sessions ORDER BY sid";

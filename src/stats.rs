@@ -38,9 +38,8 @@ pub struct Observation {
 impl Observation {
     /// Reads it from a scanned entry.
     pub fn of(fields: &EntryFields, entry: &RawObject<'_>, message: Option<&RawObject<'_>>) -> Self {
-        // A second header line is kept in the file but is no entry (pi's getEntries skips it).
-        if fields.is_header() {
-            return Observation::default();
+        if let Some(seen) = Observation::of_fields(fields) {
+            return seen;
         }
         let mut seen = Observation { entry: true, ..Observation::default() };
         match fields.kind.as_deref() {
@@ -50,10 +49,10 @@ impl Observation {
                     _ => None,
                 });
             }
-            Some("message") => {
+            _ => {
                 seen.message = true;
                 let role = fields.role.as_deref();
-                if let Some(m) = message.filter(|m| m.has("content") && matches!(role, Some("user" | "assistant"))) {
+                if let Some(m) = message.filter(|m| m.has("content")) {
                     seen.activity = Some(match m.get("timestamp") {
                         Some(Value::Number(n)) => Some(n),
                         _ => fields.ts_ms.map(|t| t as f64),
@@ -61,9 +60,23 @@ impl Observation {
                     seen.user = role == Some("user");
                 }
             }
-            _ => {}
         }
         seen
+    }
+
+    /// Reads it from the entry's columns alone; `None` when the line itself is needed (a
+    /// session name, or a user or assistant message, whose content and time count).
+    pub fn of_fields(fields: &EntryFields) -> Option<Self> {
+        // A second header line is kept in the file but is no entry (pi's getEntries skips it).
+        if fields.is_header() {
+            return Some(Observation::default());
+        }
+        let seen = Observation { entry: true, ..Observation::default() };
+        match (fields.kind.as_deref(), fields.role.as_deref()) {
+            (Some("session_info"), _) | (Some("message"), Some("user" | "assistant")) => None,
+            (Some("message"), _) => Some(Observation { message: true, ..seen }),
+            _ => Some(seen),
+        }
     }
 }
 

@@ -97,6 +97,88 @@ pub struct EntryWriter<'t> {
     tree: TreeIndexer,
     /// `allMessagesText` so far; `None` once it outgrew [`LIST_TEXT_MAX`].
     list_text: Option<String>,
+    /// Shared lines not written yet.
+    run: Option<CopyRun>,
+    /// Sessions lines were shared from.
+    sources: Vec<i64>,
+}
+
+/// A line of a session in the same database that a new session shares, with what the source
+/// row holds besides the line.
+#[derive(Debug, Clone)]
+pub struct SharedLine {
+    /// Key of the source row.
+    pub key: i64,
+    /// Its columns.
+    pub fields: EntryFields,
+    /// Its derived columns.
+    pub derived: Derived,
+    /// Its part of `allMessagesText` (its search row's list text).
+    pub list_text: Option<String>,
+}
+
+/// Most rows one copy statement moves: a copy within one table goes through a temporary
+/// table of the rows it reads, which must stay small whatever the session's length.
+pub const COPY_SLICE: i64 = 1024;
+
+/// Consecutive source rows copied into consecutive new rows by one statement per table. The
+/// derived columns of the copies are the source's shifted by the key distance, except the
+/// first row's (given) and references to entries before the run (`before`); a row joins the
+/// run only when that gives exactly what the tree indexer computed for it.
+#[derive(Debug)]
+struct CopyRun {
+    /// First and last source keys.
+    lo: i64,
+    hi: i64,
+    /// New key minus source key.
+    delta: i64,
+    /// Derived columns of the first row.
+    first: Derived,
+    /// New depth minus source depth.
+    ddepth: Option<i64>,
+    /// Nearest compaction, thinking and model entries in force before the run.
+    before: Derived,
+}
+
+impl CopyRun {
+    fn start(src: &SharedLine, key: i64, d: &Derived) -> Self {
+        let s = &src.derived;
+        let inherited = |own: Option<i64>, new: Option<i64>| if own.is_some_and(|k| k >= src.key) { None } else { new };
+        CopyRun {
+            lo: src.key,
+            hi: src.key,
+            delta: key - src.key,
+            first: *d,
+            ddepth: d.depth.zip(s.depth).map(|(n, o)| n - o),
+            before: Derived {
+                compaction_key: inherited(s.compaction_key, d.compaction_key),
+                thinking_key: inherited(s.thinking_key, d.thinking_key),
+                model_key: inherited(s.model_key, d.model_key),
+                ..Derived::default()
+            },
+        }
+    }
+
+    /// Takes the next shared line into the run when the copy statement would give it `d`.
+    fn extend(&mut self, src: &SharedLine, key: i64, d: &Derived) -> bool {
+        let s = &src.derived;
+        let shifted = |k: Option<i64>, before: Option<i64>| match k {
+            Some(k) if k >= self.lo => Some(k + self.delta),
+            _ => before,
+        };
+        let fits = src.key == self.hi + 1
+            && key - src.key == self.delta
+            && self.hi - self.lo + 1 < COPY_SLICE
+            && d.parent_key == s.parent_key.map(|p| p + self.delta)
+            && d.depth == s.depth.zip(self.ddepth).map(|(o, dd)| o + dd)
+            && d.compaction_key == shifted(s.compaction_key, self.before.compaction_key)
+            && d.thinking_key == shifted(s.thinking_key, self.before.thinking_key)
+            && d.model_key == shifted(s.model_key, self.before.model_key);
+        if fits {
+            self.hi = src.key;
+        }
+        fits
+    }
 }
 
 /// Largest `allMessagesText` kept joined per session: bounds the writer's memory; longer
@@ -114,6 +196,8 @@ impl<'t> EntryWriter<'t> {
             stats: SessionStats::default(),
             tree: TreeIndexer::new(),
             list_text: Some(String::new()),
+            run: None,
+            sources: Vec::new(),
         })
     }
 
@@ -124,6 +208,7 @@ impl<'t> EntryWriter<'t> {
 
     /// Stores one entry line read beforehand ([`ParsedLine::of`] of `text`).
     pub fn write_parsed(&mut self, text: &str, line: ParsedLine) -> Result<()> {
+        self.flush_run()?;
         self.seq += 1;
         let key = entry_key(self.sid, self.seq);
         let ParsedLine { fields: f, extras, seen } = line;
@@ -134,16 +219,48 @@ impl<'t> EntryWriter<'t> {
         Ok(())
     }
 
-    /// Stores one entry line that row `owner` of the same database holds exactly, sharing the
-    /// line and copying its search and usage rows instead of reading them from the text
-    /// (`fields` and `seen` are read from it as [`ParsedLine::of`] reads them).
-    pub fn write_shared(&mut self, fields: &EntryFields, seen: &Observation, owner: i64) -> Result<()> {
+    /// Stores one entry line that row `src.key` of the same database holds exactly: the line
+    /// is shared, and the row with its search and usage rows is copied together with the rows
+    /// of the source lines around it (`seen` is read from the line as [`ParsedLine::of`]
+    /// reads it).
+    pub fn share(&mut self, src: &SharedLine, seen: &Observation) -> Result<()> {
         self.seq += 1;
         let key = entry_key(self.sid, self.seq);
-        let d = self.tree.place(key, fields);
-        insert_entry_row(&mut self.stmt, (self.sid, self.seq), fields, ("", Some(owner)), &d)?;
-        let part = crate::extract::copy_extras(self.tx, self.sid, key, owner)?;
-        self.count(seen, part.as_deref());
+        let d = self.tree.place(key, &src.fields);
+        self.count(seen, src.list_text.as_deref());
+        let source = src.key >> 32;
+        if !self.sources.contains(&source) {
+            self.sources.push(source);
+        }
+        if !self.run.as_mut().is_some_and(|r| r.extend(src, key, &d)) {
+            self.flush_run()?;
+            self.run = Some(CopyRun::start(src, key, &d));
+        }
+        Ok(())
+    }
+
+    /// Writes the shared lines gathered so far.
+    fn flush_run(&mut self) -> Result<()> {
+        let Some(r) = self.run.take() else { return Ok(()) };
+        let (new_lo, first, before) = (r.lo + r.delta, r.first, r.before);
+        self.tx.prepare_cached(queries::COPY_PATH_RUN)?.execute(params![
+            r.lo,
+            r.hi,
+            r.delta,
+            self.sid,
+            first.parent_key,
+            first.depth,
+            first.compaction_key,
+            first.thinking_key,
+            first.model_key,
+            r.ddepth,
+            before.compaction_key,
+            before.thinking_key,
+            before.model_key,
+        ])?;
+        for copy in [queries::COPY_TEXTS, queries::COPY_USAGE] {
+            self.tx.prepare_cached(copy)?.execute(params![r.lo, new_lo, self.sid, r.lo, r.hi])?;
+        }
         Ok(())
     }
 
@@ -163,7 +280,11 @@ impl<'t> EntryWriter<'t> {
     }
 
     /// Saves the statistics (and re-links parents of an irregular tree); returns them.
-    pub fn finish(self) -> Result<SessionStats> {
+    pub fn finish(mut self) -> Result<SessionStats> {
+        self.flush_run()?;
+        for &source in &self.sources {
+            self.tx.prepare_cached(queries::RECORD_SHARES)?.execute(params![self.sid, source])?;
+        }
         let st = self.stats;
         self.tx.prepare_cached(queries::UPDATE_SESSION_STATS)?.execute(params![
             self.sid,

@@ -507,11 +507,22 @@ fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
         user("u3", "a4", "stringify form again"),
         asst("a5", "u3", "last", ""),
         r#"{"type":"session_info","id":"n1","parentId":"a5","timestamp":"2026-01-01T00:00:04.000Z","name":"  named  "}"#.to_string(),
+        // A run of shared lines holding a compaction and setting changes, then a run that
+        // starts after a dropped label and refers to them.
+        r#"{"type":"compaction","id":"c1","parentId":"n1","timestamp":"2026-01-01T00:00:05.000Z","summary":"so far","firstKeptEntryId":"u3","tokensBefore":100}"#.to_string(),
+        r#"{"type":"thinking_level_change","id":"t1","parentId":"c1","timestamp":"2026-01-01T00:00:05.000Z","thinkingLevel":"high"}"#.to_string(),
+        user("u4", "t1", "after the compaction"),
+        asst("a6", "u4", "kept", ""),
+        r#"{"type":"label","id":"l2","parentId":"a6","timestamp":"2026-01-01T00:00:06.000Z","targetId":"a6","label":"here"}"#.to_string(),
+        user("u5", "l2", "re-chained"),
+        asst("a7", "u5", "in a new run", ""),
+        r#"{"type":"model_change","id":"mc","parentId":"a7","timestamp":"2026-01-01T00:00:07.000Z","provider":"p","modelId":"m2"}"#.to_string(),
+        user("u6", "mc", "the leaf"),
     ];
     let file = dir.path().join("source.jsonl");
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();
     let mut m = SessionManager::open(&db, file.to_str().unwrap(), None, None).unwrap();
-    let branched = m.create_branched_session(Some("n1")).unwrap().unwrap();
+    let branched = m.create_branched_session(Some("u6")).unwrap().unwrap();
     drop(m);
     let mut got = export_lines(&db, &branched);
     // pi's lines: each path entry re-chained to the one before (labels left out), written
@@ -524,8 +535,9 @@ fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
         parent = v["id"].clone();
         want.push(v);
     }
-    let label = got.pop().unwrap();
-    assert_eq!((label["type"].as_str(), label["targetId"].as_str()), (Some("label"), Some("u1")));
+    let labels: Vec<_> = got.split_off(got.len() - 2);
+    let targets: Vec<_> = labels.iter().map(|l| (l["type"].as_str(), l["targetId"].as_str())).collect();
+    assert_eq!(targets, [(Some("label"), Some("u1")), (Some("label"), Some("a6"))]);
     assert_eq!(got[1..], want[..]);
     // Shared lines are exactly the stored ones; the others were rewritten.
     let conn = sessiondb::db::open(&db).unwrap();
@@ -538,7 +550,7 @@ fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(shared, ["a1", "u3", "a5", "n1"]);
+    assert_eq!(shared, ["a1", "u3", "a5", "n1", "c1", "t1", "u4", "a6", "a7", "mc", "u6"]);
     // The same rows as importing the branched session's own file.
     let text = sessiondb::db::open(&db).map(|c| {
         let mut out = Vec::new();
@@ -578,4 +590,64 @@ fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
     let ours = derived(&conn, sid(&branched));
     assert!(ours.len() > 20, "{ours:?}");
     assert_eq!(ours, derived(&fresh, fresh_sid));
+}
+
+mod schema_v6 {
+    refinery::embed_migrations!("migrations");
+}
+
+#[test]
+fn a_database_from_before_the_shares_table_keeps_copies_lines() {
+    // A database at schema 6 (shared lines found through an index of copies) holding a
+    // session and a copy of two of its lines, written as that schema's sessiondb wrote them.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("v6.sqlite");
+    let lines = [r#"{"type":"custom","id":"x1","parentId":null}"#, r#"{"type":"custom","id":"x2","parentId":"x1"}"#];
+    {
+        let mut conn = rusqlite::Connection::open(&db).unwrap();
+        schema_v6::migrations::runner().set_target(refinery::Target::Version(6)).run(&mut conn).unwrap();
+        for (sid, path) in [(1, "/s/a.jsonl"), (2, "/s/b.jsonl")] {
+            conn.execute(
+                "INSERT INTO sessions (sid, id, path, dir, header, written_ns) VALUES (?1, ?2, ?3, '/s', '{}', 0)",
+                rusqlite::params![sid, format!("s{sid}"), path],
+            )
+            .unwrap();
+        }
+        for (seq, line) in (1i64..).zip(lines) {
+            conn.execute(
+                "INSERT INTO entries (key, session, seq, body) VALUES (?1, 1, ?2, ?3)",
+                rusqlite::params![(1i64 << 32) | seq, seq, line],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO entries (key, session, seq, body, body_key) VALUES (?1, 2, ?2, '', ?3)",
+                rusqlite::params![(2i64 << 32) | seq, seq, (1i64 << 32) | seq],
+            )
+            .unwrap();
+        }
+    }
+    // Opening migrates it: the copy's session is recorded as sharing the first one's lines.
+    let conn = sessiondb::db::open(&db).unwrap();
+    let shares: Vec<(i64, i64)> = conn
+        .prepare("SELECT copy, owner FROM shares")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(shares, [(2, 1)]);
+    let (code, out, _) = common::run(&db, &["check", "--json"]);
+    assert!(!out.contains("shared-line"), "{code} {out}");
+    // Deleting the first session gives the copies their lines and forgets the share.
+    conn.execute(sessiondb::queries::DELETE_SESSION, [1]).unwrap();
+    let copies: Vec<(String, Option<i64>)> = conn
+        .prepare("SELECT body, body_key FROM entries WHERE session = 2 ORDER BY key")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(copies, [(lines[0].to_string(), None), (lines[1].to_string(), None)]);
+    let left: i64 = conn.query_row("SELECT count(*) FROM shares", [], |r| r.get(0)).unwrap();
+    assert_eq!(left, 0);
 }

@@ -56,7 +56,9 @@ fn hot_queries_use_indexes() {
         ("FTS_PENDING_BATCH", q::FTS_PENDING_BATCH, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
         ("CHECK_ENTRIES", q::CHECK_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
         ("CHECK_SESSION", q::CHECK_SESSION, "USING INTEGER PRIMARY KEY"),
-        ("CHECK_SHARED_LINES", q::CHECK_SHARED_LINES, "USING COVERING INDEX entries_shared"),
+        ("COPY_PATH_RUN", q::COPY_PATH_RUN, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+        ("BRANCH_SOURCE_ROWS", q::BRANCH_SOURCE_ROWS, "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"),
+        ("RECORD_SHARES", q::RECORD_SHARES, "SEARCH shares USING PRIMARY KEY (copy=?)"),
     ];
     for (name, sql, must) in cases {
         let p = plan(&conn, sql);
@@ -86,13 +88,18 @@ fn hot_queries_use_indexes() {
     // Lines read through `entry_lines` come from the copy's source row by key.
     let p = plan(&conn, q::ENTRY_BODIES);
     assert!(p.contains("SEARCH o USING INTEGER PRIMARY KEY (rowid=?)"), "{p}");
-    // Before a session goes, the trigger finds the copies of its lines by the shared-line index.
+    // Before a session goes, the trigger finds the sessions sharing its lines by index, and
+    // their copies by key range.
     let trigger: String = conn
         .query_row("SELECT sql FROM sqlite_schema WHERE name = 'sessions_keep_shared_lines'", [], |r| r.get(0))
         .unwrap();
-    let update = trigger.split_once("BEGIN").unwrap().1.rsplit_once("END").unwrap().0.trim().trim_end_matches(';');
-    let p = plan(&conn, &update.replace("old.sid", "1"));
-    assert!(p.contains("USING INDEX entries_shared (body_key>? AND body_key<?)"), "{p}");
+    let body = trigger.split_once("BEGIN").unwrap().1.rsplit_once("END").unwrap().0.replace("old.sid", "1");
+    let plans: Vec<String> = body.split(';').map(str::trim).filter(|s| !s.is_empty()).map(|s| plan(&conn, s)).collect();
+    assert_eq!(plans.len(), 3, "{plans:?}");
+    assert!(plans[0].contains("SEARCH s USING COVERING INDEX shares_by_owner (owner=?)"), "{}", plans[0]);
+    assert!(plans[0].contains("SEARCH c USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"), "{}", plans[0]);
+    assert!(plans[1].contains("USING COVERING INDEX shares_by_owner (owner=?)"), "{}", plans[1]);
+    assert!(plans[2].contains("USING PRIMARY KEY (copy=?)"), "{}", plans[2]);
     // The cascade that deletes a session's entries finds them by index too.
     let p = plan(&conn, "DELETE FROM entries WHERE session = 1");
     assert!(p.contains("INDEX entries_by_") && p.contains("(session=?)"), "{p}");
