@@ -184,8 +184,13 @@ const PAGE_SIZE: i64 = 8192;
 /// WAL size at which a commit checkpoints.
 const WAL_CHECKPOINT_BYTES: i64 = 32 << 20;
 
+/// Prepared statements kept per connection: more than the distinct statements one operation
+/// runs (a branched session runs about 20), so that none is parsed again the next time.
+const STATEMENT_CACHE: usize = 64;
+
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     // WAL: readers never block the writer. synchronous=NORMAL: a commit survives a process
     // crash (the WAL is written before commit returns); only power loss may drop the last ones.
     // A new database gets 8 KiB pages (an existing one keeps its own): each page written costs

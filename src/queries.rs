@@ -98,7 +98,9 @@ pub const CHILDREN: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, 
 
 /// Walks from entry `?1` to its root through `parent_key`, one primary-key lookup per step
 /// (the CTE drives, the table is searched: never a scan). Stops after entry `?2` (when not
-/// NULL) and after `?3` rows, so a parent cycle cannot run forever. Leaf first.
+/// NULL) and after `?3` rows (at least one), so a parent cycle cannot run forever. Leaf first.
+/// The row limit is a condition, not `LIMIT ?3`: a bound LIMIT makes SQLite prepare the
+/// statement again every time it is run.
 pub const WALK_UP: &str = "WITH RECURSIVE walk(n, key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
         compaction_key, thinking_key, model_key) AS ( \
         SELECT 0, key, id, parent_id, type, role, ts_ms, body, parent_key, depth, compaction_key, thinking_key, \
@@ -107,18 +109,17 @@ pub const WALK_UP: &str = "WITH RECURSIVE walk(n, key, id, parent_id, type, role
         SELECT w.n + 1, e.key, e.id, e.parent_id, e.type, e.role, e.ts_ms, e.body, e.parent_key, e.depth, \
             e.compaction_key, e.thinking_key, e.model_key \
         FROM walk w CROSS JOIN entry_lines e ON e.key = w.parent_key \
-        WHERE w.key IS NOT ?2 \
-        LIMIT ?3) \
+        WHERE w.key IS NOT ?2 AND w.n + 1 < ?3) \
     SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, compaction_key, thinking_key, model_key \
     FROM walk";
 
 /// [`WALK_UP`] without the lines: key, type and role of each entry from `?1` up, at most
 /// `?2` of them, leaf first.
-pub const WALK_UP_STEPS: &str = "WITH RECURSIVE walk(key, type, role, parent_key) AS ( \
-        SELECT key, type, role, parent_key FROM entries WHERE key = ?1 \
+pub const WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, key, type, role, parent_key) AS ( \
+        SELECT 1, key, type, role, parent_key FROM entries WHERE key = ?1 \
         UNION ALL \
-        SELECT e.key, e.type, e.role, e.parent_key FROM walk w CROSS JOIN entries e ON e.key = w.parent_key \
-        LIMIT ?2) \
+        SELECT w.n + 1, e.key, e.type, e.role, e.parent_key FROM walk w CROSS JOIN entries e ON e.key = w.parent_key \
+        WHERE w.n < ?2) \
     SELECT key, type, role FROM walk";
 
 /// Statistics of a session, its last line number and whether its tree is regular.

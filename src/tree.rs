@@ -179,8 +179,8 @@ impl<'c> SessionTree<'c> {
 
     /// How many rows a walk from `row` to the root can take: its depth when the tree is
     /// regular, else every entry (a walk stops at a repeat anyway).
-    fn path_limit(&self, row: &Row) -> i64 {
-        match (self.regular, row.depth) {
+    fn path_limit(&self, depth: Option<i64>) -> i64 {
+        match (self.regular, depth) {
             (true, Some(d)) => d + 1,
             _ => self.entry_count + 1,
         }
@@ -188,7 +188,7 @@ impl<'c> SessionTree<'c> {
 
     /// The whole root-first path ending at `row`.
     pub fn path_to(&self, row: &Row) -> Result<Path> {
-        self.walk_up(row.key, None, self.path_limit(row))
+        self.walk_up(row.key, None, self.path_limit(row.depth))
     }
 
     /// pi's `getBranch(fromId)`: the path from the root to `from` (default: the last entry);
@@ -207,10 +207,11 @@ impl<'c> SessionTree<'c> {
     /// The root-first path to entry `id` (empty for an unknown id) as keys, types and roles
     /// only: no line is read.
     pub fn branch_keys(&self, id: &str) -> Result<Vec<PathStep>> {
-        let Some(row) = self.entry(id)? else { return Ok(Vec::new()) };
+        // The start's key and depth only: its line is not read.
+        let Some((key, d)) = crate::store::entry_node(self.conn, self.sid, id)? else { return Ok(Vec::new()) };
         let mut st = self.conn.prepare_cached(queries::WALK_UP_STEPS)?;
         let mut steps = st
-            .query_map(params![row.key, self.path_limit(&row)], |r| {
+            .query_map(params![key, self.path_limit(d.depth)], |r| {
                 Ok(PathStep { key: r.get(0)?, kind: r.get(1)?, role: r.get(2)? })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;

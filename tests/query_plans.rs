@@ -13,54 +13,55 @@ fn plan(conn: &rusqlite::Connection, sql: &str) -> String {
     rows.map(Result::unwrap).collect::<Vec<_>>().join(" | ")
 }
 
+/// (name, query, a fragment the plan must contain)
+const HOT: &[(&str, &str, &str)] = &[
+    ("SESSION_BY_PATH", q::SESSION_BY_PATH, "USING INDEX sqlite_autoindex_sessions_1"),
+    ("SESSION_REF_BY_PATH", q::SESSION_REF_BY_PATH, "USING INDEX sqlite_autoindex_sessions_1"),
+    ("SESSIONS_BY_ID", q::SESSIONS_BY_ID, "USING INDEX sessions_by_id"),
+    ("SESSIONS_BY_ID_PREFIX", q::SESSIONS_BY_ID_PREFIX, "USING INDEX sessions_by_id"),
+    ("SESSION_HEADER", q::SESSION_HEADER, "USING INTEGER PRIMARY KEY"),
+    ("SESSION_TREE_STATE", q::SESSION_TREE_STATE, "USING INTEGER PRIMARY KEY"),
+    ("ENTRY_BODIES", q::ENTRY_BODIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("LAST_ENTRY", q::LAST_ENTRY, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("ALL_ENTRIES", q::ALL_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("ENTRY_BY_KEY", q::ENTRY_BY_KEY, "USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("ENTRY_BY_ID", q::ENTRY_BY_ID, "USING INDEX entries_by_id (session=? AND id=?)"),
+    ("CHILDREN", q::CHILDREN, "USING INDEX entries_by_parent (session=? AND parent_id=?)"),
+    ("LABEL_ENTRIES", q::LABEL_ENTRIES, "USING INDEX entries_labels"),
+    ("WALK_UP", q::WALK_UP, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("WALK_UP_STEPS", q::WALK_UP_STEPS, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("RELINK_PARENTS", q::RELINK_PARENTS, "USING INDEX entries_by_id (session=? AND id=?)"),
+    ("DELETE_SESSION", q::DELETE_SESSION, "USING INTEGER PRIMARY KEY"),
+    ("ENTRY_NODE", q::ENTRY_NODE, "USING INDEX entries_by_id (session=? AND id=?)"),
+    ("ENTRY_ID_EXISTS", q::ENTRY_ID_EXISTS, "USING COVERING INDEX entries_by_id (session=? AND id=?)"),
+    ("SESSION_STATS", q::SESSION_STATS, "USING INTEGER PRIMARY KEY"),
+    ("SESSIONS_IN_DIR_BY_RECENCY", q::SESSIONS_IN_DIR_BY_RECENCY, "USING INDEX sessions_by_dir (dir=?)"),
+    ("SESSIONS_WITH_ID_IN_DIR", q::SESSIONS_WITH_ID_IN_DIR, "USING INDEX sessions_by_"),
+    ("SESSION_INFOS_IN_DIR", q::SESSION_INFOS_IN_DIR, "USING INDEX sessions_by_dir (dir=?)"),
+    ("SESSION_INFOS_FOR_CWD", q::SESSION_INFOS_FOR_CWD, "USING INDEX sessions_by_cwd (cwd=?)"),
+    ("SESSION_INFOS_UNDER", q::SESSION_INFOS_UNDER, "USING INDEX sessions_by_dir (dir>? AND dir<?)"),
+    ("MOST_RECENT_SESSION", q::MOST_RECENT_SESSION, "SCAN sessions USING INDEX sessions_by_written"),
+    ("LIST_TEXTS", q::LIST_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("LIST_TEXT_CACHED", q::LIST_TEXT_CACHED, "USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("SESSION_LAST_SEQ", q::SESSION_LAST_SEQ, "USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("COPY_LIST_TEXT", q::COPY_LIST_TEXT, "USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("DROP_LIST_TEXT", q::DROP_LIST_TEXT, "USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("SEARCH", q::SEARCH, "VIRTUAL TABLE INDEX"),
+    ("COPY_ENTRIES", q::COPY_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("COPY_TEXTS", q::COPY_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("COPY_USAGE", q::COPY_USAGE, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("FTS_PENDING_BATCH", q::FTS_PENDING_BATCH, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("CHECK_ENTRIES", q::CHECK_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("CHECK_SESSION", q::CHECK_SESSION, "USING INTEGER PRIMARY KEY"),
+    ("COPY_PATH_RUN", q::COPY_PATH_RUN, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("BRANCH_SOURCE_ROWS", q::BRANCH_SOURCE_ROWS, "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("RECORD_SHARES", q::RECORD_SHARES, "SEARCH shares USING PRIMARY KEY (copy=?)"),
+];
+
 #[test]
 fn hot_queries_use_indexes() {
     let (_d, _p, conn) = common::temp_db();
-    // (name, query, a fragment the plan must contain)
-    let cases: &[(&str, &str, &str)] = &[
-        ("SESSION_BY_PATH", q::SESSION_BY_PATH, "USING INDEX sqlite_autoindex_sessions_1"),
-        ("SESSION_REF_BY_PATH", q::SESSION_REF_BY_PATH, "USING INDEX sqlite_autoindex_sessions_1"),
-        ("SESSIONS_BY_ID", q::SESSIONS_BY_ID, "USING INDEX sessions_by_id"),
-        ("SESSIONS_BY_ID_PREFIX", q::SESSIONS_BY_ID_PREFIX, "USING INDEX sessions_by_id"),
-        ("SESSION_HEADER", q::SESSION_HEADER, "USING INTEGER PRIMARY KEY"),
-        ("SESSION_TREE_STATE", q::SESSION_TREE_STATE, "USING INTEGER PRIMARY KEY"),
-        ("ENTRY_BODIES", q::ENTRY_BODIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-        ("LAST_ENTRY", q::LAST_ENTRY, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-        ("ALL_ENTRIES", q::ALL_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-        ("ENTRY_BY_KEY", q::ENTRY_BY_KEY, "USING INTEGER PRIMARY KEY (rowid=?)"),
-        ("ENTRY_BY_ID", q::ENTRY_BY_ID, "USING INDEX entries_by_id (session=? AND id=?)"),
-        ("CHILDREN", q::CHILDREN, "USING INDEX entries_by_parent (session=? AND parent_id=?)"),
-        ("LABEL_ENTRIES", q::LABEL_ENTRIES, "USING INDEX entries_labels"),
-        ("WALK_UP", q::WALK_UP, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
-        ("WALK_UP_STEPS", q::WALK_UP_STEPS, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
-        ("RELINK_PARENTS", q::RELINK_PARENTS, "USING INDEX entries_by_id (session=? AND id=?)"),
-        ("DELETE_SESSION", q::DELETE_SESSION, "USING INTEGER PRIMARY KEY"),
-        ("ENTRY_NODE", q::ENTRY_NODE, "USING INDEX entries_by_id (session=? AND id=?)"),
-        ("ENTRY_ID_EXISTS", q::ENTRY_ID_EXISTS, "USING COVERING INDEX entries_by_id (session=? AND id=?)"),
-        ("SESSION_STATS", q::SESSION_STATS, "USING INTEGER PRIMARY KEY"),
-        ("SESSIONS_IN_DIR_BY_RECENCY", q::SESSIONS_IN_DIR_BY_RECENCY, "USING INDEX sessions_by_dir (dir=?)"),
-        ("SESSIONS_WITH_ID_IN_DIR", q::SESSIONS_WITH_ID_IN_DIR, "USING INDEX sessions_by_"),
-        ("SESSION_INFOS_IN_DIR", q::SESSION_INFOS_IN_DIR, "USING INDEX sessions_by_dir (dir=?)"),
-        ("SESSION_INFOS_FOR_CWD", q::SESSION_INFOS_FOR_CWD, "USING INDEX sessions_by_cwd (cwd=?)"),
-        ("SESSION_INFOS_UNDER", q::SESSION_INFOS_UNDER, "USING INDEX sessions_by_dir (dir>? AND dir<?)"),
-        ("MOST_RECENT_SESSION", q::MOST_RECENT_SESSION, "SCAN sessions USING INDEX sessions_by_written"),
-        ("LIST_TEXTS", q::LIST_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-        ("LIST_TEXT_CACHED", q::LIST_TEXT_CACHED, "USING INTEGER PRIMARY KEY (rowid=?)"),
-        ("SESSION_LAST_SEQ", q::SESSION_LAST_SEQ, "USING INTEGER PRIMARY KEY (rowid=?)"),
-        ("COPY_LIST_TEXT", q::COPY_LIST_TEXT, "USING INTEGER PRIMARY KEY (rowid=?)"),
-        ("DROP_LIST_TEXT", q::DROP_LIST_TEXT, "USING INTEGER PRIMARY KEY (rowid=?)"),
-        ("SEARCH", q::SEARCH, "VIRTUAL TABLE INDEX"),
-        ("COPY_ENTRIES", q::COPY_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-        ("COPY_TEXTS", q::COPY_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-        ("COPY_USAGE", q::COPY_USAGE, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-        ("FTS_PENDING_BATCH", q::FTS_PENDING_BATCH, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
-        ("CHECK_ENTRIES", q::CHECK_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-        ("CHECK_SESSION", q::CHECK_SESSION, "USING INTEGER PRIMARY KEY"),
-        ("COPY_PATH_RUN", q::COPY_PATH_RUN, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-        ("BRANCH_SOURCE_ROWS", q::BRANCH_SOURCE_ROWS, "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"),
-        ("RECORD_SHARES", q::RECORD_SHARES, "SEARCH shares USING PRIMARY KEY (copy=?)"),
-    ];
-    for (name, sql, must) in cases {
+    for (name, sql, must) in HOT {
         let p = plan(&conn, sql);
         assert!(p.contains(must), "{name}: plan lacks {must:?}: {p}");
         // Subqueries (co-routines) may be scanned: they hold what an index already chose.
@@ -103,4 +104,26 @@ fn hot_queries_use_indexes() {
     // The cascade that deletes a session's entries finds them by index too.
     let p = plan(&conn, "DELETE FROM entries WHERE session = 1");
     assert!(p.contains("INDEX entries_by_") && p.contains("(session=?)"), "{p}");
+}
+
+#[test]
+fn hot_queries_are_not_prepared_again_when_run_again() {
+    // A parameter the planner looks at (a bound LIMIT, say) makes SQLite prepare the statement
+    // again each time it is bound: a parse per path walk, per branched session, per lookup.
+    let (_d, _p, conn) = common::temp_db();
+    for (name, sql, _) in HOT {
+        // A search and a batch of the indexer's queue (thousands of texts) may: once each.
+        if matches!(*name, "SEARCH" | "FTS_PENDING_BATCH") {
+            continue;
+        }
+        let mut st = conn.prepare(sql).unwrap();
+        // Text, as ids and paths are bound (an integer compared with a text column is
+        // prepared again too); integer columns take it by their affinity.
+        for value in ["1", "2", "3"] {
+            let params: Vec<&str> = vec![value; st.parameter_count()];
+            let mut rows = st.query(rusqlite::params_from_iter(params)).unwrap();
+            while rows.next().unwrap().is_some() {}
+        }
+        assert_eq!(st.get_status(rusqlite::StatementStatus::RePrepare), 0, "{name}");
+    }
 }
