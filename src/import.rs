@@ -79,6 +79,9 @@ pub struct FileReport {
     /// Why the file was not imported.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Size of the file as it was read (0 when it was not read).
+    #[serde(skip)]
+    pub size: u64,
 }
 
 impl FileReport {
@@ -93,6 +96,7 @@ impl FileReport {
             skipped: Vec::new(),
             migrated_from: None,
             reason: None,
+            size: 0,
         }
     }
 
@@ -290,9 +294,7 @@ fn import_batch(
         let written = tx.total_changes();
         let r = import_file_in(&tx, &t.path, Some(&t.rel_path), opts, ahead(i));
         let failed_midway = r.status == FileStatus::Failed && tx.total_changes() != written;
-        if r.status != FileStatus::Unchanged {
-            bytes += std::fs::metadata(&t.path).map_or(0, |m| m.len());
-        }
+        bytes += r.size; // 0 for an unchanged file
         reports.push(r);
         // (autocommit: SQLite rolled the whole transaction back, on a full disk or I/O error)
         if failed_midway || tx.is_autocommit() {
@@ -458,6 +460,7 @@ fn import_file_inner(
     }
     let status = if existing.is_some() { FileStatus::Replaced } else { FileStatus::Imported };
     let mut report = FileReport::new(path.to_path_buf(), status);
+    report.size = u64::try_from(size).unwrap_or(0);
     if size == 0 {
         return Err(not_session(path, "empty file (no header)"));
     }
