@@ -276,6 +276,13 @@ pub const BRANCH_SOURCE_ROWS: &str = "SELECT e.key, e.id, e.parent_id, e.type, e
         e.parent_key, e.depth, e.compaction_key, e.thinking_key, e.model_key, t.list_text \
     FROM entries e LEFT JOIN texts t ON t.key = e.key WHERE e.key BETWEEN ?1 AND ?2 ORDER BY e.key";
 
+/// Indexed texts matching the full-text expression `?1`.
+pub const SEARCH_MATCH_COUNT: &str = "SELECT count(*) FROM texts_fts WHERE texts_fts MATCH ?1";
+
+/// The first search row at or after key `?1`, with its entry's line.
+pub const TEXT_LINE_FROM: &str = "SELECT e.body FROM texts t JOIN entry_lines e ON e.key = t.key \
+    WHERE t.key >= ?1 ORDER BY t.key LIMIT 1";
+
 /// Texts waiting for the full-text index.
 pub const FTS_PENDING_COUNT: &str = "SELECT count(*) FROM fts_pending";
 

@@ -86,6 +86,11 @@ fn fts_phrase(query: &str) -> String {
     format!("\"{}\"", query.replace('"', "\"\""))
 }
 
+/// How many indexed texts contain `query` (at least three characters; the index only).
+pub fn match_count(conn: &Connection, query: &str) -> Result<i64> {
+    Ok(conn.prepare_cached(queries::SEARCH_MATCH_COUNT)?.query_row([fts_phrase(query)], |r| r.get(0))?)
+}
+
 /// Searches all sessions for `query` (a substring, case-insensitive). Queries shorter than
 /// three characters cannot use the trigram index and are matched by scanning the lines of
 /// searchable entries.

@@ -116,8 +116,14 @@ fn tiny_benchmark_reports_every_key() {
     for (key, _) in bench::pending::PENDING {
         assert!(json[key].is_null(), "{key}");
     }
-    for key in ["export_mib_per_s", "peak_rss_mib", "other_cpu_share", "b_find_by_id_us", "search_ms"] {
+    for key in
+        ["export_mib_per_s", "peak_rss_mib", "other_cpu_share", "b_find_by_id_us", "search_ms", "search_common_ms"]
+    {
         assert!(json.get(key).is_some(), "{key} missing");
     }
+    // The rare word is a word of the corpus in few of its texts.
+    let word = json["search_word"].as_str().unwrap();
+    let (texts, all) = (json["search_word_texts"].as_u64().unwrap(), json["search_index_texts"].as_u64().unwrap());
+    assert!(word.chars().count() >= 8 && texts >= 1 && texts * 10 < all, "{word}: {texts} of {all} texts");
     assert!(report.table().lines().any(|l| l.starts_with("a_open_projection_largest_ms")));
 }

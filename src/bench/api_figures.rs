@@ -10,7 +10,7 @@ use crate::json::{self, Value};
 use crate::manager::{NewSessionOptions, SessionManager};
 use crate::search::{self, SearchFilter};
 use crate::sync::{self, SyncOptions};
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use std::path::{Path, PathBuf};
 
 /// pi's 1 KiB assistant message of bench-pi's `lib/messages.mjs` (`assistantMessage1k`).
@@ -124,8 +124,39 @@ pub fn build_search_index(conn: &mut Connection) -> Result<(f64, i64, Option<f64
     Ok((t.elapsed().as_secs_f64(), n, system::peak_rss_mib()))
 }
 
-/// A search for a rare word (in one session's text).
-pub fn search_rare(conn: &Connection, word: &str, runs: u32) -> Result<(Timing, usize)> {
+/// A word of the corpus that few texts contain: the words of 8 or more characters in texts
+/// spread over the corpus, with the fewest index matches (at least one). Returns it with its
+/// match count.
+pub fn rare_word(conn: &Connection) -> Result<Option<(String, i64)>> {
+    const SAMPLES: i64 = 40;
+    const MAX_CANDIDATES: usize = 400;
+    let (lo, hi): (Option<i64>, Option<i64>) =
+        conn.query_row("SELECT min(key), max(key) FROM texts", [], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let (Some(lo), Some(hi)) = (lo, hi) else { return Ok(None) };
+    let mut candidates: Vec<String> = Vec::new();
+    let mut st = conn.prepare_cached(crate::queries::TEXT_LINE_FROM)?;
+    for i in 0..SAMPLES {
+        let from = lo + (hi - lo) / SAMPLES * i;
+        let Some(body) = st.query_row([from], |r| r.get::<_, String>(0)).optional()? else { continue };
+        let text = crate::extract::text_of_line(&body).unwrap_or_default();
+        for w in text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().count() >= 8) {
+            if candidates.len() < MAX_CANDIDATES && !candidates.iter().any(|c| c == w) {
+                candidates.push(w.to_string());
+            }
+        }
+    }
+    let mut best: Option<(String, i64)> = None;
+    for w in candidates {
+        let n = search::match_count(conn, &w)?;
+        if n > 0 && best.as_ref().is_none_or(|(_, m)| n < *m) {
+            best = Some((w, n));
+        }
+    }
+    Ok(best)
+}
+
+/// A search for `word` (top 20 hits, snippets included).
+pub fn search_word(conn: &Connection, word: &str, runs: u32) -> Result<(Timing, usize)> {
     measure(RunPlan::fast(runs), |_| {
         Ok(search::search(conn, word, &SearchFilter { limit: 20, ..SearchFilter::default() })?.len())
     })

@@ -131,8 +131,15 @@ pub fn run(opts: &BenchOptions, log: &mut dyn FnMut(&str)) -> Result<Report> {
     r.search_index_seconds = round(secs);
     r.search_index_texts = Some(texts as u64);
     r.search_index_peak_rss_mib = index_peak.and_then(round);
-    let (t, _) = api_figures::search_rare(&conn, "session-manager.ts", opts.runs)?;
-    r.search_ms = round(t.median());
+    if let Some((word, hits)) = api_figures::rare_word(&conn)? {
+        let (t, _) = api_figures::search_word(&conn, &word, opts.runs)?;
+        r.search_ms = round(t.median());
+        r.search_word = Some(word);
+        r.search_word_texts = Some(hits.unsigned_abs());
+    }
+    // A term in every session and in each of (e)'s appended messages.
+    let (t, _) = api_figures::search_word(&conn, "session-manager.ts", opts.runs)?;
+    r.search_common_ms = round(t.median());
 
     log("sync: first sync, no-change re-sync, one appended line");
     system::reset_peak_rss();
