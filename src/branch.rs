@@ -5,7 +5,7 @@
 //! reading and writing lines.
 
 use crate::canonical;
-use crate::derive::{Derived, EntryFields};
+use crate::derive::EntryFields;
 use crate::entries as build;
 use crate::error::Result;
 use crate::ids;
@@ -54,13 +54,7 @@ fn read_rows(src: &Connection, keys: &[i64]) -> Result<Vec<SourceRow>> {
                         ts_ms: r.get(5)?,
                         role: r.get(6)?,
                     },
-                    derived: Derived {
-                        parent_key: r.get(8)?,
-                        depth: r.get(9)?,
-                        compaction_key: r.get(10)?,
-                        thinking_key: r.get(11)?,
-                        model_key: r.get(12)?,
-                    },
+                    derived: crate::store::derived_at(r, 8)?,
                     list_text: r.get(13)?,
                 },
                 body: r.get(7)?,

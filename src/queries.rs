@@ -279,6 +279,9 @@ pub const BRANCH_SOURCE_ROWS: &str = "SELECT e.key, e.id, e.parent_id, e.type, e
 /// Indexed texts matching the full-text expression `?1`.
 pub const SEARCH_MATCH_COUNT: &str = "SELECT count(*) FROM texts_fts WHERE texts_fts MATCH ?1";
 
+/// The lowest and highest keys of search rows.
+pub const TEXT_KEY_RANGE: &str = "SELECT min(key), max(key) FROM texts";
+
 /// The first search row at or after key `?1`, with its entry's line.
 pub const TEXT_LINE_FROM: &str = "SELECT e.body FROM texts t JOIN entry_lines e ON e.key = t.key \
     WHERE t.key >= ?1 ORDER BY t.key LIMIT 1";

@@ -405,18 +405,17 @@ pub fn scan(text: &str) -> Option<RawObject<'_>> {
 /// Key and derived columns of entry `id` in session `sid` (the later line for a repeated id).
 pub fn entry_node(conn: &Connection, sid: i64, id: &str) -> Result<Option<(i64, Derived)>> {
     let mut st = conn.prepare_cached(queries::ENTRY_NODE)?;
-    Ok(st
-        .query_row(params![sid, id], |r| {
-            Ok((
-                r.get(0)?,
-                Derived {
-                    parent_key: r.get(1)?,
-                    depth: r.get(2)?,
-                    compaction_key: r.get(3)?,
-                    thinking_key: r.get(4)?,
-                    model_key: r.get(5)?,
-                },
-            ))
-        })
-        .optional()?)
+    Ok(st.query_row(params![sid, id], |r| Ok((r.get(0)?, derived_at(r, 1)?))).optional()?)
+}
+
+/// The derived columns of a result row, in table order (`parent_key` to `model_key`) from
+/// column `first` on.
+pub fn derived_at(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Derived> {
+    Ok(Derived {
+        parent_key: r.get(first)?,
+        depth: r.get(first + 1)?,
+        compaction_key: r.get(first + 2)?,
+        thinking_key: r.get(first + 3)?,
+        model_key: r.get(first + 4)?,
+    })
 }

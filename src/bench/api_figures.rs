@@ -131,7 +131,7 @@ pub fn rare_word(conn: &Connection) -> Result<Option<(String, i64)>> {
     const SAMPLES: i64 = 40;
     const MAX_CANDIDATES: usize = 400;
     let (lo, hi): (Option<i64>, Option<i64>) =
-        conn.query_row("SELECT min(key), max(key) FROM texts", [], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        conn.query_row(crate::queries::TEXT_KEY_RANGE, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
     let (Some(lo), Some(hi)) = (lo, hi) else { return Ok(None) };
     let mut candidates: Vec<String> = Vec::new();
     let mut st = conn.prepare_cached(crate::queries::TEXT_LINE_FROM)?;
