@@ -1,39 +1,46 @@
 //! sessiondb: pi coding-agent sessions kept in SQLite, with exact JSONL import and export.
+//!
+//! The public API is what a library user needs: [`SessionManager`] (pi's SessionManager over
+//! the database), opening a database ([`db`]), [`import`] and [`export`], the read queries
+//! ([`tree`], [`discovery`], [`search`], [`usage_stats`], [`check`], [`resolve`]), [`sync`],
+//! [`rpc`] and the [`json`] values entries are made of. ARCHITECTURE.md maps the layers.
 
-pub mod bench;
-pub mod branch;
-pub mod bulk;
-pub mod canonical;
-pub mod check;
-pub mod collate;
-pub mod db;
-pub mod derive;
-pub mod discovery;
-pub mod entries;
-pub mod error;
-pub mod export;
-pub mod extract;
-pub mod ids;
-pub mod import;
-pub mod journal;
-pub mod json;
-pub mod jsonl;
-pub mod jstime;
-pub mod layout;
+mod error;
+pub(crate) mod ingest;
+pub(crate) mod js;
+pub(crate) mod jsonl;
 pub mod manager;
-pub mod migrate;
-pub mod projection;
-pub mod queries;
-pub mod readahead;
-pub mod render;
-pub mod resolve;
+pub(crate) mod pi;
+pub(crate) mod read;
 pub mod rpc;
-pub mod search;
-pub mod stats;
-pub mod store;
-pub mod sync;
-pub mod system;
-pub mod tree;
-pub mod usage_stats;
+pub(crate) mod store;
 
 pub use error::{Error, Result};
+pub use ingest::{import, sync};
+pub use js::json;
+pub use manager::{NewSessionOptions, SessionManager};
+pub use read::{check, discovery, export, resolve, search, tree, usage_stats};
+pub use rpc::RpcServer;
+pub use store::db::default_path as default_db_path;
+
+/// Opening a database.
+pub mod db {
+    pub use crate::store::db::{access_problem, beside, default_path, open, open_existing, open_in_memory};
+}
+
+/// Not part of the API: the layers below the public modules, reachable for the `sessiondb`
+/// binary's benchmark, the tests and the fuzz targets. Paths here may change at any time.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::ingest::readahead;
+    pub use crate::js::{canonical, collate, jstime};
+    pub use crate::pi::{entries, ids, layout, migrate, projection, system};
+    pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
+    pub use crate::store::{bulk, derive, extract, journal, queries, stats, write};
+
+    /// Reading session files line by line.
+    pub mod jsonl {
+        pub use crate::jsonl::signature::file_signature;
+        pub use crate::jsonl::{classify, Line, LineKind, LineReader};
+    }
+}

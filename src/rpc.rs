@@ -5,11 +5,11 @@
 //! Response: `{"id": <same>, "result": <value>}` or `{"id": <same>, "error": {"message": "…"}}`.
 //! A `null` argument means "not given" (pi's `undefined`) except where pi accepts `null`.
 
-use crate::discovery;
 use crate::error::{Error, Result};
-use crate::json::{self, Object, Value};
+use crate::js::json::{self, Object, Value};
 use crate::manager::{NewSessionOptions, SessionManager};
-use crate::tree::TreeNode;
+use crate::read::discovery;
+use crate::read::tree::TreeNode;
 use std::path::{Path, PathBuf};
 
 /// One connection's state: the database and the current manager.
@@ -158,9 +158,9 @@ impl RpcServer {
             m.settle()?;
         }
         match &self.lookups {
-            None => self.lookups = Some(crate::db::open(&self.db)?),
-            Some(conn) if crate::journal::has_pending(&self.db) => {
-                crate::journal::settle(conn, &self.db)?;
+            None => self.lookups = Some(crate::store::db::open(&self.db)?),
+            Some(conn) if crate::store::journal::has_pending(&self.db) => {
+                crate::store::journal::settle(conn, &self.db)?;
             }
             Some(_) => {}
         }

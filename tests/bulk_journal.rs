@@ -3,7 +3,7 @@
 
 mod common;
 
-use sessiondb::bulk::BulkJournal;
+use sessiondb::internals::bulk::BulkJournal;
 use std::time::{Duration, Instant};
 
 fn journal_mode(conn: &rusqlite::Connection) -> String {

@@ -134,7 +134,7 @@ fn synthetic_session(i: usize, cwd: &str) -> (String, String) {
         ));
         parent = format!("\"{eid}\"");
     }
-    let name = sessiondb::layout::relative_session_path(cwd, &ts, &id);
+    let name = sessiondb::internals::layout::relative_session_path(cwd, &ts, &id);
     (name, lines.join("\n") + "\n")
 }
 

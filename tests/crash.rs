@@ -298,7 +298,7 @@ fn sigkill_during_rpc_appends_keeps_every_acknowledged_entry_once() {
         let context = format!("seed {seed}, kill {kill} at {at:?} after {acked_now} acknowledged appends");
         // Opening the database settles the appends the killed process left in its journal.
         let conn = sessiondb::db::open(&db).unwrap();
-        assert!(!sessiondb::journal::has_pending(&db), "{context}: the journal is settled");
+        assert!(!sessiondb::internals::journal::has_pending(&db), "{context}: the journal is settled");
         let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
         assert_eq!(ok, "ok", "{context}");
         let (sid, count): (i64, i64) = conn

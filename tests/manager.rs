@@ -97,7 +97,7 @@ fn a_failed_write_changes_nothing() {
     assert_eq!(count(&db, "SELECT message_count FROM sessions"), 1);
 
     // Later appends go to the journal: when it cannot be written, nothing changes either.
-    let journal = sessiondb::journal::path_for(&db);
+    let journal = sessiondb::internals::journal::path_for(&db);
     std::fs::create_dir(&journal).unwrap();
     let err = m.append_message(user("two")).unwrap_err();
     assert!(err.to_string().contains("-appends"), "the error names the journal: {err}");
@@ -264,14 +264,14 @@ fn forks_share_lines_and_keep_them_when_the_source_goes() {
     };
     let problems = fork_problems();
     // Removing the source (as `sync --prune` or a re-import does) gives the forks their lines.
-    conn.execute(sessiondb::queries::DELETE_SESSION, [src]).unwrap();
+    conn.execute(sessiondb::internals::queries::DELETE_SESSION, [src]).unwrap();
     assert_eq!(sharing(fa), (n, n, 0));
     assert_eq!(sharing(fb), (n, n, 0));
     assert_eq!((export(fa), export(fb), export(fc)), (before_a, before_b, before_c));
     assert_eq!(sharing(fc), (rows_c, rows_c, 0));
     assert_eq!(fork_problems(), problems);
     // A copy pointing at a line that is not there is a finding.
-    let (lo, hi) = sessiondb::store::key_range(fb);
+    let (lo, hi) = sessiondb::internals::write::key_range(fb);
     conn.execute("UPDATE entries SET body = '', body_key = ?1 WHERE key = ?2", [hi, lo + 1]).unwrap();
     let (code, out, _) = common::run(&db, &["check", "--json"]);
     assert_eq!(code, 1);
@@ -427,7 +427,7 @@ fn journaled_appends_settle_exactly_once() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db.sqlite");
     let sessions = dir.path().join("sessions").to_string_lossy().into_owned();
-    let journal = sessiondb::journal::path_for(&db);
+    let journal = sessiondb::internals::journal::path_for(&db);
     let mut m = SessionManager::create(&db, "/home/u/p", Some(&sessions), NewSessionOptions::default()).unwrap();
     m.append_message(user("first")).unwrap(); // saves the session: header and entry
     assert_eq!(count(&db, "SELECT count(*) FROM entries"), 1);
@@ -445,17 +445,17 @@ fn journaled_appends_settle_exactly_once() {
 
     // The same records again, as if a crash had cut the truncation short: skipped.
     std::fs::write(&journal, &saved).unwrap();
-    assert_eq!(sessiondb::journal::settle(&sessiondb::db::open(&db).unwrap(), &db).unwrap(), 0);
+    assert_eq!(sessiondb::internals::journal::settle(&sessiondb::db::open(&db).unwrap(), &db).unwrap(), 0);
     assert_eq!(count(&db, "SELECT count(*) FROM entries"), 11);
 
     // A batch settles on its own; the rest when the manager is dropped.
-    for i in 0..sessiondb::journal::BATCH + 5 {
+    for i in 0..sessiondb::internals::journal::BATCH + 5 {
         m.append_message(user(&format!("batch {i}"))).unwrap();
     }
-    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 11 + sessiondb::journal::BATCH as i64);
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 11 + sessiondb::internals::journal::BATCH as i64);
     let file = m.session_file().unwrap().to_string();
     drop(m);
-    let total = 11 + sessiondb::journal::BATCH as i64 + 5;
+    let total = 11 + sessiondb::internals::journal::BATCH as i64 + 5;
     assert_eq!(count(&db, "SELECT count(*) FROM entries"), total);
 
     // A writer that never settles (killed): the next open of the database does it, with the
@@ -639,7 +639,7 @@ fn a_database_from_before_the_shares_table_keeps_copies_lines() {
     let (code, out, _) = common::run(&db, &["check", "--json"]);
     assert!(!out.contains("shared-line"), "{code} {out}");
     // Deleting the first session gives the copies their lines and forgets the share.
-    conn.execute(sessiondb::queries::DELETE_SESSION, [1]).unwrap();
+    conn.execute(sessiondb::internals::queries::DELETE_SESSION, [1]).unwrap();
     let copies: Vec<(String, Option<i64>)> = conn
         .prepare("SELECT body, body_key FROM entries WHERE session = 2 ORDER BY key")
         .unwrap()

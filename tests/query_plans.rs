@@ -3,7 +3,7 @@
 
 mod common;
 
-use sessiondb::queries as q;
+use sessiondb::internals::queries as q;
 
 fn plan(conn: &rusqlite::Connection, sql: &str) -> String {
     let mut st = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();

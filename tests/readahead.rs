@@ -4,7 +4,7 @@
 mod common;
 
 use sessiondb::import::{self, ImportOptions};
-use sessiondb::readahead::{ReadAhead, Scanned};
+use sessiondb::internals::readahead::{ReadAhead, Scanned};
 use std::collections::HashMap;
 
 /// Every row of the tables an import writes, as text, in key order. Migrated sessions' rows
@@ -74,7 +74,7 @@ fn the_reader_hands_files_over_in_order_and_skips_unchanged_ones() {
     let b = write("b.jsonl", "{\"type\":\"session\",\"id\":\"b\"}\n");
     let c = write("c.jsonl", "{\"type\":\"session\",\"id\":\"c\"}\n");
     let d = write("d.jsonl", "{\"type\":\"session\",\"id\":\"d\"}\n");
-    let known = HashMap::from([(b.clone(), import::file_signature(&b).unwrap())]);
+    let known = HashMap::from([(b.clone(), sessiondb::internals::jsonl::file_signature(&b).unwrap())]);
     let mut reader = ReadAhead::start(vec![a.clone(), missing, b, c, d], known);
 
     let mut s = reader.take(0).expect("a is read");

@@ -6,8 +6,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use sessiondb::json::{self, Value};
-use sessiondb::jsonl::{classify, LineKind, LineReader};
-use sessiondb::migrate;
+use sessiondb::internals::jsonl::{classify, LineKind, LineReader};
+use sessiondb::internals::migrate;
 
 fuzz_target!(|data: &[u8]| {
     let mut reader = LineReader::new(data);

@@ -1,0 +1,126 @@
+//! Command-line interface: argument parsing and output only; the library does the work.
+
+mod bench;
+mod check;
+mod context;
+mod discover;
+mod export;
+mod import;
+mod output;
+pub(crate) mod render;
+mod rpc;
+mod search;
+mod stats;
+mod sync;
+mod tree;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Keep pi coding-agent sessions in SQLite: import, export, query.
+#[derive(Parser)]
+#[command(name = "sessiondb", version, about, long_about = None)]
+pub struct Cli {
+    /// Database file (default: $SESSIONDB_PATH, else ~/.pi/agent/sessiondb.sqlite).
+    #[arg(long, global = true, value_name = "PATH")]
+    db: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Import pi session files (.jsonl) and directories of them into the database.
+    Import(import::Args),
+    /// Write a session (or all of them) back as pi JSONL.
+    Export(export::Args),
+    /// Print the model context at a leaf (pi's buildSessionProjection).
+    Context(context::ContextArgs),
+    /// Print the path from the root to an entry (pi's getBranch).
+    Branch(tree::BranchArgs),
+    /// Print the session tree (pi's getTree).
+    Tree(tree::TreeArgs),
+    /// Print the children of an entry (pi's getChildren).
+    Children(tree::ChildrenArgs),
+    /// Print the active branch as a readable transcript.
+    Show(context::ShowArgs),
+    /// Serve pi's SessionManager methods as JSON lines on stdin/stdout.
+    Rpc(rpc::Args),
+    /// List sessions across projects (pi's SessionInfo).
+    List(discover::ListArgs),
+    /// Find sessions by id (pi's findById).
+    Find(discover::FindArgs),
+    /// Show the session continueRecent would open.
+    Recent(discover::RecentArgs),
+    /// Full-text search over every session.
+    Search(search::SearchArgs),
+    /// Bring the search index up to date.
+    Index(search::IndexArgs),
+    /// Token and cost totals.
+    Stats(stats::StatsArgs),
+    /// Keep the database in step with pi's sessions directory.
+    Sync(sync::Args),
+    /// Measure sessiondb on a pi sessions folder or a synthetic corpus.
+    Bench(bench::Args),
+    /// Check the database and its sessions for problems (exit 1 when some are found).
+    Check(check::Args),
+}
+
+/// Exit status: 0 success, 1 partial failure or problems found, 2 error.
+pub fn run() -> i32 {
+    let cli = Cli::parse();
+    let db = match cli.db.clone().map_or_else(sessiondb::db::default_path, Ok) {
+        Ok(p) => p,
+        Err(e) => return output::fail(&e.into()),
+    };
+    let result = match cli.command {
+        Command::Import(a) => import::run(&db, a),
+        Command::Export(a) => export::run(&db, a),
+        Command::Context(a) => context::run_context(&db, a),
+        Command::Branch(a) => tree::run_branch(&db, a),
+        Command::Tree(a) => tree::run_tree(&db, a),
+        Command::Children(a) => tree::run_children(&db, a),
+        Command::Show(a) => context::run_show(&db, a),
+        Command::Rpc(a) => rpc::run(&db, a),
+        Command::List(a) => discover::run_list(&db, a),
+        Command::Find(a) => discover::run_find(&db, a),
+        Command::Recent(a) => discover::run_recent(&db, a),
+        Command::Search(a) => search::run_search(&db, a),
+        Command::Index(a) => search::run_index(&db, a),
+        Command::Stats(a) => stats::run(&db, a),
+        Command::Sync(a) => sync::run(&db, a),
+        Command::Bench(a) => bench::run(a),
+        Command::Check(a) => check::run(&db, a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => output::fail(&name_the_database(e, &db)),
+    }
+}
+
+/// An error SQLite raised is about the database file: say which one.
+fn name_the_database(e: anyhow::Error, db: &std::path::Path) -> anyhow::Error {
+    let shown = db.display().to_string();
+    let from_sqlite = e.chain().any(|c| c.is::<rusqlite::Error>() || c.is::<rusqlite::ffi::Error>());
+    if !from_sqlite || e.to_string().contains(&shown) {
+        return e;
+    }
+    e.context(shown)
+}
+
+/// Opens an existing database and finds the session a reference names.
+fn open_session(
+    db: &std::path::Path,
+    reference: &str,
+) -> anyhow::Result<(rusqlite::Connection, sessiondb::resolve::SessionRef)> {
+    let conn = sessiondb::db::open_existing(db)?;
+    let s = sessiondb::resolve::resolve(&conn, reference)?;
+    Ok((conn, s))
+}
+
+/// Tells the user a parent cycle cut a path (the rest of the output is still valid).
+fn warn_cycle(repeated: Option<&str>) {
+    if let Some(id) = repeated {
+        eprintln!("sessiondb: warning: parent cycle: entry {id} is its own ancestor; the path stops before it (run `sessiondb check`)");
+    }
+}

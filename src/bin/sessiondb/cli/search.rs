@@ -1,0 +1,117 @@
+//! `sessiondb search` and `index`.
+
+use super::output;
+use sessiondb::search::{self, SearchFilter};
+use std::io::Write;
+use std::path::Path;
+
+/// Search the text of every session: user and assistant messages, thinking, tool calls and
+/// results, custom messages, summaries, session names. QUERY matches as a substring
+/// (case-insensitive, any script: a trigram index). Best matches first.
+#[derive(clap::Args)]
+pub struct SearchArgs {
+    /// Text to find.
+    query: String,
+    /// Only sessions whose header cwd is DIR.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<String>,
+    /// Only this role or entry type (user, assistant, toolResult, custom, compaction, branch_summary, session_info).
+    #[arg(long)]
+    role: Option<String>,
+    /// Only entries since DATE (ISO date or time, or a relative age like 7d, 12h).
+    #[arg(long, value_name = "DATE")]
+    since: Option<String>,
+    /// Show at most N hits.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    limit: i64,
+    /// Print hits as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Bring the search index up to date (search does this too; sync and import leave new text
+/// queued because trigram indexing is slow), and fold messages appended since a session was
+/// written into the joined text `list` reads.
+#[derive(clap::Args)]
+pub struct IndexArgs {
+    /// Print a JSON summary.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Parses an ISO date/time or a relative age (`7d`, `12h`, `30m`) into Unix ms.
+pub fn parse_when(s: &str) -> anyhow::Result<i64> {
+    if let Some(ms) = sessiondb::internals::jstime::parse_ms(s) {
+        return Ok(ms);
+    }
+    let unreadable =
+        || anyhow::anyhow!("cannot read {s:?} as a date (use 2025-01-31, 2025-01-31T12:00:00Z, 7d, 12h or 30m)");
+    // The unit is the last character (which may be any character: split on a char boundary).
+    let split = s.char_indices().last().map_or(0, |(i, _)| i);
+    let (num, unit) = s.split_at(split);
+    let n: i64 = num.parse().map_err(|_| unreadable())?;
+    let unit_ms: i64 = match unit {
+        "d" => 86_400_000,
+        "h" => 3_600_000,
+        "m" => 60_000,
+        _ => return Err(unreadable()),
+    };
+    n.checked_mul(unit_ms)
+        .and_then(|age| chrono::Utc::now().timestamp_millis().checked_sub(age))
+        .ok_or_else(|| anyhow::anyhow!("{s:?} is too far back"))
+}
+
+fn catch_up(conn: &mut rusqlite::Connection) -> anyhow::Result<i64> {
+    let pending = search::pending(conn)?;
+    let bar = output::progress_bar(if pending > 50_000 { pending as u64 } else { 0 }, "indexing");
+    let n = search::catch_up(conn, |done, _| bar.set_position(done as u64))?;
+    bar.finish_and_clear();
+    Ok(n)
+}
+
+pub fn run_search(db: &Path, a: SearchArgs) -> anyhow::Result<i32> {
+    let mut conn = sessiondb::db::open_existing(db)?;
+    catch_up(&mut conn)?;
+    let filter = SearchFilter {
+        cwd: a.cwd.map(|c| sessiondb::internals::layout::resolve_path(&c).to_string_lossy().into_owned()),
+        role: a.role,
+        since_ms: a.since.as_deref().map(parse_when).transpose()?,
+        limit: a.limit,
+    };
+    let hits = search::search(&conn, &a.query, &filter)?;
+    if a.json {
+        output::print_json(&hits)?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        for h in &hits {
+            let when = h.timestamp.map(sessiondb::internals::jstime::iso_from_ms).unwrap_or_default();
+            writeln!(
+                out,
+                "{}  {}  {}  {}\n    {}",
+                &h.session_id,
+                h.entry_id.as_deref().unwrap_or("-"),
+                h.role,
+                when,
+                crate::cli::render::one_line(&h.snippet, 200)
+            )?;
+        }
+        if hits.is_empty() {
+            eprintln!("no match for {:?}", a.query);
+        }
+    }
+    Ok(if hits.is_empty() { 1 } else { 0 })
+}
+
+pub fn run_index(db: &Path, a: IndexArgs) -> anyhow::Result<i32> {
+    let mut conn = sessiondb::db::open_existing(db)?;
+    let started = std::time::Instant::now();
+    let n = catch_up(&mut conn)?;
+    let refreshed = sessiondb::discovery::refresh_list_texts(&mut conn)?;
+    let secs = started.elapsed().as_secs_f64();
+    if a.json {
+        output::print_json(&serde_json::json!({"indexed": n, "listTextsRefreshed": refreshed, "seconds": secs}))?;
+    } else {
+        println!("indexed {n} texts and refreshed {refreshed} sessions' list text in {secs:.1} s");
+    }
+    Ok(0)
+}

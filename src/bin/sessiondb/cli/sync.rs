@@ -1,0 +1,134 @@
+//! `sessiondb sync`: follow pi's sessions directory.
+
+use super::output;
+use notify::{RecursiveMode, Watcher};
+use sessiondb::sync::{self, SyncOptions, SyncSummary};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Keep the database in step with a directory of pi session files (which pi may still be
+/// writing): new files are imported, grown files have only their new lines read, rewritten
+/// files are imported again, deleted files' sessions are marked missing (removed with
+/// --prune). Unchanged files are not opened.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The sessions directory (default: $PI_CODING_AGENT_SESSION_DIR, else
+    /// $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions).
+    #[arg(long, value_name = "DIR")]
+    sessions_dir: Option<PathBuf>,
+    /// Stay running: sync changed files within a second (file-system notifications, with a
+    /// rescan every 30 s as a fallback) until Ctrl-C.
+    #[arg(long)]
+    watch: bool,
+    /// Remove sessions whose file was deleted.
+    #[arg(long)]
+    prune: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Full rescan interval while watching.
+const RESCAN: Duration = Duration::from_secs(30);
+
+fn report(s: &SyncSummary, json: bool) -> anyhow::Result<()> {
+    for f in &s.failed {
+        eprintln!("{}: not imported: {}", f.path.display(), f.reason.as_deref().unwrap_or("unknown reason"));
+    }
+    if json {
+        output::print_json(s)?;
+    } else {
+        println!(
+            "scanned {} files: {} new, {} grown, {} rewritten, {} unchanged, {} waiting, {} missing, {} pruned, {} failed; \
+             {} entries added, {} lines skipped in {:.2} s",
+            s.files_scanned,
+            s.new,
+            s.grown,
+            s.rewritten,
+            s.unchanged,
+            s.waiting,
+            s.missing,
+            s.pruned,
+            s.failures,
+            s.entries_added,
+            s.lines_skipped,
+            s.seconds
+        );
+    }
+    Ok(())
+}
+
+pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
+    let dir = a.sessions_dir.clone().unwrap_or_else(sessiondb::internals::layout::sessions_dir);
+    let mut conn = sessiondb::db::open(db)?;
+    let opts = SyncOptions { prune: a.prune };
+    let bar = output::progress_bar(0, "syncing");
+    let first = sync::sync_dir(&mut conn, &dir, opts, |done, total| {
+        if total > 200 {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+    })?;
+    bar.finish_and_clear();
+    if !a.watch {
+        report(&first, a.json)?;
+        return Ok(if first.failures > 0 { 1 } else { 0 });
+    }
+    if !a.json {
+        report(&first, false)?;
+        eprintln!("watching {} (Ctrl-C to stop)", dir.display());
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))?;
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut watcher = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
+        if let Ok(ev) = ev {
+            for p in ev.paths {
+                let _ = tx.send(p);
+            }
+        }
+    })?;
+    watcher.watch(&dir, RecursiveMode::Recursive)?;
+    let mut total = SyncSummary::default();
+    let mut last_scan = Instant::now();
+    while !stop.load(Ordering::SeqCst) {
+        let mut changed: Vec<PathBuf> = Vec::new();
+        if let Ok(p) = rx.recv_timeout(Duration::from_millis(250)) {
+            changed.push(p);
+            // Gather what arrives with it: pi writes a line at a time.
+            let until = Instant::now() + Duration::from_millis(100);
+            while let Ok(p) = rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                changed.push(p);
+            }
+        }
+        changed.sort();
+        changed.dedup();
+        let mut s = SyncSummary::default();
+        if !changed.is_empty() {
+            sync::sync_paths(&mut conn, &dir, &changed, &mut s)?;
+        }
+        if last_scan.elapsed() >= RESCAN {
+            s = sync::sync_dir(&mut conn, &dir, opts, |_, _| {})?;
+            last_scan = Instant::now();
+        }
+        if s.entries_added + s.new + s.rewritten + s.missing + s.failures > 0 && !a.json {
+            report(&s, false)?;
+        }
+        total.entries_added += s.entries_added;
+        total.new += s.new;
+        total.grown += s.grown;
+        total.rewritten += s.rewritten;
+        total.failures += s.failures;
+    }
+    if a.json {
+        output::print_json(&total)?;
+    } else {
+        eprintln!("stopped");
+    }
+    Ok(0)
+}

@@ -1,0 +1,281 @@
+//! Keeping the database in step with a directory of session files pi is still writing.
+//!
+//! Unchanged files (same size and modification time) are not opened. A file that grew and
+//! whose already-read bytes are unchanged (same hash of the bytes before the stored
+//! position) has only its new complete lines read and appended. A file that shrank or was
+//! rewritten (pi migrates old files, and rewrites on some operations) is imported again
+//! whole. Every file's changes are one transaction, decided inside it, so an interrupted sync
+//! leaves whole files only and two syncs at once do not both act on one file.
+
+use crate::error::{Error, Result};
+use crate::ingest::import::{self, tail_hash, FileReport, FileStatus, ImportOptions, Source};
+use crate::jsonl::signature::file_signature;
+use crate::jsonl::{classify, LineKind};
+use crate::store::derive::EntryFields;
+use crate::store::queries;
+use crate::store::write;
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// What a sync may do besides importing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SyncOptions {
+    /// Remove sessions whose file disappeared (otherwise they are kept and marked missing).
+    pub prune: bool,
+}
+
+/// What a sync did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SyncSummary {
+    /// Session files found.
+    pub files_scanned: u64,
+    /// Files seen for the first time.
+    pub new: u64,
+    /// Files that grew: only their new lines were read.
+    pub grown: u64,
+    /// Files that shrank or changed: imported again whole.
+    pub rewritten: u64,
+    /// Files not opened (same size and time).
+    pub unchanged: u64,
+    /// Live files whose header line is still being written.
+    pub waiting: u64,
+    /// Sessions whose file is gone (kept, marked missing).
+    pub missing: u64,
+    /// Sessions removed because their file is gone (`--prune`).
+    pub pruned: u64,
+    /// Files that could not be imported.
+    pub failures: u64,
+    /// Entries written.
+    pub entries_added: u64,
+    /// Malformed lines skipped.
+    pub lines_skipped: u64,
+    /// Wall time (s).
+    pub seconds: f64,
+    /// Reports of the files that failed.
+    pub failed: Vec<FileReport>,
+}
+
+/// A session file as last synced.
+#[derive(Debug, Clone)]
+struct Known {
+    sid: i64,
+    size: Option<i64>,
+    mtime: Option<i64>,
+    offset: Option<i64>,
+    tail: Option<i64>,
+    missing: bool,
+}
+
+impl Known {
+    /// From a row of [`queries::SYNC_STATES_UNDER`] or [`queries::SYNC_STATE_BY_PATH`].
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Known> {
+        Ok(Known {
+            sid: r.get(1)?,
+            size: r.get(2)?,
+            mtime: r.get(3)?,
+            offset: r.get(4)?,
+            tail: r.get(5)?,
+            missing: r.get::<_, i64>(6)? != 0,
+        })
+    }
+}
+
+fn known_under(conn: &Connection, dir: &Path) -> Result<HashMap<PathBuf, Known>> {
+    let root = dir.to_string_lossy();
+    let (lo, hi) = (format!("{root}/"), format!("{root}0"));
+    let mut st = conn.prepare_cached(queries::SYNC_STATES_UNDER)?;
+    let rows = st.query_map([&lo, &hi], |r| Ok((PathBuf::from(r.get::<_, String>(0)?), Known::from_row(r)?)))?;
+    Ok(rows.collect::<rusqlite::Result<HashMap<_, _>>>()?)
+}
+
+fn known_at(conn: &Connection, path: &Path) -> Result<Option<Known>> {
+    let mut st = conn.prepare_cached(queries::SYNC_STATE_BY_PATH)?;
+    Ok(st.query_row([path.to_string_lossy()], Known::from_row).optional()?)
+}
+
+/// Stored size, modification time and sync position of a file, and its tree regularity.
+type SyncState = (Option<i64>, Option<i64>, Option<i64>, i64);
+
+/// Outcome of reading only the appended part of a file.
+enum Tail {
+    /// Appended (entries written, lines skipped).
+    Done(u64, u64),
+    /// Someone else synced it meanwhile: nothing to do.
+    AlreadyDone,
+    /// Not a plain append (repeated id, unknown parent, irregular tree): import it whole.
+    NeedsFullImport,
+}
+
+/// Appends the complete lines written after the stored position, in one transaction.
+fn append_tail(conn: &mut Connection, path: &Path, seen: &Known, sig: (i64, i64)) -> Result<Tail> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let state: Option<SyncState> = tx
+        .query_row(queries::SYNC_STATE, [seen.sid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .optional()?;
+    let Some((size, mtime, offset, tree_ok)) = state else { return Ok(Tail::AlreadyDone) };
+    if (size, mtime, offset) != (seen.size, seen.mtime, seen.offset) {
+        return Ok(Tail::AlreadyDone);
+    }
+    if tree_ok == 0 {
+        return Ok(Tail::NeedsFullImport);
+    }
+    let from = u64::try_from(offset.unwrap_or(0)).unwrap_or(0);
+    let mut source = Source::open(path, from, true, sig.1)?;
+    let (mut added, mut skipped) = (0, 0);
+    while let Some(line) = source.next(path)? {
+        match classify(&line.text) {
+            LineKind::Blank => {}
+            LineKind::Malformed(_) => skipped += 1,
+            LineKind::Object(obj) => {
+                let (f, _) = EntryFields::read(&obj);
+                let taken = match f.id.as_deref() {
+                    Some(id) => {
+                        tx.query_row(queries::ENTRY_ID_EXISTS, params![seen.sid, id], |r| r.get::<_, bool>(0))?
+                    }
+                    None => true,
+                };
+                let parent = match f.parent_id.as_deref() {
+                    Some(p) if !p.is_empty() => match write::entry_node(&tx, seen.sid, p)? {
+                        Some(node) => Some(node),
+                        None => return Ok(Tail::NeedsFullImport),
+                    },
+                    _ => None,
+                };
+                if taken && !f.is_header() {
+                    return Ok(Tail::NeedsFullImport);
+                }
+                write::append_entry(&tx, seen.sid, &line.text, parent)?;
+                added += u64::from(!f.is_header());
+            }
+        }
+    }
+    let consumed = source.consumed;
+    let tail = tail_hash(path, consumed)?;
+    tx.execute(queries::SET_SYNC_POSITION, params![seen.sid, consumed as i64, tail])?;
+    tx.execute(queries::SET_FILE_SIGNATURE, params![seen.sid, sig.0, sig.1])?;
+    tx.commit()?;
+    Ok(Tail::Done(added, skipped))
+}
+
+/// Brings one file into the database; updates the summary.
+fn sync_file(conn: &mut Connection, path: &Path, rel: &str, seen: Option<&Known>, s: &mut SyncSummary) -> Result<()> {
+    let sig = file_signature(path)?;
+    let live = ImportOptions { force: false, live: true };
+    let whole = |conn: &mut Connection, s: &mut SyncSummary, force: bool| {
+        let r = import::import_file(conn, path, Some(rel), ImportOptions { force, ..live });
+        match r.status {
+            FileStatus::Imported | FileStatus::Replaced => {
+                s.entries_added += r.entries;
+                s.lines_skipped += r.malformed_lines;
+            }
+            FileStatus::Waiting => s.waiting += 1,
+            FileStatus::Unchanged => {}
+            FileStatus::Failed => {
+                s.failures += 1;
+                s.failed.push(r.clone());
+            }
+        }
+        r.status
+    };
+    let Some(k) = seen else {
+        if whole(conn, s, false) != FileStatus::Waiting {
+            s.new += 1;
+        }
+        return Ok(());
+    };
+    if k.size == Some(sig.0) && k.mtime == Some(sig.1) {
+        s.unchanged += 1;
+        if k.missing {
+            conn.execute(queries::SET_MISSING, params![k.sid, 0])?;
+        }
+        return Ok(());
+    }
+    let grew = matches!((k.offset, k.tail), (Some(o), Some(t)) if sig.0 >= o && tail_hash(path, o as u64)? == t);
+    if grew {
+        match append_tail(conn, path, k, sig)? {
+            Tail::Done(added, skipped) => {
+                s.grown += 1;
+                s.entries_added += added;
+                s.lines_skipped += skipped;
+                return Ok(());
+            }
+            Tail::AlreadyDone => {
+                s.unchanged += 1;
+                return Ok(());
+            }
+            Tail::NeedsFullImport => {}
+        }
+    }
+    if whole(conn, s, true) != FileStatus::Failed {
+        s.rewritten += 1;
+    }
+    Ok(())
+}
+
+/// Syncs every `*.jsonl` below `dir`; `progress(done, total)` after each file.
+pub fn sync_dir(
+    conn: &mut Connection,
+    dir: &Path,
+    opts: SyncOptions,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<SyncSummary> {
+    let started = std::time::Instant::now();
+    let dir = std::path::absolute(dir).map_err(|e| Error::io(dir, e))?;
+    if !dir.is_dir() {
+        return Err(Error::io(&dir, std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory")));
+    }
+    let targets = import::collect_targets(std::slice::from_ref(&dir))?;
+    let mut known = known_under(conn, &dir)?;
+    let mut s = SyncSummary::default();
+    for (i, t) in targets.iter().enumerate() {
+        s.files_scanned += 1;
+        let seen = known.remove(&t.path);
+        if let Err(e) = sync_file(conn, &t.path, &t.rel_path, seen.as_ref(), &mut s) {
+            // A file that vanished or cannot be read between listing and reading.
+            s.failures += 1;
+            s.failed.push(FileReport::failed(t.path.clone(), e.to_string()));
+        }
+        progress(i + 1, targets.len());
+    }
+    for (path, k) in known {
+        if path.exists() {
+            continue; // not a *.jsonl any more, or outside the walk: leave it alone
+        }
+        if opts.prune {
+            conn.execute(queries::DELETE_SESSION, [k.sid])?;
+            s.pruned += 1;
+        } else {
+            if !k.missing {
+                conn.execute(queries::SET_MISSING, params![k.sid, 1])?;
+            }
+            s.missing += 1;
+        }
+    }
+    s.seconds = started.elapsed().as_secs_f64();
+    Ok(s)
+}
+
+/// Syncs only the given files (from file-system notifications) below `dir`.
+pub fn sync_paths(conn: &mut Connection, dir: &Path, paths: &[PathBuf], s: &mut SyncSummary) -> Result<()> {
+    let dir = std::path::absolute(dir).map_err(|e| Error::io(dir, e))?;
+    for p in paths {
+        if p.extension().is_none_or(|e| e != "jsonl") || !p.starts_with(&dir) {
+            continue;
+        }
+        let seen = known_at(conn, p)?;
+        let seen = seen.as_ref();
+        if !p.exists() {
+            if let Some(k) = seen {
+                conn.execute(queries::SET_MISSING, params![k.sid, 1])?;
+                s.missing += 1;
+            }
+            continue;
+        }
+        let rel = p.strip_prefix(&dir).unwrap_or(p).to_string_lossy().into_owned();
+        s.files_scanned += 1;
+        sync_file(conn, p, &rel, seen, s)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,960 @@
+//! pi's `SessionManager` over the database (SPEC 3, 5, 6): appends written as pi writes them,
+//! navigation, branching, forks, lazy persistence.
+//!
+//! A session that has no conversation yet lives in a private in-memory database (the *stage*);
+//! its first user or assistant message moves header and entries into the real database in
+//! one transaction. Sessions made with [`SessionManager::in_memory`] never leave memory.
+
+mod branch;
+
+use crate::error::{Error, Result};
+use crate::js::json::{self, Object, Value};
+use crate::js::jstime;
+use crate::pi::entries::{self as build, Opt};
+use crate::pi::ids;
+use crate::pi::layout;
+use crate::pi::projection::ParsedEntry;
+use crate::pi::system;
+use crate::read::tree::{Leaf, Row, SessionTree, TreeNode};
+use crate::store::db;
+use crate::store::derive::{Derived, EntryFields};
+use crate::store::journal::{self, Journal};
+use crate::store::queries;
+use crate::store::stats::Observation;
+use crate::store::write::{self, EntryWriter, NewSession};
+use branch::{branch_lines, Line, LineSink};
+use indexmap::IndexMap;
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// Options for a new session (`create`, `forkFrom`, `inMemory`).
+#[derive(Debug, Clone, Default)]
+pub struct NewSessionOptions {
+    /// A caller-chosen session id (must match pi's rule).
+    pub id: Option<String>,
+    /// `parentSession` for the header.
+    pub parent_session: Option<String>,
+}
+
+/// What a constructor opened: the fields pi's callers look at first.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Opened {
+    /// Header id.
+    pub session_id: String,
+    /// The session's file path (`None` in memory).
+    pub session_file: Option<String>,
+    /// The manager's cwd.
+    pub cwd: String,
+}
+
+/// A session being read and written, as pi's `SessionManager`.
+pub struct SessionManager {
+    /// The database (an in-memory one for in-memory sessions).
+    conn: db::Pooled,
+    /// Where an unsaved session lives until it has a conversation.
+    stage: Option<Connection>,
+    persist: bool,
+    sid: i64,
+    cwd: String,
+    session_dir: String,
+    session_file: Option<String>,
+    session_id: String,
+    leaf: Option<String>,
+    labels: IndexMap<String, (Value, Option<Value>)>,
+    /// The database file (`None` in memory): where the append journal lives.
+    db_path: Option<PathBuf>,
+    /// Opened at the first journaled append.
+    journal: Option<Journal>,
+    /// Ids of this manager's appends still in the journal.
+    journaled: RefCell<HashSet<String>>,
+}
+
+impl Drop for SessionManager {
+    fn drop(&mut self) {
+        // Errors leave the entries journaled; the next open of the database settles them.
+        let _ = self.settle();
+    }
+}
+
+fn not_found(id: &str) -> Error {
+    Error::NotFound(format!("Entry {id} not found"))
+}
+
+fn resolved(p: &str) -> String {
+    layout::resolve_path(p).to_string_lossy().into_owned()
+}
+
+fn process_cwd() -> String {
+    std::env::current_dir().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "/".into())
+}
+
+use crate::read::discovery::{cwd_filter, session_dir_for};
+
+fn validate_id(id: Option<&str>) -> Result<()> {
+    match id {
+        Some(id) if !ids::is_valid_session_id(id) => Err(Error::InvalidArgument(ids::INVALID_SESSION_ID.into())),
+        _ => Ok(()),
+    }
+}
+
+/// Inserts a session with its entry lines into `conn` in one transaction; returns its sid.
+fn write_session(conn: &mut Connection, path: &Path, header: &Object, lines: &[String]) -> Result<i64> {
+    write_session_from(conn, path, header, &mut |_, sink| lines.iter().try_for_each(|l| sink(Line::Text(l))))
+}
+
+/// Hands each entry line of a new session to the sink; gets the transaction the session is
+/// being written in (to read from the same database).
+type LineSource<'a> = dyn FnMut(&Connection, &mut LineSink<'_>) -> Result<()> + 'a;
+
+/// Writes a new session at `path`: header, then the lines `fill` produces, in one transaction.
+fn write_session_from(conn: &mut Connection, path: &Path, header: &Object, fill: &mut LineSource<'_>) -> Result<i64> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let header_line = Value::Object(header.clone()).to_json();
+    let sid = write::insert_session(
+        &tx,
+        &NewSession {
+            path,
+            rel_path: None,
+            header,
+            header_line: &header_line,
+            source_version: 3.0,
+            file: None,
+            written_ns: write::now_ns(),
+        },
+    )
+    .map_err(|e| match e {
+        Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::ConstraintViolation => {
+            Error::InvalidArgument(format!("EEXIST: file already exists, open '{}'", path.display()))
+        }
+        other => other,
+    })?;
+    let mut w = EntryWriter::new(&tx, sid)?;
+    let not_object = || Error::InvalidArgument("entry is not a JSON object".into());
+    fill(&tx, &mut |line| match line {
+        Line::Text(text) => w.write_parsed(text, write::ParsedLine::of(&write::scan(text).ok_or_else(not_object)?)),
+        Line::Shared(src, text) => {
+            let seen = match Observation::of_fields(&src.fields) {
+                Some(seen) => seen,
+                None => {
+                    let obj = write::scan(text).ok_or_else(not_object)?;
+                    let (fields, message) = EntryFields::read(&obj);
+                    Observation::of(&fields, &obj, message.as_ref())
+                }
+            };
+            w.share(src, &seen)
+        }
+    })?;
+    w.finish()?;
+    tx.commit()?;
+    Ok(sid)
+}
+
+fn is_conversation(entry: &Object) -> bool {
+    let role = entry.get("message").and_then(Value::as_object).and_then(|m| m.get("role")).and_then(Value::as_str);
+    is_conversation_kind(entry.get("type").and_then(Value::as_str), role)
+}
+
+/// Whether an entry of this type and message role makes a session worth writing: a user or
+/// assistant message.
+fn is_conversation_kind(kind: Option<&str>, role: Option<&str>) -> bool {
+    kind == Some("message") && matches!(role, Some("user" | "assistant"))
+}
+
+impl SessionManager {
+    // ----- constructors -------------------------------------------------------------------
+
+    fn blank(conn: db::Pooled, db_path: Option<&Path>, cwd: String, session_dir: String) -> Self {
+        let persist = db_path.is_some();
+        SessionManager {
+            conn,
+            stage: None,
+            persist,
+            sid: 0,
+            cwd,
+            session_dir,
+            session_file: None,
+            session_id: String::new(),
+            leaf: None,
+            labels: IndexMap::new(),
+            db_path: db_path.map(Path::to_path_buf),
+            journal: None,
+            journaled: RefCell::new(HashSet::new()),
+        }
+    }
+
+    /// Starts a new, unsaved session (pi's `newSession`) to be written at `file`.
+    fn start_new(&mut self, opts: &NewSessionOptions, file: Option<String>) -> Result<()> {
+        validate_id(opts.id.as_deref())?;
+        let id = opts.id.clone().unwrap_or_else(ids::new_session_id);
+        let ts = jstime::now_iso();
+        let header = build::header(&id, &ts, &self.cwd, opts.parent_session.as_deref());
+        let file = match file {
+            Some(f) => Some(f),
+            None if self.persist => Some(
+                Path::new(&self.session_dir).join(layout::session_file_name(&ts, &id)).to_string_lossy().into_owned(),
+            ),
+            None => None,
+        };
+        self.install(header, &[], file, false)
+    }
+
+    /// Makes `header` + `lines` the current session: written to the database now when
+    /// `save_now` (or when it is in memory), staged otherwise.
+    fn install(&mut self, header: Object, lines: &[String], file: Option<String>, save_now: bool) -> Result<()> {
+        let id = header.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+        let path = file.clone().unwrap_or_else(|| format!("<memory>/{id}"));
+        if !self.persist || save_now {
+            self.sid = write_session(&mut self.conn, Path::new(&path), &header, lines)?;
+            self.stage = None;
+        } else {
+            let mut stage = db::open_in_memory()?;
+            self.sid = write_session(&mut stage, Path::new(&path), &header, lines)?;
+            self.stage = Some(stage);
+        }
+        self.session_id = id;
+        self.session_file = file;
+        self.reload_index()
+    }
+
+    /// pi's `_buildIndex`: the leaf is the last entry, labels are replayed.
+    fn reload_index(&mut self) -> Result<()> {
+        let (leaf, labels) = {
+            let t = SessionTree::open(self.db()?, self.sid)?;
+            (t.last_entry()?.and_then(|r| r.id), t.labels()?)
+        };
+        self.leaf = leaf;
+        self.labels = labels;
+        Ok(())
+    }
+
+    /// Loads the stored session `sid`.
+    fn load(&mut self, sid: i64, file: String) -> Result<()> {
+        let header: String = self.conn.query_row(queries::SESSION_HEADER, [sid], |r| r.get(0))?;
+        let h = json::parse(header.as_bytes()).unwrap_or(Value::Null);
+        self.session_id =
+            h.as_object().and_then(|o| o.get("id")).and_then(Value::as_str).unwrap_or_default().to_string();
+        self.sid = sid;
+        self.stage = None;
+        self.session_file = Some(file);
+        self.reload_index()
+    }
+
+    /// pi's `SessionManager.create(cwd, sessionDir?, options?)`: a new session, saved once it
+    /// holds a user or assistant message.
+    pub fn create(db_path: &Path, cwd: &str, session_dir: Option<&str>, opts: NewSessionOptions) -> Result<Self> {
+        let dir = session_dir_for(cwd, session_dir);
+        let mut m = SessionManager::blank(db::open_pooled(db_path)?, Some(db_path), resolved(cwd), dir);
+        m.start_new(&opts, None)?;
+        Ok(m)
+    }
+
+    /// pi's `SessionManager.inMemory(cwd?, options?)`: never saved.
+    pub fn in_memory(cwd: Option<&str>, opts: NewSessionOptions) -> Result<Self> {
+        let cwd = resolved(cwd.map_or_else(process_cwd, str::to_owned).as_str());
+        let mut m = SessionManager::blank(db::Pooled::unpooled(db::open_in_memory()?), None, cwd, String::new());
+        m.start_new(&opts, None)?;
+        Ok(m)
+    }
+
+    /// pi's `SessionManager.open(path, sessionDir?, cwdOverride?)`: the session recorded at
+    /// `path`; a session file there that the database does not hold yet is imported first; a
+    /// 0-byte file becomes a new session saved at once; no file: a new session for that path.
+    pub fn open(db_path: &Path, path: &str, session_dir: Option<&str>, cwd_override: Option<&str>) -> Result<Self> {
+        let file = resolved(path);
+        let mut conn = db::open_pooled(db_path)?;
+        let mut sid = find_path(&conn, &file)?;
+        let file_path = Path::new(&file);
+        if sid.is_none() && file_path.is_file() {
+            let len = std::fs::metadata(file_path).map_err(|e| Error::io(file_path, e))?.len();
+            if len > 0 {
+                let r = crate::ingest::import::import_file(
+                    &mut conn,
+                    file_path,
+                    None,
+                    crate::ingest::import::ImportOptions::default(),
+                );
+                if r.status == crate::ingest::import::FileStatus::Failed {
+                    return Err(Error::InvalidArgument(format!("Session file is not a valid pi session: {file}")));
+                }
+                sid = find_path(&conn, &file)?;
+            }
+        }
+        let dir = match session_dir {
+            Some(d) => resolved(d),
+            None => file_path.parent().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default(),
+        };
+        let header_cwd = match sid {
+            Some(s) => conn.query_row(queries::SESSION_HEADER, [s], |r| r.get::<_, Option<String>>(3))?,
+            None => None,
+        };
+        let cwd = resolved(&cwd_override.map(str::to_owned).or(header_cwd).unwrap_or_else(process_cwd));
+        let mut m = SessionManager::blank(conn, Some(db_path), cwd, dir);
+        match sid {
+            Some(s) => m.load(s, file)?,
+            None if file_path.is_file() => {
+                // A 0-byte file: pi writes a fresh header into it right away.
+                m.start_new(&NewSessionOptions::default(), Some(file.clone()))?;
+                m.flush(None)?;
+            }
+            None => m.start_new(&NewSessionOptions::default(), Some(file))?,
+        }
+        Ok(m)
+    }
+
+    /// pi's `SessionManager.continueRecent(cwd, sessionDir?)`: the session in that folder
+    /// written most recently (for an explicit non-default folder: with that header cwd), or a
+    /// new one.
+    pub fn continue_recent(db_path: &Path, cwd: &str, session_dir: Option<&str>) -> Result<Self> {
+        let dir = session_dir_for(cwd, session_dir);
+        let filter = cwd_filter(cwd, session_dir, &dir);
+        let conn = db::open_pooled(db_path)?;
+        let found = crate::read::discovery::recent_in_dir(&conn, &dir, filter.as_deref())?;
+        let mut m = SessionManager::blank(conn, Some(db_path), resolved(cwd), dir);
+        match found {
+            Some((sid, path)) => m.load(sid, path)?,
+            None => m.start_new(&NewSessionOptions::default(), None)?,
+        }
+        Ok(m)
+    }
+
+    /// pi's `SessionManager.forkFrom(sourcePath, targetCwd, sessionDir?, options?)`: a new
+    /// session for `target_cwd` holding every entry of the source, unchanged, saved at once.
+    pub fn fork_from(
+        db_path: &Path,
+        source_path: &str,
+        target_cwd: &str,
+        session_dir: Option<&str>,
+        opts: NewSessionOptions,
+    ) -> Result<Self> {
+        let source = resolved(source_path);
+        let target = resolved(target_cwd);
+        let mut conn = db::open_pooled(db_path)?;
+        let mut sid = find_path(&conn, &source)?;
+        if sid.is_none() && Path::new(&source).is_file() {
+            let r = crate::ingest::import::import_file(
+                &mut conn,
+                Path::new(&source),
+                None,
+                crate::ingest::import::ImportOptions::default(),
+            );
+            if r.status != crate::ingest::import::FileStatus::Failed {
+                sid = find_path(&conn, &source)?;
+            }
+        }
+        let Some(source_sid) = sid else {
+            return Err(Error::InvalidArgument(format!(
+                "Cannot fork: source session file is empty or invalid: {source}"
+            )));
+        };
+        let dir = session_dir_for(&target, session_dir);
+        validate_id(opts.id.as_deref())?;
+        let id = opts.id.clone().unwrap_or_else(ids::new_session_id);
+        let ts = jstime::now_iso();
+        let file = Path::new(&dir).join(layout::session_file_name(&ts, &id)).to_string_lossy().into_owned();
+        let header = build::header(&id, &ts, &target, Some(&source));
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let header_line = Value::Object(header.clone()).to_json();
+        let new_sid = write::insert_session(
+            &tx,
+            &NewSession {
+                path: Path::new(&file),
+                rel_path: None,
+                header: &header,
+                header_line: &header_line,
+                source_version: 3.0,
+                file: None,
+                written_ns: write::now_ns(),
+            },
+        )?;
+        let (lo, _) = write::key_range(source_sid);
+        let (_, last_seq, _) = write::load_stats(&tx, source_sid)?;
+        // In slices of lines (see `write::COPY_SLICE`).
+        for first in (0..=last_seq).step_by(write::COPY_SLICE as usize) {
+            let (from, to) = (lo + first, lo + (first + write::COPY_SLICE - 1).min(last_seq));
+            for copy in [queries::COPY_ENTRIES, queries::COPY_TEXTS, queries::COPY_USAGE] {
+                tx.prepare_cached(copy)?.execute(params![lo, new_sid << 32, new_sid, from, to])?;
+            }
+        }
+        tx.prepare_cached(queries::RECORD_SHARES)?.execute(params![new_sid, source_sid])?;
+        tx.prepare_cached(queries::COPY_SESSION_STATS)?.execute(params![new_sid, source_sid])?;
+        tx.prepare_cached(queries::COPY_LIST_TEXT)?.execute(params![new_sid, source_sid])?;
+        tx.commit()?;
+        let mut m = SessionManager::blank(conn, Some(db_path), target, dir);
+        m.load(new_sid, file)?;
+        Ok(m)
+    }
+
+    /// pi's `SessionManager.findById(cwd, id, sessionDir?)`: the path of the session with
+    /// exactly that header id in that folder.
+    pub fn find_by_id(db_path: &Path, cwd: &str, id: &str, session_dir: Option<&str>) -> Result<Option<String>> {
+        let dir = session_dir_for(cwd, session_dir);
+        let filter = cwd_filter(cwd, session_dir, &dir);
+        let conn = db::open_pooled(db_path)?;
+        crate::read::discovery::find_in_dir(&conn, id, &dir, filter.as_deref())
+    }
+
+    // ----- persistence --------------------------------------------------------------------
+
+    /// The database holding the session, as it is (journaled appends not yet in it).
+    fn raw_db(&self) -> &Connection {
+        self.stage.as_ref().unwrap_or(&self.conn)
+    }
+
+    /// The database holding the session, with this manager's journaled appends settled.
+    fn db(&self) -> Result<&Connection> {
+        self.settle()?;
+        Ok(self.raw_db())
+    }
+
+    /// Moves this manager's journaled appends (and any other waiting in the journal) into
+    /// the tables now (reads through the manager do it themselves).
+    pub fn settle(&self) -> Result<()> {
+        if self.journaled.borrow().is_empty() {
+            return Ok(());
+        }
+        if let Some(path) = &self.db_path {
+            journal::settle(&self.conn, path)?;
+        }
+        self.journaled.borrow_mut().clear();
+        Ok(())
+    }
+
+    /// Moves a staged session into the database, with `extra` appended, in one transaction.
+    fn flush(&mut self, extra: Option<&str>) -> Result<()> {
+        let Some(stage) = self.stage.as_ref() else { return Ok(()) };
+        let t = SessionTree::open(stage, self.sid)?;
+        let mut lines: Vec<String> = t.all_entries()?.into_iter().map(|r| r.body).collect();
+        lines.extend(extra.map(str::to_owned));
+        let header_text: String = stage.query_row(queries::SESSION_HEADER, [self.sid], |r| r.get(0))?;
+        let header = match json::parse(header_text.as_bytes()) {
+            Ok(Value::Object(h)) => h,
+            _ => return Err(Error::InvalidArgument("staged session has no header".into())),
+        };
+        let file = self.session_file.clone().unwrap_or_default();
+        let sid = write_session(&mut self.conn, Path::new(&file), &header, &lines)?;
+        self.sid = sid;
+        self.stage = None;
+        Ok(())
+    }
+
+    /// Writes one entry under `parent_id` (pi's `_appendEntry` + `_persist`). On failure
+    /// nothing changes.
+    fn write_entry(&mut self, entry: Object) -> Result<String> {
+        let id = entry.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+        let parent_id = entry.get("parentId").and_then(Value::as_str).map(str::to_owned);
+        let text = Value::Object(entry.clone()).to_json();
+        if self.stage.is_some() && is_conversation(&entry) {
+            self.flush(Some(&text))?;
+        } else if let (None, Some(db_path), Some(file)) = (&self.stage, &self.db_path, &self.session_file) {
+            let journal = match &mut self.journal {
+                Some(j) => j,
+                None => self.journal.insert(Journal::open(db_path)?),
+            };
+            journal.append(file, &text)?;
+            let due = {
+                let mut journaled = self.journaled.borrow_mut();
+                journaled.insert(id.clone());
+                journaled.len() >= journal::BATCH
+            };
+            self.leaf = Some(id.clone());
+            if due {
+                // The append is durable already; a failure here surfaces at the next read.
+                let _ = self.settle();
+            }
+            return Ok(id);
+        } else {
+            let parent = match parent_id.as_deref() {
+                Some(p) => self.node(p)?,
+                None => None,
+            };
+            let sid = self.sid;
+            let conn = self.stage.as_mut().unwrap_or(&mut self.conn);
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            write::append_entry(&tx, sid, &text, parent)?;
+            tx.commit()?;
+        }
+        self.leaf = Some(id.clone());
+        Ok(id)
+    }
+
+    /// Key and derived columns of the entry with `id`.
+    fn node(&self, id: &str) -> Result<Option<(i64, Derived)>> {
+        write::entry_node(self.db()?, self.sid, id)
+    }
+
+    fn new_id(&self) -> Result<String> {
+        // Not settled: journaled ids are checked in memory, so appends stay journal writes.
+        let mut st = self.raw_db().prepare_cached(queries::ENTRY_ID_EXISTS)?;
+        let journaled = self.journaled.borrow();
+        let mut failed = None;
+        let id = ids::new_entry_id(|c| match st.query_row(params![self.sid, c], |r| r.get::<_, bool>(0)) {
+            Ok(taken) => taken || journaled.contains(c),
+            Err(e) => {
+                failed = Some(e);
+                true
+            }
+        });
+        match failed {
+            Some(e) => Err(e.into()),
+            None => Ok(id),
+        }
+    }
+
+    fn tree(&self) -> Result<SessionTree<'_>> {
+        SessionTree::open(self.db()?, self.sid)
+    }
+
+    fn exists(&self, id: &str) -> Result<bool> {
+        Ok(self.node(id)?.is_some())
+    }
+
+    // ----- appends ------------------------------------------------------------------------
+
+    /// pi's `appendMessage(message)`; returns the entry id.
+    pub fn append_message(&mut self, message: Value) -> Result<String> {
+        let id = self.new_id()?;
+        let e = build::message(&id, self.leaf.as_deref(), &jstime::now_iso(), Some(message));
+        self.write_entry(e)
+    }
+
+    /// pi's `appendThinkingLevelChange(thinkingLevel)`.
+    pub fn append_thinking_level_change(&mut self, level: Opt) -> Result<String> {
+        let id = self.new_id()?;
+        let e = build::thinking_level_change(&id, self.leaf.as_deref(), &jstime::now_iso(), level);
+        self.write_entry(e)
+    }
+
+    /// pi's `appendModelChange(provider, modelId)`.
+    pub fn append_model_change(&mut self, provider: Opt, model_id: Opt) -> Result<String> {
+        let id = self.new_id()?;
+        let e = build::model_change(&id, self.leaf.as_deref(), &jstime::now_iso(), provider, model_id);
+        self.write_entry(e)
+    }
+
+    /// pi's `appendUsage(kind, provider, model, usage, note?)`; returns the entry.
+    pub fn append_usage(&mut self, kind: Opt, provider: Opt, model: Opt, usage: Opt, note: Opt) -> Result<Value> {
+        let id = self.new_id()?;
+        let e = build::usage(&id, self.leaf.as_deref(), &jstime::now_iso(), kind, provider, model, usage, note);
+        self.write_entry(e.clone())?;
+        Ok(Value::Object(e))
+    }
+
+    /// pi's `appendCompaction(summary, firstKeptEntryId, tokensBefore, details?, fromHook?, usage?)`;
+    /// snapshots the current system message.
+    #[allow(clippy::too_many_arguments)]
+    pub fn append_compaction(
+        &mut self,
+        summary: Opt,
+        first_kept_entry_id: Option<Value>,
+        tokens_before: Opt,
+        details: Opt,
+        from_hook: Opt,
+        usage: Opt,
+    ) -> Result<String> {
+        let ts = jstime::now_iso();
+        let messages = match self.build_session_projection()? {
+            Value::Object(o) => match o.get("messages") {
+                Some(Value::Array(m)) => m.clone(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        let system_message = system::current_system_message(&messages).map(|mut sm| {
+            let ms = jstime::parse_ms(&ts).map_or(Value::Null, |t| Value::Number(t as f64));
+            sm.set("timestamp", ms);
+            Value::Object(sm)
+        });
+        let id = self.new_id()?;
+        let first_kept = match first_kept_entry_id {
+            None | Some(Value::Null) => Value::String(id.as_str().into()),
+            Some(v) => v,
+        };
+        let e = build::compaction(
+            &id,
+            self.leaf.as_deref(),
+            &ts,
+            build::CompactionFields {
+                summary,
+                first_kept_entry_id: first_kept,
+                tokens_before,
+                details,
+                usage,
+                from_hook,
+                system_message,
+            },
+        );
+        self.write_entry(e)
+    }
+
+    /// pi's `appendCustomEntry(customType, data?)`.
+    pub fn append_custom_entry(&mut self, custom_type: Opt, data: Opt) -> Result<String> {
+        let id = self.new_id()?;
+        let e = build::custom(&id, self.leaf.as_deref(), &jstime::now_iso(), custom_type, data);
+        self.write_entry(e)
+    }
+
+    /// pi's `appendSessionInfo(name)`: line breaks become spaces, then trimmed.
+    pub fn append_session_info(&mut self, name: &str) -> Result<String> {
+        let id = self.new_id()?;
+        let e = build::session_info(&id, self.leaf.as_deref(), &jstime::now_iso(), &build::clean_session_name(name));
+        self.write_entry(e)
+    }
+
+    /// pi's `appendCustomMessageEntry(customType, content, display, details?)`.
+    pub fn append_custom_message_entry(
+        &mut self,
+        custom_type: Opt,
+        content: Opt,
+        display: Opt,
+        details: Opt,
+    ) -> Result<String> {
+        let id = self.new_id()?;
+        let e = build::custom_message(
+            &id,
+            self.leaf.as_deref(),
+            &jstime::now_iso(),
+            custom_type,
+            content,
+            display,
+            details,
+        );
+        self.write_entry(e)
+    }
+
+    /// pi's `appendContextEdit(targetId, replacement)` with pi's validation.
+    pub fn append_context_edit(&mut self, target_id: &str, replacement: Option<Value>) -> Result<String> {
+        // `None` is a missing replacement (`undefined`), which pi rejects first.
+        let valid = match &replacement {
+            Some(Value::Null) => true,
+            Some(Value::Object(o)) => matches!(o.get("content"), Some(Value::String(_) | Value::Array(_))),
+            _ => false,
+        };
+        let Some(replacement) = replacement.filter(|_| valid) else {
+            return Err(Error::InvalidArgument(
+                "Context edit replacement must be null or contain string/array content".into(),
+            ));
+        };
+        let t = self.tree()?;
+        let target = t.entry(target_id)?.ok_or_else(|| not_found(target_id))?;
+        if !self.on_active_branch(&t, &target)? {
+            return Err(Error::InvalidArgument(format!("Entry {target_id} is not on the active branch")));
+        }
+        let kind = target.kind.as_deref();
+        let role = target.role.as_deref();
+        let editable = kind == Some("custom_message")
+            || (kind == Some("message") && matches!(role, Some("user" | "assistant" | "toolResult")));
+        if !editable {
+            return Err(Error::InvalidArgument(format!(
+                "Entry {target_id} does not contribute editable model content"
+            )));
+        }
+        let target_role = if kind == Some("message") { role } else { Some("custom") };
+        let normalized = match (&replacement, target_role) {
+            (Value::Object(o), Some("assistant" | "toolResult"))
+                if matches!(o.get("content"), Some(Value::String(_))) =>
+            {
+                let text = o.get("content").cloned().unwrap_or(Value::Null);
+                let block = build::object(vec![("type", Some(build::s("text"))), ("text", Some(text))]);
+                Value::Object(build::object(vec![("content", Some(Value::Array(vec![Value::Object(block)])))]))
+            }
+            _ => replacement,
+        };
+        let id = self.new_id()?;
+        let e = build::context_edit(&id, self.leaf.as_deref(), &jstime::now_iso(), target_id, normalized);
+        self.write_entry(e)
+    }
+
+    /// True when `target` is on the path from the root to the leaf.
+    fn on_active_branch(&self, t: &SessionTree<'_>, target: &Row) -> Result<bool> {
+        let Some(leaf) = self.leaf.as_deref() else { return Ok(false) };
+        let Some(leaf_row) = t.entry(leaf)? else { return Ok(false) };
+        let path = match (leaf_row.depth, target.depth) {
+            // Regular trees: walk only as far up as the target's depth.
+            (Some(ld), Some(td)) if t.is_regular() => {
+                if td > ld {
+                    return Ok(false);
+                }
+                t.walk_up(leaf_row.key, None, ld - td + 1)?
+            }
+            _ => t.path_to(&leaf_row)?,
+        };
+        Ok(path.entries.iter().any(|r| r.key == target.key))
+    }
+
+    /// pi's `appendLabelChange(targetId, label?)`: a truthy label sets, anything else clears.
+    pub fn append_label_change(&mut self, target_id: &str, label: Opt) -> Result<String> {
+        if !self.exists(target_id)? {
+            return Err(not_found(target_id));
+        }
+        let id = self.new_id()?;
+        let ts = jstime::now_iso();
+        let e = build::label(&id, self.leaf.as_deref(), &build::s(&ts), target_id, label.clone());
+        let id = self.write_entry(e)?;
+        match label.filter(Value::is_truthy) {
+            Some(l) => {
+                let ts = Some(build::s(&ts));
+                match self.labels.get_mut(target_id) {
+                    Some(slot) => *slot = (l, ts),
+                    None => {
+                        self.labels.insert(target_id.to_string(), (l, ts));
+                    }
+                }
+            }
+            None => {
+                self.labels.shift_remove(target_id);
+            }
+        }
+        Ok(id)
+    }
+
+    // ----- navigation ---------------------------------------------------------------------
+
+    /// pi's `branch(id)`: moves the leaf.
+    pub fn branch(&mut self, id: &str) -> Result<()> {
+        if !self.exists(id)? {
+            return Err(not_found(id));
+        }
+        self.leaf = Some(id.to_string());
+        Ok(())
+    }
+
+    /// pi's `resetLeaf()`: the next append starts a new root.
+    pub fn reset_leaf(&mut self) {
+        self.leaf = None;
+    }
+
+    /// pi's `branchWithSummary(fromId, summary, details?, fromHook?, usage?)`.
+    pub fn branch_with_summary(
+        &mut self,
+        from: Option<&str>,
+        summary: Opt,
+        details: Opt,
+        from_hook: Opt,
+        usage: Opt,
+    ) -> Result<String> {
+        if let Some(f) = from {
+            if !self.exists(f)? {
+                return Err(not_found(f));
+            }
+        }
+        let from_id = self.leaf.clone().unwrap_or_else(|| "root".into());
+        // pi moves the leaf before writing; a failed write leaves it moved.
+        self.leaf = from.map(str::to_owned);
+        let id = self.new_id()?;
+        let e = build::branch_summary(&id, from, &jstime::now_iso(), &from_id, summary, details, usage, from_hook);
+        self.write_entry(e)
+    }
+
+    /// pi's `createBranchedSession(leafId)`: a new session holding the root→leaf path without
+    /// label entries (re-chained), then the labels of kept entries re-emitted. The manager
+    /// switches to it. Returns its file path (`None` in memory).
+    pub fn create_branched_session(&mut self, leaf_id: Option<&str>) -> Result<Option<String>> {
+        self.settle()?;
+        let start = leaf_id.map(str::to_owned).or_else(|| self.leaf.clone());
+        // The path as keys and the columns that decide where the session goes; the lines are
+        // read, edited and written one at a time, so a long path is never held in memory.
+        let (path, conversation) = {
+            let t = SessionTree::open(self.raw_db(), self.sid)?;
+            let rows = match &start {
+                Some(s) => t.branch_keys(s)?,
+                None => Vec::new(),
+            };
+            let conversation = rows.iter().any(|r| is_conversation_kind(r.kind.as_deref(), r.role.as_deref()));
+            (rows.into_iter().map(|r| r.key).collect::<Vec<i64>>(), conversation)
+        };
+        if path.is_empty() {
+            return Err(not_found(leaf_id.unwrap_or("undefined")));
+        }
+        let id = ids::new_session_id();
+        let ts = jstime::now_iso();
+        let parent_session = if self.persist { self.session_file.clone() } else { None };
+        let header = build::header(&id, &ts, &self.cwd, parent_session.as_deref());
+        let file = self.persist.then(|| {
+            Path::new(&self.session_dir).join(layout::session_file_name(&ts, &id)).to_string_lossy().into_owned()
+        });
+        let target = file.clone().unwrap_or_else(|| format!("<memory>/{id}"));
+        let target = Path::new(&target);
+        let labels = &self.labels;
+        // Written now when it holds a conversation (or lives in memory), staged otherwise, as
+        // `install` does; read from wherever the current session is.
+        let sid = if self.persist && !conversation {
+            let mut stage = db::open_in_memory()?;
+            let source = self.stage.as_ref().unwrap_or(&self.conn);
+            let sid = write_session_from(&mut stage, target, &header, &mut |_, sink| {
+                branch_lines(source, &path, labels, false, sink)
+            })?;
+            self.stage = Some(stage);
+            sid
+        } else if let Some(stage) = &self.stage {
+            let sid = write_session_from(&mut self.conn, target, &header, &mut |_, sink| {
+                branch_lines(stage, &path, labels, false, sink)
+            })?;
+            self.stage = None;
+            sid
+        } else {
+            // Source and copy in one database: unchanged lines are shared, not copied.
+            write_session_from(&mut self.conn, target, &header, &mut |tx, sink| {
+                branch_lines(tx, &path, labels, true, sink)
+            })?
+        };
+        self.sid = sid;
+        self.session_id = id;
+        self.session_file = file.clone();
+        self.reload_index()?;
+        Ok(file)
+    }
+
+    // ----- reads --------------------------------------------------------------------------
+
+    /// pi's `getLeafId()`.
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf.as_deref()
+    }
+
+    /// pi's `getLeafEntry()`.
+    pub fn leaf_entry(&self) -> Result<Option<Value>> {
+        match self.leaf.as_deref() {
+            Some(id) => self.entry(id),
+            None => Ok(None),
+        }
+    }
+
+    /// pi's `getEntry(id)`.
+    pub fn entry(&self, id: &str) -> Result<Option<Value>> {
+        Ok(self.tree()?.entry(id)?.map(|r| r.parse().value))
+    }
+
+    /// pi's `getChildren(id)`.
+    pub fn children(&self, id: &str) -> Result<Vec<Value>> {
+        Ok(self.tree()?.children(id)?.iter().map(|r| r.parse().value).collect())
+    }
+
+    /// pi's `getLabel(id)`.
+    pub fn label(&self, id: &str) -> Option<&Value> {
+        self.labels.get(id).map(|(l, _)| l)
+    }
+
+    /// pi's `getBranch(fromId?)` as parsed entries.
+    fn branch_path(&self, from: Option<&str>) -> Result<Vec<ParsedEntry>> {
+        let start = from.map(str::to_owned).or_else(|| self.leaf.clone());
+        let Some(start) = start else { return Ok(Vec::new()) };
+        let t = self.tree()?;
+        let path = t.branch(Some(&start))?;
+        Ok(path.entries.iter().map(Row::parse).collect())
+    }
+
+    /// pi's `getBranch(fromId?)`: root first.
+    pub fn get_branch(&self, from: Option<&str>) -> Result<Vec<Value>> {
+        Ok(self.branch_path(from)?.into_iter().map(|e| e.value).collect())
+    }
+
+    /// pi's `getTree()`, flattened in pre-order (see [`TreeNode`]).
+    pub fn tree_nodes(&self) -> Result<Vec<TreeNode>> {
+        self.tree()?.tree()
+    }
+
+    /// pi's `getEntries()`.
+    pub fn entries(&self) -> Result<Vec<Value>> {
+        Ok(self.tree()?.all_entries()?.iter().map(|r| r.parse().value).collect())
+    }
+
+    /// pi's `getHeader()`.
+    pub fn header(&self) -> Result<Value> {
+        let h: String = self.db()?.query_row(queries::SESSION_HEADER, [self.sid], |r| r.get(0))?;
+        Ok(json::parse_or_raw(&h).unwrap_or(Value::Null))
+    }
+
+    /// pi's `getSessionName()`.
+    pub fn session_name(&self) -> Result<Option<String>> {
+        Ok(write::load_stats(self.db()?, self.sid)?.0.name)
+    }
+
+    /// pi's `getSessionId()`.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// pi's `getSessionFile()`.
+    pub fn session_file(&self) -> Option<&str> {
+        self.session_file.as_deref()
+    }
+
+    /// pi's `getCwd()`.
+    pub fn cwd(&self) -> &str {
+        &self.cwd
+    }
+
+    /// pi's `getSessionDir()`.
+    pub fn session_dir(&self) -> &str {
+        &self.session_dir
+    }
+
+    /// pi's `getEntryCount()`: distinct entry ids.
+    pub fn entry_count(&self) -> Result<i64> {
+        let (stats, _, regular) = write::load_stats(self.db()?, self.sid)?;
+        if regular {
+            return Ok(stats.entry_count); // ids are unique
+        }
+        let (lo, hi) = write::key_range(self.sid);
+        Ok(self.db()?.query_row(queries::DISTINCT_ENTRY_IDS, params![lo, hi], |r| r.get(0))?)
+    }
+
+    /// pi's `isPersisted()`.
+    pub fn is_persisted(&self) -> bool {
+        self.persist
+    }
+
+    /// True once the session is in the database (not staged, not in memory).
+    pub fn is_saved(&self) -> bool {
+        self.persist && self.stage.is_none()
+    }
+
+    /// What the constructors report.
+    pub fn opened(&self) -> Opened {
+        Opened { session_id: self.session_id.clone(), session_file: self.session_file.clone(), cwd: self.cwd.clone() }
+    }
+
+    fn leaf_arg(&self) -> Leaf {
+        match &self.leaf {
+            Some(id) => Leaf::Id(id.clone()),
+            None => Leaf::Null,
+        }
+    }
+
+    /// pi's `buildContextEntries()`.
+    pub fn build_context_entries(&self) -> Result<Vec<Value>> {
+        Ok(self.tree()?.context(&self.leaf_arg())?.entries.into_iter().map(|e| e.value).collect())
+    }
+
+    /// pi's `buildSessionProjection()`.
+    pub fn build_session_projection(&self) -> Result<Value> {
+        Ok(self.tree()?.projection(&self.leaf_arg())?.0)
+    }
+
+    /// pi's `buildSessionContext()`: `{messages, thinkingLevel, model}`.
+    pub fn build_session_context(&self) -> Result<Value> {
+        let p = self.build_session_projection()?;
+        let mut out = Object::new();
+        if let Value::Object(o) = p {
+            for k in ["messages", "thinkingLevel", "model"] {
+                if let Some(v) = o.get(k) {
+                    out.set(k, v.clone());
+                }
+            }
+        }
+        Ok(Value::Object(out))
+    }
+
+    /// The database key of the current session (for export and tests).
+    pub fn session_key(&self) -> i64 {
+        self.sid
+    }
+}
+
+/// The session recorded at an absolute path.
+fn find_path(conn: &Connection, path: &str) -> Result<Option<i64>> {
+    Ok(conn.query_row(queries::SESSION_REF_BY_PATH, [path], |r| r.get(0)).optional()?)
+}

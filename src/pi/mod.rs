@@ -1,0 +1,10 @@
+//! pi's rules, without storage: ids, entry kinds as pi's append methods build them, where pi
+//! keeps session files, migration of old versions, and the projection of entries into the
+//! model's context.
+
+pub mod entries;
+pub mod ids;
+pub mod layout;
+pub mod migrate;
+pub mod projection;
+pub mod system;

@@ -1,0 +1,157 @@
+//! Writing sessions back as JSONL (SPEC 7): the header line, then every stored entry line in
+//! file order, each followed by `\n`.
+
+use crate::error::{Error, Result};
+use crate::pi::layout;
+use crate::store::queries;
+use rusqlite::Connection;
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+/// Writes session `sid` as JSONL to `out`. Returns the bytes written.
+pub fn write_session(conn: &Connection, sid: i64, out: &mut impl Write) -> Result<u64> {
+    let header: String = conn.query_row(queries::SESSION_HEADER, [sid], |r| r.get(0))?;
+    let io = |e: std::io::Error| Error::io("<output>", e);
+    let mut bytes = header.len() as u64 + 1;
+    out.write_all(header.as_bytes()).map_err(io)?;
+    out.write_all(b"\n").map_err(io)?;
+    let mut stmt = conn.prepare_cached(queries::ENTRY_BODIES)?;
+    let mut rows = stmt.query([sid << 32, (sid << 32) | 0xFFFF_FFFF])?;
+    while let Some(row) = rows.next()? {
+        let body = row.get_ref(0)?.as_str().map_err(|e| Error::Sqlite(e.into()))?;
+        out.write_all(body.as_bytes()).map_err(io)?;
+        out.write_all(b"\n").map_err(io)?;
+        bytes += body.len() as u64 + 1;
+    }
+    Ok(bytes)
+}
+
+/// Writes session `sid` to the file `path` atomically (temporary file, then rename).
+pub fn write_session_file(conn: &Connection, sid: i64, path: &Path) -> Result<u64> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    let tmp = path.with_extension("jsonl.sessiondb-tmp");
+    let result = (|| {
+        // A new file, never one a stale name points to (a symbolic link left in its place).
+        match std::fs::remove_file(&tmp) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(&tmp, e)),
+            _ => {}
+        }
+        let file =
+            std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+        let n = write_session(conn, sid, &mut w).map_err(|e| retarget(e, path))?;
+        let file = w.into_inner().map_err(|e| Error::io(path, e.into_error()))?;
+        file.sync_all().map_err(|e| Error::io(path, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
+        Ok(n)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn retarget(e: Error, path: &Path) -> Error {
+    match e {
+        Error::Io { source, .. } => Error::io(path, source),
+        other => other,
+    }
+}
+
+/// One file written by [`export_all`].
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportedFile {
+    /// Header id.
+    pub session_id: String,
+    /// Where it was written.
+    pub path: PathBuf,
+    /// Bytes written.
+    pub bytes: u64,
+}
+
+/// Writes every session under `out_dir`: imported sessions at the path they had below the
+/// directory they were imported from, others in pi's layout (`--<cwd>--/<time>_<id>.jsonl`).
+/// Refuses any path that would leave `out_dir`.
+pub fn export_all(
+    conn: &Connection,
+    out_dir: &Path,
+    mut progress: impl FnMut(&ExportedFile),
+) -> Result<Vec<ExportedFile>> {
+    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    let canonical_out = out_dir.canonicalize().map_err(|e| Error::io(out_dir, e))?;
+    let sids: Vec<i64> =
+        conn.prepare(queries::ALL_SESSIONS)?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    let mut written = Vec::with_capacity(sids.len());
+    let mut used = std::collections::HashSet::new();
+    for sid in sids {
+        let (rel, id, cwd, created): (Option<String>, String, Option<String>, Option<String>) =
+            conn.query_row(queries::SESSION_HEADER, [sid], |r| Ok((r.get(2)?, r.get(4)?, r.get(3)?, r.get(5)?)))?;
+        let cwd = cwd.as_deref().unwrap_or("");
+        let layout_rel = || layout::relative_session_path(cwd, created.as_deref().unwrap_or(""), &id);
+        let candidates = [
+            rel.filter(|r| safe_relative(r)).unwrap_or_else(layout_rel),
+            // Two sessions claim one file, or the name is unsafe: an id-keyed name.
+            format!("{}/{}", layout::encode_cwd_dir(cwd), layout::safe_file_stem(&id, sid)),
+            // The cwd cannot name a folder either (a NUL byte, ...): a folder no cwd maps to.
+            format!("sessiondb-unnamed/session-{sid}.jsonl"),
+        ];
+        let Some(rel) = candidates.into_iter().find(|r| safe_relative(r) && used.insert(r.clone())) else {
+            return Err(Error::InvalidArgument(format!("session {id}: no safe file name under {}", out_dir.display())));
+        };
+        let path = out_dir.join(&rel);
+        ensure_inside(out_dir, &rel, &canonical_out)?;
+        let bytes = write_session_file(conn, sid, &path)?;
+        let f = ExportedFile { session_id: id, path, bytes };
+        progress(&f);
+        written.push(f);
+    }
+    Ok(written)
+}
+
+/// Creates the folders of `rel` below `out_dir` one by one, refusing any that resolves outside
+/// `root` (`out_dir` resolved): a symbolic link already in the output directory leads nowhere
+/// and nothing is created through it.
+fn ensure_inside(out_dir: &Path, rel: &str, root: &Path) -> Result<()> {
+    let mut dir = out_dir.to_path_buf();
+    let Some(folders) = Path::new(rel).parent() else { return Ok(()) };
+    for part in folders.components() {
+        dir.push(part);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::io(&dir, e)),
+        }
+        let real = dir.canonicalize().map_err(|e| Error::io(&dir, e))?;
+        if !real.starts_with(root) {
+            return Err(Error::InvalidArgument(format!(
+                "{}: refusing to write outside {} (the folder leads to {})",
+                dir.display(),
+                root.display(),
+                real.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// True when `rel` is a relative path made only of normal components.
+pub fn safe_relative(rel: &str) -> bool {
+    let p = Path::new(rel);
+    !rel.is_empty() && !rel.contains('\0') && p.components().all(|c| matches!(c, Component::Normal(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_cannot_escape() {
+        assert!(safe_relative("--a--/x.jsonl"));
+        for bad in ["", "/etc/passwd", "../x", "a/../../x", "./x", "a\0b"] {
+            assert!(!safe_relative(bad), "{bad:?}");
+        }
+    }
+}

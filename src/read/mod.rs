@@ -1,0 +1,10 @@
+//! The read side: a stored session as a tree, discovery across projects, search, usage
+//! totals, export back to JSONL, integrity checks, and resolving what a user typed to a session.
+
+pub mod check;
+pub mod discovery;
+pub mod export;
+pub mod resolve;
+pub mod search;
+pub mod tree;
+pub mod usage_stats;

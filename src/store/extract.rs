@@ -1,0 +1,279 @@
+//! What search and usage statistics read from an entry, extracted once when it is written:
+//! its searchable text, the text pi's `allMessagesText` joins, and its token usage.
+
+use crate::error::Result;
+use crate::js::json::{self, RawObject, Value};
+use crate::store::derive::EntryFields;
+use crate::store::queries;
+use crate::store::stats::message_text;
+use rusqlite::{params, Connection};
+
+/// Searchable text of one entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextRow {
+    /// Message role, or the entry type.
+    pub role: String,
+    /// The text.
+    pub text: String,
+    /// pi's `extractTextContent` for user/assistant messages with text.
+    pub list_text: Option<String>,
+}
+
+/// Token usage of one entry.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UsageRow {
+    /// Provider, when known.
+    pub provider: Option<String>,
+    /// Model, when known.
+    pub model: Option<String>,
+    /// Input tokens.
+    pub input: i64,
+    /// Output tokens.
+    pub output: i64,
+    /// Cache-read tokens.
+    pub cache_read: i64,
+    /// Cache-write tokens.
+    pub cache_write: i64,
+    /// Total tokens (`totalTokens`, else the sum of the four).
+    pub total: i64,
+    /// Cost (`cost.total`, or a plain number).
+    pub cost: f64,
+}
+
+fn str_of(v: Option<&Value>) -> Option<String> {
+    match v {
+        Some(Value::String(s)) => Some(s.to_str().into_owned()),
+        _ => None,
+    }
+}
+
+/// Text of content blocks: text, thinking, tool calls (name and arguments), images skipped.
+fn blocks_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.to_str().into_owned(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(Value::as_object)
+            .filter_map(|b| match b.get("type").and_then(Value::as_str) {
+                Some("text") => str_of(b.get("text")),
+                Some("thinking") => str_of(b.get("thinking")),
+                Some("toolCall") => Some(format!(
+                    "{} {}",
+                    str_of(b.get("name")).unwrap_or_default(),
+                    b.get("arguments").map(Value::to_json).unwrap_or_default()
+                )),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The searchable text of an entry, if it has any.
+pub fn text_of(f: &EntryFields, entry: &RawObject<'_>, message: Option<&RawObject<'_>>) -> Option<TextRow> {
+    let (role, text, list_text) = match f.kind.as_deref()? {
+        "message" => {
+            let m = message?;
+            let role = f.role.clone().unwrap_or_default();
+            if role == "system" {
+                return None;
+            }
+            let content = m.get("content");
+            let mut text = content.as_ref().map(blocks_text).unwrap_or_default();
+            if let Some(tool) = str_of(m.get("toolName").as_ref()) {
+                text = format!("{tool}\n{text}");
+            }
+            for extra in ["command", "output"] {
+                if let Some(s) = str_of(m.get(extra).as_ref()) {
+                    text.push('\n');
+                    text.push_str(&s);
+                }
+            }
+            let list_text = match (&content, role.as_str()) {
+                (Some(c), "user" | "assistant") => Some(message_text(c)).filter(|t| !t.is_empty()),
+                _ => None,
+            };
+            (role, text, list_text)
+        }
+        "custom_message" => {
+            ("custom".to_string(), entry.get("content").map(|c| blocks_text(&c)).unwrap_or_default(), None)
+        }
+        kind @ ("compaction" | "branch_summary") => (kind.to_string(), str_of(entry.get("summary").as_ref())?, None),
+        "session_info" => ("session_info".to_string(), str_of(entry.get("name").as_ref())?, None),
+        _ => return None,
+    };
+    (!text.trim().is_empty() || list_text.is_some()).then_some(TextRow { role, text, list_text })
+}
+
+fn int(o: &json::Object, k: &str) -> i64 {
+    match o.get(k) {
+        Some(Value::Number(n)) if n.is_finite() => *n as i64,
+        _ => 0,
+    }
+}
+
+fn usage_from(v: &Value, provider: Option<String>, model: Option<String>) -> Option<UsageRow> {
+    let o = v.as_object()?;
+    let (input, output, cache_read, cache_write) =
+        (int(o, "input"), int(o, "output"), int(o, "cacheRead"), int(o, "cacheWrite"));
+    let total = match o.get("totalTokens") {
+        Some(Value::Number(n)) if n.is_finite() => *n as i64,
+        // Saturating: hostile files hold numbers far beyond i64 (`int` saturates each one).
+        _ => input.saturating_add(output).saturating_add(cache_read).saturating_add(cache_write),
+    };
+    let cost = match o.get("cost") {
+        Some(Value::Object(c)) => match c.get("total") {
+            Some(Value::Number(n)) => *n,
+            _ => 0.0,
+        },
+        Some(Value::Number(n)) => *n,
+        _ => 0.0,
+    };
+    Some(UsageRow { provider, model, input, output, cache_read, cache_write, total, cost })
+}
+
+/// The token usage an entry records: an assistant message's, a `usage` entry's, or a
+/// compaction's or branch summary's.
+pub fn usage_of(f: &EntryFields, entry: &RawObject<'_>, message: Option<&RawObject<'_>>) -> Option<UsageRow> {
+    match f.kind.as_deref()? {
+        "message" if f.role.as_deref() == Some("assistant") => {
+            let m = message?;
+            usage_from(&m.get("usage")?, str_of(m.get("provider").as_ref()), str_of(m.get("model").as_ref()))
+        }
+        "usage" => usage_from(
+            &entry.get("usage")?,
+            str_of(entry.get("provider").as_ref()),
+            str_of(entry.get("model").as_ref()),
+        ),
+        "compaction" | "branch_summary" => usage_from(&entry.get("usage")?, None, None),
+        _ => None,
+    }
+}
+
+/// Whether an entry has searchable text (decided from its type and role, without reading
+/// its content), and the `allMessagesText` part of a user/assistant message.
+pub fn searchable(f: &EntryFields, message: Option<&RawObject<'_>>) -> Option<(String, Option<String>)> {
+    match f.kind.as_deref()? {
+        "message" => {
+            let role = f.role.clone().unwrap_or_default();
+            if role == "system" {
+                return None;
+            }
+            let list_text = match role.as_str() {
+                "user" | "assistant" => {
+                    message.and_then(|m| m.get("content")).map(|c| message_text(&c)).filter(|t| !t.is_empty())
+                }
+                _ => None,
+            };
+            Some((role, list_text))
+        }
+        "custom_message" => Some(("custom".to_string(), None)),
+        kind @ ("compaction" | "branch_summary" | "session_info") => Some((kind.to_string(), None)),
+        _ => None,
+    }
+}
+
+/// The searchable text of a stored entry line (what the index holds and snippets show).
+pub fn text_of_line(body: &str) -> Option<String> {
+    let obj = json::scan_object(body.as_bytes()).ok().flatten()?;
+    let (f, message) = EntryFields::read(&obj);
+    text_of(&f, &obj, message.as_ref()).map(|t| t.text)
+}
+
+/// The search and usage rows an entry line gives, read from the line alone (so that an
+/// import can read them on another thread than the one writing).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extras {
+    /// Role (or type) of a searchable entry, and its part of `allMessagesText`.
+    pub search: Option<(String, Option<String>)>,
+    /// Its token usage.
+    pub usage: Option<UsageRow>,
+}
+
+impl Extras {
+    /// Reads them from a scanned entry (a header line gives none).
+    pub fn of(f: &EntryFields, entry: &RawObject<'_>, message: Option<&RawObject<'_>>) -> Self {
+        if f.is_header() {
+            return Extras::default();
+        }
+        Extras { search: searchable(f, message), usage: usage_of(f, entry, message) }
+    }
+
+    /// The entry's part of `allMessagesText`.
+    pub fn list_text(&self) -> Option<&str> {
+        self.search.as_ref().and_then(|(_, t)| t.as_deref())
+    }
+}
+
+/// Writes the search and usage rows of the entry stored under `key`.
+pub fn write_extras(conn: &Connection, sid: i64, key: i64, f: &EntryFields, x: &Extras) -> Result<()> {
+    if let Some((role, list_text)) = &x.search {
+        conn.prepare_cached(queries::INSERT_TEXT)?.execute(params![key, sid, role, f.ts_ms, list_text])?;
+    }
+    if let Some(u) = &x.usage {
+        conn.prepare_cached(queries::INSERT_USAGE)?.execute(params![
+            key,
+            sid,
+            f.id,
+            f.ts,
+            f.ts_ms,
+            u.provider,
+            u.model,
+            u.input,
+            u.output,
+            u.cache_read,
+            u.cache_write,
+            u.total,
+            u.cost
+        ])?;
+    }
+    Ok(())
+}
+
+/// Rebuilds the text and usage rows of every session from the stored lines (after a
+/// migration added them).
+pub fn reindex_all(conn: &mut Connection) -> Result<()> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    tx.execute("DELETE FROM texts", [])?;
+    tx.execute("DELETE FROM usage", [])?;
+    {
+        let mut st = tx.prepare(queries::ALL_ENTRY_BODIES)?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let (key, sid, body): (i64, i64, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
+            let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
+            let (f, message) = EntryFields::read(&obj);
+            write_extras(&tx, sid, key, &f, &Extras::of(&f, &obj, message.as_ref()))?;
+        }
+    }
+    tx.execute(queries::REBUILD_LIST_TEXTS, [])?;
+    tx.execute(queries::MAINTENANCE_DONE, ["reindex"])?;
+    tx.execute(queries::MAINTENANCE_DONE, ["list-texts"])?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Rebuilds every session's joined `allMessagesText` (after the migration that added them).
+pub fn rebuild_list_texts(conn: &mut Connection) -> Result<()> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    tx.execute(queries::REBUILD_LIST_TEXTS, [])?;
+    tx.execute(queries::MAINTENANCE_DONE, ["list-texts"])?;
+    tx.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn huge_token_counts_saturate_instead_of_overflowing() {
+        let v = json::parse(br#"{"input":1e300,"output":1e300,"cacheRead":-1e300,"cacheWrite":1e400}"#).unwrap();
+        let u = usage_from(&v, None, None).unwrap();
+        assert_eq!((u.input, u.output, u.cache_read, u.cache_write), (i64::MAX, i64::MAX, i64::MIN, 0));
+        assert_eq!(u.total, -1);
+        let v = json::parse(br#"{"input":1e300,"output":1e300}"#).unwrap();
+        assert_eq!(usage_from(&v, None, None).unwrap().total, i64::MAX);
+    }
+}

@@ -1,0 +1,13 @@
+//! Storage: the only layer that knows SQL. Opening a database (file mode, pragmas,
+//! migrations, the connection pool), the append journal, bulk mode, and the typed reads and
+//! writes of session and entry rows.
+
+pub mod bulk;
+pub mod db;
+pub mod derive;
+pub mod extract;
+pub mod files;
+pub mod journal;
+pub mod queries;
+pub mod stats;
+pub mod write;

@@ -1,0 +1,421 @@
+//! Writing sessions and entry lines to the database: session rows, entry rows with their
+//! derived columns, and the per-session statistics kept up to date on every write.
+
+use crate::error::Result;
+use crate::js::json::{self, RawObject, Value};
+use crate::pi::migrate;
+use crate::store::derive::{Derived, EntryFields, TreeIndexer};
+use crate::store::extract::Extras;
+use crate::store::queries;
+use crate::store::stats::{Observation, SessionStats};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::path::Path;
+
+/// A session row to insert.
+pub struct NewSession<'a> {
+    /// Absolute path of the session's file.
+    pub path: &'a Path,
+    /// Path below the directory it was imported from.
+    pub rel_path: Option<&'a str>,
+    /// The header object.
+    pub header: &'a json::Object,
+    /// The exact header line.
+    pub header_line: &'a str,
+    /// Header version before migration.
+    pub source_version: f64,
+    /// Size and modification time (ns) of the imported file.
+    pub file: Option<(i64, i64)>,
+    /// When the session was last written (ns since the epoch).
+    pub written_ns: i64,
+}
+
+/// Nanoseconds since the Unix epoch, now.
+pub fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// The version as an integer column (`NULL` when it is not a whole number).
+fn version_column(v: f64) -> Option<i64> {
+    (v.is_finite() && v.fract() == 0.0 && v.abs() < 9e15).then_some(v as i64)
+}
+
+/// Adds the session row; returns its sid.
+pub fn insert_session(tx: &Connection, n: &NewSession<'_>) -> Result<i64> {
+    let s = |k: &str| n.header.get(k).and_then(Value::as_str).map(str::to_owned);
+    let version = migrate::header_version(n.header);
+    let dir = n.path.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
+    // Cached: a fork or branched session of a small session is mostly fixed costs like this.
+    tx.prepare_cached(queries::INSERT_SESSION)?.execute(params![
+        s("id").unwrap_or_default(),
+        n.path.to_string_lossy(),
+        dir,
+        n.rel_path,
+        s("cwd"),
+        version_column(version),
+        version_column(n.source_version),
+        s("timestamp"),
+        s("parentSession"),
+        n.header_line,
+        n.file.map(|f| f.0),
+        n.file.map(|f| f.1),
+        n.written_ns,
+    ])?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// What writing an entry line needs from its text besides the text itself: its fields, search
+/// and usage rows and statistics, read once (by an import, on another thread).
+#[derive(Debug, Clone, Default)]
+pub struct ParsedLine {
+    /// Its top-level fields.
+    pub fields: EntryFields,
+    /// Its search and usage rows.
+    pub extras: Extras,
+    /// What it adds to its session's statistics.
+    pub seen: Observation,
+}
+
+impl ParsedLine {
+    /// Reads it from a scanned line.
+    pub fn of(obj: &RawObject<'_>) -> Self {
+        let (fields, message) = EntryFields::read(obj);
+        let extras = Extras::of(&fields, obj, message.as_ref());
+        let seen = Observation::of(&fields, obj, message.as_ref());
+        ParsedLine { fields, extras, seen }
+    }
+}
+
+/// Writes a session's entry lines in order, with their derived columns and statistics.
+pub struct EntryWriter<'t> {
+    stmt: rusqlite::CachedStatement<'t>,
+    tx: &'t Connection,
+    sid: i64,
+    seq: i64,
+    stats: SessionStats,
+    tree: TreeIndexer,
+    /// `allMessagesText` so far; `None` once it outgrew [`LIST_TEXT_MAX`].
+    list_text: Option<String>,
+    /// Shared lines not written yet.
+    run: Option<CopyRun>,
+    /// Sessions lines were shared from.
+    sources: Vec<i64>,
+}
+
+/// A line of a session in the same database that a new session shares, with what the source
+/// row holds besides the line.
+#[derive(Debug, Clone)]
+pub struct SharedLine {
+    /// Key of the source row.
+    pub key: i64,
+    /// Its columns.
+    pub fields: EntryFields,
+    /// Its derived columns.
+    pub derived: Derived,
+    /// Its part of `allMessagesText` (its search row's list text).
+    pub list_text: Option<String>,
+}
+
+/// Most rows one copy statement moves: a copy within one table goes through a temporary
+/// table of the rows it reads, which must stay small whatever the session's length.
+pub const COPY_SLICE: i64 = 1024;
+
+/// Consecutive source rows copied into consecutive new rows by one statement per table. The
+/// derived columns of the copies are the source's shifted by the key distance, except the
+/// first row's (given) and references to entries before the run (`before`); a row joins the
+/// run only when that gives exactly what the tree indexer computed for it.
+#[derive(Debug)]
+struct CopyRun {
+    /// First and last source keys.
+    lo: i64,
+    hi: i64,
+    /// New key minus source key.
+    delta: i64,
+    /// Derived columns of the first row.
+    first: Derived,
+    /// New depth minus source depth.
+    ddepth: Option<i64>,
+    /// Nearest compaction, thinking and model entries in force before the run.
+    before: Derived,
+}
+
+impl CopyRun {
+    fn start(src: &SharedLine, key: i64, d: &Derived) -> Self {
+        let s = &src.derived;
+        let inherited = |own: Option<i64>, new: Option<i64>| if own.is_some_and(|k| k >= src.key) { None } else { new };
+        CopyRun {
+            lo: src.key,
+            hi: src.key,
+            delta: key - src.key,
+            first: *d,
+            ddepth: d.depth.zip(s.depth).map(|(n, o)| n - o),
+            before: Derived {
+                compaction_key: inherited(s.compaction_key, d.compaction_key),
+                thinking_key: inherited(s.thinking_key, d.thinking_key),
+                model_key: inherited(s.model_key, d.model_key),
+                ..Derived::default()
+            },
+        }
+    }
+
+    /// Takes the next shared line into the run when the copy statement would give it `d`.
+    fn extend(&mut self, src: &SharedLine, key: i64, d: &Derived) -> bool {
+        let s = &src.derived;
+        let shifted = |k: Option<i64>, before: Option<i64>| match k {
+            Some(k) if k >= self.lo => Some(k + self.delta),
+            _ => before,
+        };
+        let fits = src.key == self.hi + 1
+            && key - src.key == self.delta
+            && self.hi - self.lo + 1 < COPY_SLICE
+            && d.parent_key == s.parent_key.map(|p| p + self.delta)
+            && d.depth == s.depth.zip(self.ddepth).map(|(o, dd)| o + dd)
+            && d.compaction_key == shifted(s.compaction_key, self.before.compaction_key)
+            && d.thinking_key == shifted(s.thinking_key, self.before.thinking_key)
+            && d.model_key == shifted(s.model_key, self.before.model_key);
+        if fits {
+            self.hi = src.key;
+        }
+        fits
+    }
+}
+
+/// Largest `allMessagesText` kept joined per session: bounds the writer's memory; longer
+/// sessions are joined from their message rows when listed.
+pub const LIST_TEXT_MAX: usize = 8 << 20;
+
+impl<'t> EntryWriter<'t> {
+    /// A writer for the (new, empty) session `sid`, inside an open transaction.
+    pub fn new(tx: &'t Connection, sid: i64) -> Result<Self> {
+        Ok(EntryWriter {
+            stmt: tx.prepare_cached(queries::INSERT_ENTRY)?,
+            tx,
+            sid,
+            seq: 0,
+            stats: SessionStats::default(),
+            tree: TreeIndexer::new(),
+            list_text: Some(String::new()),
+            run: None,
+            sources: Vec::new(),
+        })
+    }
+
+    /// Stores one entry line (`obj` is `text` scanned).
+    pub fn write(&mut self, obj: &RawObject<'_>, text: &str) -> Result<()> {
+        self.write_parsed(text, ParsedLine::of(obj))
+    }
+
+    /// Stores one entry line read beforehand ([`ParsedLine::of`] of `text`).
+    pub fn write_parsed(&mut self, text: &str, line: ParsedLine) -> Result<()> {
+        self.flush_run()?;
+        self.seq += 1;
+        let key = entry_key(self.sid, self.seq);
+        let ParsedLine { fields: f, extras, seen } = line;
+        let d = self.tree.place(key, &f);
+        insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, (text, None), &d)?;
+        crate::store::extract::write_extras(self.tx, self.sid, key, &f, &extras)?;
+        self.count(&seen, extras.list_text());
+        Ok(())
+    }
+
+    /// Stores one entry line that row `src.key` of the same database holds exactly: the line
+    /// is shared, and the row with its search and usage rows is copied together with the rows
+    /// of the source lines around it (`seen` is read from the line as [`ParsedLine::of`]
+    /// reads it).
+    pub fn share(&mut self, src: &SharedLine, seen: &Observation) -> Result<()> {
+        self.seq += 1;
+        let key = entry_key(self.sid, self.seq);
+        let d = self.tree.place(key, &src.fields);
+        self.count(seen, src.list_text.as_deref());
+        let source = src.key >> 32;
+        if !self.sources.contains(&source) {
+            self.sources.push(source);
+        }
+        if !self.run.as_mut().is_some_and(|r| r.extend(src, key, &d)) {
+            self.flush_run()?;
+            self.run = Some(CopyRun::start(src, key, &d));
+        }
+        Ok(())
+    }
+
+    /// Writes the shared lines gathered so far.
+    fn flush_run(&mut self) -> Result<()> {
+        let Some(r) = self.run.take() else { return Ok(()) };
+        let (new_lo, first, before) = (r.lo + r.delta, r.first, r.before);
+        self.tx.prepare_cached(queries::COPY_PATH_RUN)?.execute(params![
+            r.lo,
+            r.hi,
+            r.delta,
+            self.sid,
+            first.parent_key,
+            first.depth,
+            first.compaction_key,
+            first.thinking_key,
+            first.model_key,
+            r.ddepth,
+            before.compaction_key,
+            before.thinking_key,
+            before.model_key,
+        ])?;
+        for copy in [queries::COPY_TEXTS, queries::COPY_USAGE] {
+            self.tx.prepare_cached(copy)?.execute(params![r.lo, new_lo, self.sid, r.lo, r.hi])?;
+        }
+        Ok(())
+    }
+
+    /// Adds a written line to the statistics and to `allMessagesText` (`part`, its share).
+    fn count(&mut self, seen: &Observation, part: Option<&str>) {
+        if let (Some(joined), Some(part)) = (self.list_text.as_mut(), part) {
+            if joined.len() + part.len() < LIST_TEXT_MAX {
+                if !joined.is_empty() {
+                    joined.push(' ');
+                }
+                joined.push_str(part);
+            } else {
+                self.list_text = None;
+            }
+        }
+        self.stats.apply(seen, part);
+    }
+
+    /// Saves the statistics (and re-links parents of an irregular tree); returns them.
+    pub fn finish(mut self) -> Result<SessionStats> {
+        self.flush_run()?;
+        for &source in &self.sources {
+            self.tx.prepare_cached(queries::RECORD_SHARES)?.execute(params![self.sid, source])?;
+        }
+        let st = self.stats;
+        self.tx.prepare_cached(queries::UPDATE_SESSION_STATS)?.execute(params![
+            self.sid,
+            st.name,
+            st.message_count,
+            st.first_message,
+            st.last_activity_ms,
+            st.entry_count,
+            self.seq
+        ])?;
+        if let Some(text) = &self.list_text {
+            self.tx.prepare_cached(queries::SAVE_LIST_TEXT)?.execute(params![self.sid, self.seq, text])?;
+        }
+        if self.tree.is_irregular() {
+            self.tx.execute(queries::RELINK_PARENTS, params![self.sid << 32, (self.sid << 32) | 0xFFFF_FFFF])?;
+            self.tx.execute(queries::MARK_TREE_IRREGULAR, [self.sid])?;
+        }
+        Ok(st)
+    }
+}
+
+/// Inserts one entry row (line `seq` of session `sid`) with its columns and derived data.
+fn insert_entry_row(
+    stmt: &mut rusqlite::CachedStatement<'_>,
+    (sid, seq): (i64, i64),
+    f: &EntryFields,
+    (text, owner): (&str, Option<i64>),
+    d: &Derived,
+) -> Result<()> {
+    stmt.execute(params![
+        entry_key(sid, seq),
+        sid,
+        seq,
+        f.id,
+        f.parent_id,
+        f.kind,
+        f.ts,
+        f.ts_ms,
+        f.role,
+        text,
+        d.parent_key,
+        d.depth,
+        d.compaction_key,
+        d.thinking_key,
+        d.model_key,
+        owner,
+    ])?;
+    Ok(())
+}
+
+/// Key of the entry stored as line `seq` of session `sid`.
+pub fn entry_key(sid: i64, seq: i64) -> i64 {
+    (sid << 32) | seq
+}
+
+/// The key range holding session `sid`'s lines.
+pub fn key_range(sid: i64) -> (i64, i64) {
+    (sid << 32, (sid << 32) | 0xFFFF_FFFF)
+}
+
+/// A session's statistics as stored, and its last line number and tree regularity.
+pub fn load_stats(conn: &Connection, sid: i64) -> Result<(SessionStats, i64, bool)> {
+    let row = conn
+        .query_row(queries::SESSION_STATS, [sid], |r| {
+            Ok((
+                SessionStats {
+                    name: r.get(0)?,
+                    message_count: r.get(1)?,
+                    first_message: r.get(2)?,
+                    last_activity_ms: r.get(3)?,
+                    entry_count: r.get(4)?,
+                },
+                r.get::<_, i64>(5)?,
+                r.get::<_, i64>(6)? != 0,
+            ))
+        })
+        .optional()?;
+    row.ok_or_else(|| crate::Error::NotFound(format!("no session with internal key {sid}")))
+}
+
+/// Appends one entry line to session `sid` under its parent (the leaf), with derived columns
+/// from the parent and the session's statistics and write time updated. Returns the new key.
+pub fn append_entry(tx: &Connection, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
+    let (mut stats, last_seq, regular) = load_stats(tx, sid)?;
+    let obj = json::scan_object(text.as_bytes())
+        .ok()
+        .flatten()
+        .ok_or_else(|| crate::Error::InvalidArgument("entry is not a JSON object".into()))?;
+    let ParsedLine { fields: f, extras, seen } = ParsedLine::of(&obj);
+    let seq = last_seq + 1;
+    let key = entry_key(sid, seq);
+    let mut tree = TreeIndexer::resume(!regular);
+    if let (Some((pkey, pd)), Some(pid)) = (parent, f.parent_id.as_deref()) {
+        tree.remember(pid, pkey, pd);
+    }
+    let d = tree.place(key, &f);
+    insert_entry_row(&mut tx.prepare_cached(queries::INSERT_ENTRY)?, (sid, seq), &f, (text, None), &d)?;
+    crate::store::extract::write_extras(tx, sid, key, &f, &extras)?;
+    stats.apply(&seen, extras.list_text());
+    tx.prepare_cached(queries::APPEND_SESSION_STATS)?.execute(params![
+        sid,
+        stats.name,
+        stats.message_count,
+        stats.first_message,
+        stats.last_activity_ms,
+        stats.entry_count,
+        seq,
+        now_ns()
+    ])?;
+    Ok(key)
+}
+
+/// Reads the object of an entry line written by sessiondb itself.
+pub fn scan(text: &str) -> Option<RawObject<'_>> {
+    json::scan_object(text.as_bytes()).ok().flatten()
+}
+
+/// Key and derived columns of entry `id` in session `sid` (the later line for a repeated id).
+pub fn entry_node(conn: &Connection, sid: i64, id: &str) -> Result<Option<(i64, Derived)>> {
+    let mut st = conn.prepare_cached(queries::ENTRY_NODE)?;
+    Ok(st.query_row(params![sid, id], |r| Ok((r.get(0)?, derived_at(r, 1)?))).optional()?)
+}
+
+/// The derived columns of a result row, in table order (`parent_key` to `model_key`) from
+/// column `first` on.
+pub fn derived_at(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Derived> {
+    Ok(Derived {
+        parent_key: r.get(first)?,
+        depth: r.get(first + 1)?,
+        compaction_key: r.get(first + 2)?,
+        thinking_key: r.get(first + 3)?,
+        model_key: r.get(first + 4)?,
+    })
+}

@@ -1,0 +1,302 @@
+//! The shape of the source tree, checked so that it stays true (ARCHITECTURE.md describes it):
+//! the library's folders are layers and every import points down the order below; no two
+//! modules import each other, directly or through a loop, in the library or the binary; and
+//! SQL text appears only under `src/store/` (and `migrations/`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The library's top-level modules from the bottom up. A module may import only from folders
+/// of a lower rank; folders of one rank know nothing of each other.
+const LAYERS: &[&[&str]] =
+    &[&["error"], &["js"], &["pi", "jsonl"], &["store"], &["read", "ingest"], &["manager"], &["rpc"]];
+
+/// One crate's source files by module path (`store::db`; the root is `""`).
+struct Crate {
+    files: BTreeMap<String, String>,
+}
+
+fn rs_files(dir: &Path, skip: Option<&Path>, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if Some(p.as_path()) == skip {
+            continue;
+        }
+        if p.is_dir() {
+            rs_files(&p, skip, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The code of a file without comments and without its `#[cfg(test)] mod tests { .. }` (a
+/// file's unit tests may import what they test from anywhere).
+fn code_of(text: &str) -> String {
+    let mut out = String::new();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut in_tests = false;
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        if t == "#[cfg(test)]" && lines.get(i + 1).is_some_and(|n| n.starts_with("mod tests {")) {
+            in_tests = true;
+        }
+        if in_tests {
+            in_tests = *line != "}";
+            continue;
+        }
+        if t.starts_with("//") {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+fn load(root: &Path, skip: Option<&Path>) -> Crate {
+    let mut paths = Vec::new();
+    rs_files(root, skip, &mut paths);
+    let mut files = BTreeMap::new();
+    for p in paths {
+        let rel = p.strip_prefix(root).unwrap().with_extension("");
+        let mut parts: Vec<String> = rel.iter().map(|s| s.to_string_lossy().into_owned()).collect();
+        if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+            parts.pop();
+        }
+        files.insert(parts.join("::"), code_of(&std::fs::read_to_string(&p).unwrap()));
+    }
+    Crate { files }
+}
+
+/// The module a path names: its longest prefix that is a module of the crate.
+fn resolve(c: &Crate, segments: &[&str]) -> Option<String> {
+    (1..=segments.len()).rev().map(|n| segments[..n].join("::")).find(|m| c.files.contains_key(m))
+}
+
+fn ident_path(s: &str) -> Vec<&str> {
+    let end = s.find(|ch: char| !(ch.is_alphanumeric() || ch == '_' || ch == ':')).unwrap_or(s.len());
+    s[..end].split("::").filter(|x| !x.is_empty()).collect()
+}
+
+/// Module → the modules it names through `crate::`, `super::` and `self::` paths (the root
+/// module, a crate's facade, is left out: it re-exports, nobody imports it for code).
+fn imports(c: &Crate) -> BTreeMap<String, BTreeSet<String>> {
+    let mut graph = BTreeMap::new();
+    for (module, code) in &c.files {
+        if module.is_empty() {
+            continue;
+        }
+        let parent: Vec<&str> = module.split("::").collect::<Vec<_>>()[..module.split("::").count() - 1].to_vec();
+        let mut to = BTreeSet::new();
+        for prefix in ["crate::", "super::", "self::"] {
+            for (at, _) in code.match_indices(prefix) {
+                if code[..at].ends_with(|ch: char| ch.is_alphanumeric() || ch == '_' || ch == ':') {
+                    continue;
+                }
+                let rest = ident_path(&code[at + prefix.len()..]);
+                let mut full: Vec<&str> = match prefix {
+                    "crate::" => Vec::new(),
+                    "super::" => parent.clone(),
+                    _ => module.split("::").collect(),
+                };
+                full.extend(rest.iter().copied().take_while(|s| *s != "super"));
+                if let Some(target) = resolve(c, &full) {
+                    if !target.is_empty() && &target != module && !module.starts_with(&format!("{target}::")) {
+                        to.insert(target);
+                    }
+                }
+            }
+        }
+        graph.insert(module.clone(), to);
+    }
+    graph
+}
+
+/// The loops of a graph (strongly connected components of more than one node).
+fn loops(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    // Kosaraju: order by finish time, then collect components on the reversed graph.
+    fn visit(n: &str, g: &BTreeMap<String, BTreeSet<String>>, seen: &mut BTreeSet<String>, order: &mut Vec<String>) {
+        if !seen.insert(n.to_owned()) {
+            return;
+        }
+        for m in g.get(n).into_iter().flatten() {
+            visit(m, g, seen, order);
+        }
+        order.push(n.to_owned());
+    }
+    let mut seen = BTreeSet::new();
+    let mut order = Vec::new();
+    for n in graph.keys() {
+        visit(n, graph, &mut seen, &mut order);
+    }
+    let mut reversed: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (a, bs) in graph {
+        for b in bs {
+            reversed.entry(b.clone()).or_default().insert(a.clone());
+        }
+    }
+    let mut assigned = BTreeSet::new();
+    let mut found = Vec::new();
+    for n in order.iter().rev() {
+        let mut component = Vec::new();
+        visit(n, &reversed, &mut assigned, &mut component);
+        if component.len() > 1 {
+            component.sort();
+            found.push(component);
+        }
+    }
+    found
+}
+
+fn folder_graph(graph: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, BTreeSet<String>> {
+    let top = |m: &str| m.split("::").next().unwrap().to_owned();
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (a, bs) in graph {
+        let entry = g.entry(top(a)).or_default();
+        entry.extend(bs.iter().map(|b| top(b)).filter(|b| *b != top(a)));
+    }
+    g
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn library() -> Crate {
+    load(&src(), Some(&src().join("bin")))
+}
+
+fn binary() -> Crate {
+    load(&src().join("bin").join("sessiondb"), None)
+}
+
+/// Every problem of the import graph of `c`, as lines.
+fn import_problems(c: &Crate, layers: Option<&[&[&str]]>) -> Vec<String> {
+    let graph = imports(c);
+    let mut problems: Vec<String> =
+        loops(&graph).into_iter().map(|l| format!("modules import each other: {}", l.join(" ↔ "))).collect();
+    let folders = folder_graph(&graph);
+    problems.extend(loops(&folders).into_iter().map(|l| format!("folders import each other: {}", l.join(" ↔ "))));
+    if let Some(layers) = layers {
+        let rank = |f: &str| layers.iter().position(|l| l.contains(&f));
+        for (a, bs) in &folders {
+            let Some(ra) = rank(a) else {
+                problems.push(format!("src/{a} is in no layer of tests/layering.rs (and ARCHITECTURE.md)"));
+                continue;
+            };
+            for b in bs {
+                match rank(b) {
+                    Some(rb) if rb < ra => {}
+                    _ => problems.push(format!("{a} imports {b}, which is not below it")),
+                }
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn library_imports_point_down_without_loops() {
+    let problems = import_problems(&library(), Some(LAYERS));
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn binary_modules_do_not_import_each_other() {
+    let problems = import_problems(&binary(), None);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// SQL keywords as statements start, upper case as sessiondb writes them.
+const SQL: &[&str] = &[
+    "SELECT ",
+    "INSERT INTO",
+    "INSERT OR ",
+    "DELETE FROM",
+    "UPDATE ",
+    "CREATE TABLE",
+    "CREATE INDEX",
+    "CREATE VIRTUAL",
+    "CREATE TRIGGER",
+    "DROP TABLE",
+    "PRAGMA ",
+    "BEGIN IMMEDIATE",
+    "WITH RECURSIVE",
+    "ATTACH ",
+];
+
+/// The SQL-looking string literals of `code` (text between double quotes; a raw string's
+/// quotes count too).
+fn sql_literals(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut in_str = false;
+    let mut cur = String::new();
+    let mut chars = code.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '\\' if in_str => {
+                cur.push(ch);
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            '\'' if !in_str => {
+                // A char literal such as '"' must not open a string.
+                let mut ahead = chars.clone();
+                let (a, b) = (ahead.next(), ahead.next());
+                if a == Some('"') && b == Some('\'') {
+                    chars.next();
+                    chars.next();
+                }
+            }
+            '"' => {
+                if in_str && SQL.iter().any(|k| cur.contains(k)) {
+                    found.push(cur.lines().next().unwrap_or("").to_owned());
+                }
+                in_str = !in_str;
+                cur.clear();
+            }
+            _ if in_str => cur.push(ch),
+            _ => {}
+        }
+    }
+    found
+}
+
+#[test]
+fn sql_only_in_the_store() {
+    let mut problems = Vec::new();
+    for (label, c) in [("src", library()), ("src/bin/sessiondb", binary())] {
+        for (module, code) in &c.files {
+            if label == "src" && (module == "store" || module.starts_with("store::")) {
+                continue;
+            }
+            for s in sql_literals(code) {
+                problems.push(format!("{label}/{}: SQL outside src/store/: {s}", module.replace("::", "/")));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The checks above can fail: a planted loop and planted SQL are found.
+#[test]
+fn the_checks_find_planted_violations() {
+    let mut c = library();
+    let code = c.files.get_mut("js::json").unwrap();
+    code.push_str("\nuse crate::store::db;\n");
+    let problems = import_problems(&c, Some(LAYERS));
+    assert!(problems.iter().any(|p| p.contains("js imports store")), "{problems:?}");
+    assert!(problems.iter().any(|p| p.contains("folders import each other")), "{problems:?}");
+
+    let mut c = library();
+    c.files.get_mut("read::tree").unwrap().push_str("\nuse crate::read::search::x;\n");
+    c.files.get_mut("read::search").unwrap().push_str("\nuse super::tree::y;\n");
+    let problems = import_problems(&c, Some(LAYERS));
+    assert!(problems.iter().any(|p| p == "modules import each other: read::search ↔ read::tree"), "{problems:?}");
+
+    assert_eq!(sql_literals("let q = \"SELECT id FROM entries\";"), ["SELECT id FROM entries"]);
+    assert!(sql_literals("let q = '\"'; let s = \"UPDATE the docs\";").len() == 1);
+    assert!(sql_literals("let q = \"select a thing\";").is_empty());
+}
