@@ -78,7 +78,7 @@ fn the_reader_hands_files_over_in_order_and_skips_unchanged_ones() {
     let mut reader = ReadAhead::start(vec![a.clone(), missing, b, c, d], known);
 
     let mut s = reader.take(0).expect("a is read");
-    assert_eq!(s.signature.0, std::fs::metadata(&a).unwrap().len() as i64);
+    assert_eq!(s.signature.size, std::fs::metadata(&a).unwrap().len() as i64);
     let mut kinds = Vec::new();
     while let Some(l) = s.next_line().unwrap() {
         kinds.push(match l.scanned {

@@ -5,10 +5,11 @@
 use crate::error::{Error, Result};
 use crate::ingest::readahead::{FileStream, ReadAhead, Scanned};
 use crate::js::json::{self, Value};
-use crate::jsonl::signature::file_signature;
+use crate::jsonl::signature::{file_signature, FileSignature};
 use crate::jsonl::{classify, LineKind, LineReader};
 use crate::pi::migrate;
 use crate::store::queries;
+use crate::store::signatures;
 use crate::store::stats::SessionStats;
 use crate::store::write::{self, EntryWriter, NewSession};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
@@ -268,13 +269,8 @@ pub fn import_targets(
 
 /// Size and modification time of every imported file, by path: files the reading thread
 /// need not read. (Empty if they cannot be read: the reader then reads every file.)
-fn known_signatures(conn: &Connection) -> HashMap<PathBuf, (i64, i64)> {
-    let read = || -> rusqlite::Result<HashMap<PathBuf, (i64, i64)>> {
-        let mut st = conn.prepare(queries::FILE_SIGNATURES)?;
-        let rows = st.query_map([], |r| Ok((PathBuf::from(r.get::<_, String>(0)?), (r.get(1)?, r.get(2)?))))?;
-        rows.collect()
-    };
-    read().unwrap_or_default()
+fn known_signatures(conn: &Connection) -> HashMap<PathBuf, FileSignature> {
+    signatures::known(conn).unwrap_or_default()
 }
 
 /// Imports targets from the front of `targets` in one transaction, up to [`BATCH_BYTES`] or
@@ -436,10 +432,11 @@ fn import_file_inner(
     ahead: Option<FileStream>,
 ) -> Result<FileReport> {
     // Read ahead: the signature the reader took before reading the lines it hands over.
-    let (size, mtime) = match &ahead {
+    let sig = match &ahead {
         Some(a) => a.signature,
         None => file_signature(path)?,
     };
+    let (size, mtime) = (sig.size, sig.mtime_ns);
     let path_text = path.to_string_lossy().into_owned();
     let existing: Option<(i64, Option<i64>, Option<i64>)> =
         tx.query_row(queries::SESSION_BY_PATH, [&path_text], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()?;
@@ -498,7 +495,7 @@ fn import_file_inner(
     let source_version = migrate::header_version(&header);
     let (sid, stats) = if migrate::needs_migration(&header) {
         report.migrated_from = Some(source_version);
-        import_migrated(tx, path, rel, (size, mtime), header, &mut source, &mut report)?
+        import_migrated(tx, path, rel, sig, header, &mut source, &mut report)?
     } else {
         let sid = write::insert_session(
             tx,
@@ -508,7 +505,7 @@ fn import_file_inner(
                 header: &header,
                 header_line: &header_line,
                 source_version,
-                file: Some((size, mtime)),
+                file: Some(sig),
                 written_ns: mtime,
             },
         )?;
@@ -559,7 +556,7 @@ fn import_migrated(
     tx: &Connection,
     path: &Path,
     rel: &str,
-    sig: (i64, i64),
+    sig: FileSignature,
     header: json::Object,
     source: &mut Source,
     report: &mut FileReport,
@@ -595,7 +592,7 @@ fn import_migrated(
             header_line: &header_line,
             source_version,
             file: Some(sig),
-            written_ns: sig.1,
+            written_ns: sig.mtime_ns,
         },
     )?;
     let mut writer = EntryWriter::new(tx, sid)?;

@@ -3,6 +3,7 @@
 //! for it. Files are handed over in order, each as a stream of parsed lines; memory stays
 //! bounded (a few files and a few MiB of lines ahead), whatever the files' sizes.
 
+use crate::jsonl::signature::FileSignature;
 use crate::jsonl::{classify, LineKind, LineReader};
 use crate::store::write::ParsedLine;
 use std::collections::HashMap;
@@ -62,7 +63,7 @@ enum Piece {
 /// looked unchanged or could not be looked at (the writer then reads it itself).
 struct AheadFile {
     index: usize,
-    read: Option<((i64, i64), Receiver<Piece>)>,
+    read: Option<(FileSignature, Receiver<Piece>)>,
 }
 
 /// Lines per piece, and bytes: small enough that a small file is handed over in a few pieces,
@@ -83,7 +84,7 @@ pub struct ReadAhead {
 impl ReadAhead {
     /// Starts reading `paths` in order. A file whose size and modification time are those in
     /// `known` (by absolute path) is not read: the writer will find it unchanged.
-    pub fn start(paths: Vec<PathBuf>, known: HashMap<PathBuf, (i64, i64)>) -> Self {
+    pub fn start(paths: Vec<PathBuf>, known: HashMap<PathBuf, FileSignature>) -> Self {
         let (tx, rx) = sync_channel(FILES_AHEAD);
         let worker = std::thread::Builder::new()
             .name("sessiondb-readahead".into())
@@ -128,7 +129,7 @@ impl Drop for ReadAhead {
 /// One file's lines, read and parsed ahead.
 pub struct FileStream {
     /// Size and modification time (ns) of the file, taken before reading it.
-    pub signature: (i64, i64),
+    pub signature: FileSignature,
     lines: Receiver<Piece>,
     piece: std::vec::IntoIter<AheadLine>,
     done: bool,
@@ -161,7 +162,7 @@ impl FileStream {
 }
 
 /// The reader: every path in order, each as an [`AheadFile`] followed by its pieces.
-fn read_files(paths: &[PathBuf], known: &HashMap<PathBuf, (i64, i64)>, files: &SyncSender<AheadFile>) {
+fn read_files(paths: &[PathBuf], known: &HashMap<PathBuf, FileSignature>, files: &SyncSender<AheadFile>) {
     for (index, path) in paths.iter().enumerate() {
         let abs = std::path::absolute(path).unwrap_or_else(|_| path.clone());
         let signature = crate::jsonl::signature::file_signature(path).ok().filter(|sig| known.get(&abs) != Some(sig));

@@ -9,11 +9,12 @@
 
 use crate::error::{Error, Result};
 use crate::ingest::import::{self, tail_hash, FileReport, FileStatus, ImportOptions, Source};
-use crate::jsonl::signature::file_signature;
+use crate::jsonl::signature::{file_signature, FileSignature};
 use crate::jsonl::{classify, LineKind};
 use crate::store::derive::EntryFields;
 use crate::store::queries;
 use crate::store::write;
+use crate::store::{sessions, signatures};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -109,7 +110,7 @@ enum Tail {
 }
 
 /// Appends the complete lines written after the stored position, in one transaction.
-fn append_tail(conn: &mut Connection, path: &Path, seen: &Known, sig: (i64, i64)) -> Result<Tail> {
+fn append_tail(conn: &mut Connection, path: &Path, seen: &Known, sig: FileSignature) -> Result<Tail> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let state: Option<SyncState> = tx
         .query_row(queries::SYNC_STATE, [seen.sid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
@@ -122,7 +123,7 @@ fn append_tail(conn: &mut Connection, path: &Path, seen: &Known, sig: (i64, i64)
         return Ok(Tail::NeedsFullImport);
     }
     let from = u64::try_from(offset.unwrap_or(0)).unwrap_or(0);
-    let mut source = Source::open(path, from, true, sig.1)?;
+    let mut source = Source::open(path, from, true, sig.mtime_ns)?;
     let (mut added, mut skipped) = (0, 0);
     while let Some(line) = source.next(path)? {
         match classify(&line.text) {
@@ -131,9 +132,7 @@ fn append_tail(conn: &mut Connection, path: &Path, seen: &Known, sig: (i64, i64)
             LineKind::Object(obj) => {
                 let (f, _) = EntryFields::read(&obj);
                 let taken = match f.id.as_deref() {
-                    Some(id) => {
-                        tx.query_row(queries::ENTRY_ID_EXISTS, params![seen.sid, id], |r| r.get::<_, bool>(0))?
-                    }
+                    Some(id) => sessions::entry_id_exists(&tx, seen.sid, id)?,
                     None => true,
                 };
                 let parent = match f.parent_id.as_deref() {
@@ -154,7 +153,7 @@ fn append_tail(conn: &mut Connection, path: &Path, seen: &Known, sig: (i64, i64)
     let consumed = source.consumed;
     let tail = tail_hash(path, consumed)?;
     tx.execute(queries::SET_SYNC_POSITION, params![seen.sid, consumed as i64, tail])?;
-    tx.execute(queries::SET_FILE_SIGNATURE, params![seen.sid, sig.0, sig.1])?;
+    signatures::set(&tx, seen.sid, sig)?;
     tx.commit()?;
     Ok(Tail::Done(added, skipped))
 }
@@ -185,14 +184,14 @@ fn sync_file(conn: &mut Connection, path: &Path, rel: &str, seen: Option<&Known>
         }
         return Ok(());
     };
-    if k.size == Some(sig.0) && k.mtime == Some(sig.1) {
+    if k.size == Some(sig.size) && k.mtime == Some(sig.mtime_ns) {
         s.unchanged += 1;
         if k.missing {
             conn.execute(queries::SET_MISSING, params![k.sid, 0])?;
         }
         return Ok(());
     }
-    let grew = matches!((k.offset, k.tail), (Some(o), Some(t)) if sig.0 >= o && tail_hash(path, o as u64)? == t);
+    let grew = matches!((k.offset, k.tail), (Some(o), Some(t)) if sig.size >= o && tail_hash(path, o as u64)? == t);
     if grew {
         match append_tail(conn, path, k, sig)? {
             Tail::Done(added, skipped) => {

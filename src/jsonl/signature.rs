@@ -3,13 +3,20 @@
 use crate::error::{Error, Result};
 use std::path::Path;
 
+/// Size and modification time of a file, as stored beside a session imported from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileSignature {
+    pub size: i64,
+    pub mtime_ns: i64,
+}
+
 /// Size and modification time (ns) of a file.
-pub fn file_signature(path: &Path) -> Result<(i64, i64)> {
+pub fn file_signature(path: &Path) -> Result<FileSignature> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     let mtime = meta
         .modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-    Ok((i64::try_from(meta.len()).unwrap_or(i64::MAX), mtime))
+    Ok(FileSignature { size: i64::try_from(meta.len()).unwrap_or(i64::MAX), mtime_ns: mtime })
 }

@@ -19,12 +19,12 @@ use crate::read::tree::{Leaf, Row, SessionTree, TreeNode};
 use crate::store::db;
 use crate::store::derive::{Derived, EntryFields};
 use crate::store::journal::{self, Journal};
-use crate::store::queries;
+use crate::store::sessions;
 use crate::store::stats::Observation;
 use crate::store::write::{self, EntryWriter, NewSession};
 use branch::{branch_lines, Line, LineSink};
 use indexmap::IndexMap;
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -232,7 +232,7 @@ impl SessionManager {
 
     /// Loads the stored session `sid`.
     fn load(&mut self, sid: i64, file: String) -> Result<()> {
-        let header: String = self.conn.query_row(queries::SESSION_HEADER, [sid], |r| r.get(0))?;
+        let header = sessions::session_row(&self.conn, sid)?.header;
         let h = json::parse(header.as_bytes()).unwrap_or(Value::Null);
         self.session_id =
             h.as_object().and_then(|o| o.get("id")).and_then(Value::as_str).unwrap_or_default().to_string();
@@ -287,7 +287,7 @@ impl SessionManager {
             None => file_path.parent().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default(),
         };
         let header_cwd = match sid {
-            Some(s) => conn.query_row(queries::SESSION_HEADER, [s], |r| r.get::<_, Option<String>>(3))?,
+            Some(s) => sessions::session_row(&conn, s)?.cwd,
             None => None,
         };
         let cwd = resolved(&cwd_override.map(str::to_owned).or(header_cwd).unwrap_or_else(process_cwd));
@@ -369,18 +369,7 @@ impl SessionManager {
                 written_ns: write::now_ns(),
             },
         )?;
-        let (lo, _) = write::key_range(source_sid);
-        let (_, last_seq, _) = write::load_stats(&tx, source_sid)?;
-        // In slices of lines (see `write::COPY_SLICE`).
-        for first in (0..=last_seq).step_by(write::COPY_SLICE as usize) {
-            let (from, to) = (lo + first, lo + (first + write::COPY_SLICE - 1).min(last_seq));
-            for copy in [queries::COPY_ENTRIES, queries::COPY_TEXTS, queries::COPY_USAGE] {
-                tx.prepare_cached(copy)?.execute(params![lo, new_sid << 32, new_sid, from, to])?;
-            }
-        }
-        tx.prepare_cached(queries::RECORD_SHARES)?.execute(params![new_sid, source_sid])?;
-        tx.prepare_cached(queries::COPY_SESSION_STATS)?.execute(params![new_sid, source_sid])?;
-        tx.prepare_cached(queries::COPY_LIST_TEXT)?.execute(params![new_sid, source_sid])?;
+        write::copy_session(&tx, source_sid, new_sid)?;
         tx.commit()?;
         let mut m = SessionManager::blank(conn, Some(db_path), target, dir);
         m.load(new_sid, file)?;
@@ -428,7 +417,7 @@ impl SessionManager {
         let t = SessionTree::open(stage, self.sid)?;
         let mut lines: Vec<String> = t.all_entries()?.into_iter().map(|r| r.body).collect();
         lines.extend(extra.map(str::to_owned));
-        let header_text: String = stage.query_row(queries::SESSION_HEADER, [self.sid], |r| r.get(0))?;
+        let header_text = sessions::session_row(stage, self.sid)?.header;
         let header = match json::parse(header_text.as_bytes()) {
             Ok(Value::Object(h)) => h,
             _ => return Err(Error::InvalidArgument("staged session has no header".into())),
@@ -487,10 +476,9 @@ impl SessionManager {
 
     fn new_id(&self) -> Result<String> {
         // Not settled: journaled ids are checked in memory, so appends stay journal writes.
-        let mut st = self.raw_db().prepare_cached(queries::ENTRY_ID_EXISTS)?;
         let journaled = self.journaled.borrow();
         let mut failed = None;
-        let id = ids::new_entry_id(|c| match st.query_row(params![self.sid, c], |r| r.get::<_, bool>(0)) {
+        let id = ids::new_entry_id(|c| match sessions::entry_id_exists(self.raw_db(), self.sid, c) {
             Ok(taken) => taken || journaled.contains(c),
             Err(e) => {
                 failed = Some(e);
@@ -863,7 +851,7 @@ impl SessionManager {
 
     /// pi's `getHeader()`.
     pub fn header(&self) -> Result<Value> {
-        let h: String = self.db()?.query_row(queries::SESSION_HEADER, [self.sid], |r| r.get(0))?;
+        let h = sessions::session_row(self.db()?, self.sid)?.header;
         Ok(json::parse_or_raw(&h).unwrap_or(Value::Null))
     }
 
@@ -898,8 +886,7 @@ impl SessionManager {
         if regular {
             return Ok(stats.entry_count); // ids are unique
         }
-        let (lo, hi) = write::key_range(self.sid);
-        Ok(self.db()?.query_row(queries::DISTINCT_ENTRY_IDS, params![lo, hi], |r| r.get(0))?)
+        Ok(sessions::distinct_entry_ids(self.db()?, self.sid)?)
     }
 
     /// pi's `isPersisted()`.
@@ -956,5 +943,5 @@ impl SessionManager {
 
 /// The session recorded at an absolute path.
 fn find_path(conn: &Connection, path: &str) -> Result<Option<i64>> {
-    Ok(conn.query_row(queries::SESSION_REF_BY_PATH, [path], |r| r.get(0)).optional()?)
+    Ok(sessions::sid_by_path(conn, path)?)
 }

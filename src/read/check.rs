@@ -9,6 +9,7 @@
 
 use crate::error::Result;
 use crate::js::json;
+use crate::store::keys::EntryKey;
 use crate::store::queries;
 use crate::store::write;
 use rusqlite::{Connection, OptionalExtension};
@@ -162,8 +163,8 @@ pub fn check_database(conn: &Connection) -> Result<Vec<Finding>> {
                 format!(
                     "entry row {key} takes its line from row {from}, but session {} is not recorded as sharing \
                      lines of session {}: deleting that session would lose the line",
-                    key >> 32,
-                    from >> 32
+                    EntryKey(key).session().0,
+                    EntryKey(from).session().0
                 )
             },
         )))

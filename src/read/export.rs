@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::pi::layout;
 use crate::store::queries;
+use crate::store::sessions;
 use rusqlite::Connection;
 use serde::Serialize;
 use std::io::Write;
@@ -11,13 +12,14 @@ use std::path::{Component, Path, PathBuf};
 
 /// Writes session `sid` as JSONL to `out`. Returns the bytes written.
 pub fn write_session(conn: &Connection, sid: i64, out: &mut impl Write) -> Result<u64> {
-    let header: String = conn.query_row(queries::SESSION_HEADER, [sid], |r| r.get(0))?;
+    let header = sessions::session_row(conn, sid)?.header;
     let io = |e: std::io::Error| Error::io("<output>", e);
     let mut bytes = header.len() as u64 + 1;
     out.write_all(header.as_bytes()).map_err(io)?;
     out.write_all(b"\n").map_err(io)?;
     let mut stmt = conn.prepare_cached(queries::ENTRY_BODIES)?;
-    let mut rows = stmt.query([sid << 32, (sid << 32) | 0xFFFF_FFFF])?;
+    let (lo, hi) = crate::store::write::key_range(sid);
+    let mut rows = stmt.query([lo, hi])?;
     while let Some(row) = rows.next()? {
         let body = row.get_ref(0)?.as_str().map_err(|e| Error::Sqlite(e.into()))?;
         out.write_all(body.as_bytes()).map_err(io)?;
@@ -87,8 +89,7 @@ pub fn export_all(
     let mut written = Vec::with_capacity(sids.len());
     let mut used = std::collections::HashSet::new();
     for sid in sids {
-        let (rel, id, cwd, created): (Option<String>, String, Option<String>, Option<String>) =
-            conn.query_row(queries::SESSION_HEADER, [sid], |r| Ok((r.get(2)?, r.get(4)?, r.get(3)?, r.get(5)?)))?;
+        let sessions::SessionRow { rel_path: rel, id, cwd, created, .. } = sessions::session_row(conn, sid)?;
         let cwd = cwd.as_deref().unwrap_or("");
         let layout_rel = || layout::relative_session_path(cwd, created.as_deref().unwrap_or(""), &id);
         let candidates = [

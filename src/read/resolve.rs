@@ -46,7 +46,7 @@ pub fn resolve(conn: &Connection, reference: &str) -> Result<SessionRef> {
     let looks_like_path = reference.contains('/') || reference.ends_with(".jsonl");
     if looks_like_path || std::path::Path::new(reference).is_file() {
         let abs = crate::pi::layout::resolve_path(reference);
-        let found = rows(conn, queries::SESSION_REF_BY_PATH, [abs.to_string_lossy()])?;
+        let found = rows(conn, crate::store::sessions::SESSION_REF_BY_PATH, [abs.to_string_lossy()])?;
         if let Some(s) = one(reference, found)? {
             return Ok(s);
         }

@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 /// One stored entry line with its columns.
 #[derive(Debug, Clone)]
 pub struct Row {
-    /// Storage key: `(session << 32) | seq`.
+    /// Storage key (see `store::keys`).
     pub key: i64,
     /// `id` when a string.
     pub id: Option<String>,
@@ -137,7 +137,7 @@ impl<'c> SessionTree<'c> {
     }
 
     fn range(&self) -> (i64, i64) {
-        (self.sid << 32, (self.sid << 32) | 0xFFFF_FFFF)
+        crate::store::write::key_range(self.sid)
     }
 
     fn rows(&self, sql: &str, p: impl rusqlite::Params) -> Result<Vec<Row>> {

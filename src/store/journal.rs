@@ -17,8 +17,9 @@
 
 use crate::error::{Error, Result};
 use crate::store::queries;
+use crate::store::sessions;
 use crate::store::write;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::Connection;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -163,12 +164,11 @@ fn apply(tx: &Connection, records: &[Record]) -> Result<usize> {
     let mut written = 0;
     {
         let mut sessions: std::collections::HashMap<String, Option<i64>> = std::collections::HashMap::new();
-        let mut exists = tx.prepare_cached(queries::ENTRY_ID_EXISTS)?;
         for r in records {
             let sid = match sessions.get(&r.path) {
                 Some(s) => *s,
                 None => {
-                    let s = tx.query_row(queries::SESSION_REF_BY_PATH, [&r.path], |row| row.get(0)).optional()?;
+                    let s = sessions::sid_by_path(tx, &r.path)?;
                     sessions.insert(r.path.clone(), s);
                     s
                 }
@@ -178,7 +178,7 @@ fn apply(tx: &Connection, records: &[Record]) -> Result<usize> {
             let Some(obj) = write::scan(&r.line) else { continue };
             let id = obj.get_str("id");
             if let Some(id) = id.as_deref() {
-                if exists.query_row(params![sid, id], |row| row.get::<_, bool>(0))? {
+                if sessions::entry_id_exists(tx, sid, id)? {
                     continue; // settled before a crash cut the truncation short
                 }
             }

@@ -6,11 +6,6 @@ pub const SCHEMA_VERSION: &str = "SELECT max(version) FROM refinery_schema_histo
 /// A session's row by path.
 pub const SESSION_BY_PATH: &str = "SELECT sid, file_size, file_mtime_ns FROM sessions WHERE path = ?1";
 
-/// Path, size and modification time of every session imported from a file (what an import
-/// compares before reading a file again).
-pub const FILE_SIGNATURES: &str =
-    "SELECT path, file_size, file_mtime_ns FROM sessions WHERE file_size IS NOT NULL AND file_mtime_ns IS NOT NULL";
-
 /// Removes a session (its entries go by cascade).
 pub const DELETE_SESSION: &str = "DELETE FROM sessions WHERE sid = ?1";
 
@@ -47,9 +42,6 @@ pub const MARK_TREE_IRREGULAR: &str = "UPDATE sessions SET tree_ok = 0 WHERE sid
 /// A session's entry lines in file order: one range of the table b-tree.
 pub const ENTRY_BODIES: &str = "SELECT body FROM entry_lines WHERE key BETWEEN ?1 AND ?2 ORDER BY key";
 
-/// Header line and storage fields of a session.
-pub const SESSION_HEADER: &str = "SELECT header, path, rel_path, cwd, id, created FROM sessions WHERE sid = ?1";
-
 /// Every session, for `export --all`.
 pub const ALL_SESSIONS: &str = "SELECT sid FROM sessions ORDER BY sid";
 
@@ -60,9 +52,6 @@ pub const SESSIONS_BY_ID: &str = "SELECT sid, id, path FROM sessions WHERE id = 
 /// range, not a scan.
 pub const SESSIONS_BY_ID_PREFIX: &str =
     "SELECT sid, id, path FROM sessions WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 50";
-
-/// The session recorded at a path.
-pub const SESSION_REF_BY_PATH: &str = "SELECT sid, id, path FROM sessions WHERE path = ?1";
 
 /// Whether a session's derived entry columns can be trusted, and its entry count.
 pub const SESSION_TREE_STATE: &str = "SELECT tree_ok, entry_count FROM sessions WHERE sid = ?1";
@@ -126,9 +115,6 @@ pub const WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, key, type, role, parent_
 pub const SESSION_STATS: &str = "SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, \
     tree_ok FROM sessions WHERE sid = ?1";
 
-/// Whether entry id `?2` exists in session `?1` (id collision check).
-pub const ENTRY_ID_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM entries WHERE session = ?1 AND id = ?2)";
-
 /// Sessions whose file is in folder `?1`, most recently written first (continue-recent).
 pub const SESSIONS_IN_DIR_BY_RECENCY: &str =
     "SELECT sid, path, cwd FROM sessions WHERE dir = ?1 ORDER BY written_ns DESC";
@@ -136,29 +122,9 @@ pub const SESSIONS_IN_DIR_BY_RECENCY: &str =
 /// Sessions with header id `?1` whose file is in folder `?2` (find-by-id).
 pub const SESSIONS_WITH_ID_IN_DIR: &str = "SELECT path, cwd FROM sessions WHERE id = ?1 AND dir = ?2 ORDER BY sid";
 
-/// Copies the entry lines of a session (keys `?4..=?5`, base `?1`) to session `?3` (base
-/// `?2`), header lines left out: keys and key-valued derived columns move by the base shift;
-/// the lines themselves are shared (see `entry_lines`), not copied.
-pub const COPY_ENTRIES: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, body, \
-        body_key, parent_key, depth, compaction_key, thinking_key, model_key) \
-    SELECT key - ?1 + ?2, ?3, seq, id, parent_id, type, ts, ts_ms, role, '', coalesce(body_key, key), \
-        parent_key - ?1 + ?2, depth, compaction_key - ?1 + ?2, thinking_key - ?1 + ?2, model_key - ?1 + ?2 \
-    FROM entries WHERE key BETWEEN ?4 AND ?5 AND type IS NOT 'session'";
-
-/// Gives session `?1` the statistics of session `?2` (a copy of all its entries).
-pub const COPY_SESSION_STATS: &str = "UPDATE sessions SET (name, message_count, first_message, last_activity_ms, \
-        entry_count, last_seq, tree_ok) = \
-    (SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, tree_ok \
-     FROM sessions WHERE sid = ?2) WHERE sid = ?1";
-
 /// Key and derived columns of entry `?2` in session `?1` (the later line for a repeated id).
 pub const ENTRY_NODE: &str = "SELECT key, parent_key, depth, compaction_key, thinking_key, model_key FROM entries \
     WHERE session = ?1 AND id = ?2 AND type IS NOT 'session' ORDER BY key DESC LIMIT 1";
-
-/// Number of distinct entry ids of a session (keys `?1..=?2`), id-less entries counting as one.
-pub const DISTINCT_ENTRY_IDS: &str = "SELECT count(DISTINCT id) + EXISTS (SELECT 1 FROM entries \
-        WHERE key BETWEEN ?1 AND ?2 AND id IS NULL AND type IS NOT 'session') \
-    FROM entries WHERE key BETWEEN ?1 AND ?2 AND type IS NOT 'session'";
 
 /// SessionInfo columns of the sessions in folder `?1`.
 pub const SESSION_INFOS_IN_DIR: &str = "SELECT sid, path, id, cwd, name, created, parent_session, message_count, \
@@ -205,10 +171,6 @@ pub const DROP_LIST_TEXT: &str = "DELETE FROM list_texts WHERE sid = ?1";
 /// A session's last line number.
 pub const SESSION_LAST_SEQ: &str = "SELECT last_seq FROM sessions WHERE sid = ?1";
 
-/// Copies the joined `allMessagesText` of session `?2` to session `?1` (forkFrom).
-pub const COPY_LIST_TEXT: &str =
-    "INSERT INTO list_texts (sid, upto_seq, text) SELECT ?1, upto_seq, text FROM list_texts WHERE sid = ?2";
-
 /// The user/assistant message texts of a session (keys `?1..=?2`) in file order.
 pub const LIST_TEXTS: &str =
     "SELECT list_text FROM texts WHERE key BETWEEN ?1 AND ?2 AND list_text IS NOT NULL ORDER BY key";
@@ -240,11 +202,11 @@ pub const PENDING_MAINTENANCE: &str = "SELECT task FROM maintenance";
 /// Marks maintenance work done.
 pub const MAINTENANCE_DONE: &str = "DELETE FROM maintenance WHERE task = ?1";
 
-/// Copies search rows along with [`COPY_ENTRIES`] (same parameters).
+/// Copies search rows along with `write::COPY_ENTRIES` (same parameters).
 pub const COPY_TEXTS: &str = "INSERT INTO texts (key, session, role, ts_ms, list_text) \
     SELECT key - ?1 + ?2, ?3, role, ts_ms, list_text FROM texts WHERE key BETWEEN ?4 AND ?5";
 
-/// Copies usage rows along with [`COPY_ENTRIES`] (same parameters).
+/// Copies usage rows along with `write::COPY_ENTRIES` (same parameters).
 pub const COPY_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
         cache_read, cache_write, total, cost) \
     SELECT key - ?1 + ?2, ?3, entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost \
@@ -354,10 +316,6 @@ pub const SYNC_STATE_BY_PATH: &str = "SELECT path, sid, file_size, file_mtime_ns
 
 /// File signature, sync position and tree regularity of session `?1`.
 pub const SYNC_STATE: &str = "SELECT file_size, file_mtime_ns, sync_offset, tree_ok FROM sessions WHERE sid = ?1";
-
-/// Records the file's size `?2` and modification time `?3` (also the session's write time).
-pub const SET_FILE_SIGNATURE: &str =
-    "UPDATE sessions SET file_size = ?2, file_mtime_ns = ?3, written_ns = ?3 WHERE sid = ?1";
 
 /// Marks a session's file as gone (`?2` = 1) or back (`?2` = 0).
 pub const SET_MISSING: &str = "UPDATE sessions SET missing = ?2 WHERE sid = ?1";

@@ -3,12 +3,14 @@
 
 use crate::error::Result;
 use crate::js::json::{self, RawObject, Value};
+use crate::jsonl::signature::FileSignature;
 use crate::pi::migrate;
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
 use crate::store::extract::Extras;
+use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::queries;
 use crate::store::stats::{Observation, SessionStats};
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{named_params, params, Connection, OptionalExtension};
 use std::path::Path;
 
 /// A session row to insert.
@@ -24,7 +26,7 @@ pub struct NewSession<'a> {
     /// Header version before migration.
     pub source_version: f64,
     /// Size and modification time (ns) of the imported file.
-    pub file: Option<(i64, i64)>,
+    pub file: Option<FileSignature>,
     /// When the session was last written (ns since the epoch).
     pub written_ns: i64,
 }
@@ -58,8 +60,8 @@ pub fn insert_session(tx: &Connection, n: &NewSession<'_>) -> Result<i64> {
         s("timestamp"),
         s("parentSession"),
         n.header_line,
-        n.file.map(|f| f.0),
-        n.file.map(|f| f.1),
+        n.file.map(|f| f.size),
+        n.file.map(|f| f.mtime_ns),
         n.written_ns,
     ])?;
     Ok(tx.last_insert_rowid())
@@ -228,7 +230,7 @@ impl<'t> EntryWriter<'t> {
         let key = entry_key(self.sid, self.seq);
         let d = self.tree.place(key, &src.fields);
         self.count(seen, src.list_text.as_deref());
-        let source = src.key >> 32;
+        let source = EntryKey(src.key).session().0;
         if !self.sources.contains(&source) {
             self.sources.push(source);
         }
@@ -299,7 +301,8 @@ impl<'t> EntryWriter<'t> {
             self.tx.prepare_cached(queries::SAVE_LIST_TEXT)?.execute(params![self.sid, self.seq, text])?;
         }
         if self.tree.is_irregular() {
-            self.tx.execute(queries::RELINK_PARENTS, params![self.sid << 32, (self.sid << 32) | 0xFFFF_FFFF])?;
+            let (lo, hi) = key_range(self.sid);
+            self.tx.execute(queries::RELINK_PARENTS, params![lo, hi])?;
             self.tx.execute(queries::MARK_TREE_IRREGULAR, [self.sid])?;
         }
         Ok(st)
@@ -337,12 +340,54 @@ fn insert_entry_row(
 
 /// Key of the entry stored as line `seq` of session `sid`.
 pub fn entry_key(sid: i64, seq: i64) -> i64 {
-    (sid << 32) | seq
+    SessionKey(sid).entry(seq).0
+}
+
+/// Copies the entry lines of a session (keys `?4..=?5`, base `?1`) to session `?3` (base
+/// `?2`), header lines left out: keys and key-valued derived columns move by the base shift;
+/// the lines themselves are shared (see `entry_lines`), not copied. Positional, as
+/// `COPY_TEXTS` and `COPY_USAGE` it runs with, which [`CopyRun`] binds the same way.
+pub const COPY_ENTRIES: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, body, \
+        body_key, parent_key, depth, compaction_key, thinking_key, model_key) \
+    SELECT key - ?1 + ?2, ?3, seq, id, parent_id, type, ts, ts_ms, role, '', coalesce(body_key, key), \
+        parent_key - ?1 + ?2, depth, compaction_key - ?1 + ?2, thinking_key - ?1 + ?2, model_key - ?1 + ?2 \
+    FROM entries WHERE key BETWEEN ?4 AND ?5 AND type IS NOT 'session'";
+
+/// Gives session `:copy` the statistics of session `:source` (a copy of all its entries).
+const COPY_SESSION_STATS: &str = "UPDATE sessions SET (name, message_count, first_message, last_activity_ms, \
+        entry_count, last_seq, tree_ok) = \
+    (SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, tree_ok \
+     FROM sessions WHERE sid = :source) WHERE sid = :copy";
+
+/// Copies the joined `allMessagesText` of session `:source` to session `:copy`.
+pub const COPY_LIST_TEXT: &str =
+    "INSERT INTO list_texts (sid, upto_seq, text) SELECT :copy, upto_seq, text FROM list_texts WHERE sid = :source";
+
+/// Makes the new, empty session `copy` a copy of every entry of session `source` (pi's
+/// `forkFrom`): entry rows sharing the source's lines, search and usage rows, statistics and
+/// the joined message text. Runs in the caller's transaction.
+pub fn copy_session(tx: &Connection, source: i64, copy: i64) -> Result<()> {
+    let (lo, _) = key_range(source);
+    let (new_lo, _) = key_range(copy);
+    let (_, last_seq, _) = load_stats(tx, source)?;
+    // In slices of lines (see `COPY_SLICE`).
+    for first in (0..=last_seq).step_by(COPY_SLICE as usize) {
+        let (from, to) = (lo + first, lo + (first + COPY_SLICE - 1).min(last_seq));
+        for statement in [COPY_ENTRIES, queries::COPY_TEXTS, queries::COPY_USAGE] {
+            tx.prepare_cached(statement)?.execute(params![lo, new_lo, copy, from, to])?;
+        }
+    }
+    tx.prepare_cached(queries::RECORD_SHARES)?.execute(params![copy, source])?;
+    let pair = named_params! { ":copy": copy, ":source": source };
+    tx.prepare_cached(COPY_SESSION_STATS)?.execute(pair)?;
+    tx.prepare_cached(COPY_LIST_TEXT)?.execute(pair)?;
+    Ok(())
 }
 
 /// The key range holding session `sid`'s lines.
 pub fn key_range(sid: i64) -> (i64, i64) {
-    (sid << 32, (sid << 32) | 0xFFFF_FFFF)
+    let (lo, hi) = SessionKey(sid).range();
+    (lo.0, hi.0)
 }
 
 /// A session's statistics as stored, and its last line number and tree regularity.

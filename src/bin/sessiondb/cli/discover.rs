@@ -181,7 +181,7 @@ pub fn run_recent(db: &Path, a: RecentArgs) -> anyhow::Result<i32> {
     let t = sessiondb::tree::SessionTree::open(&conn, sid)?;
     let leaf = t.last_entry()?;
     let (stats, _, _) = sessiondb::internals::write::load_stats(&conn, sid)?;
-    let id: String = conn.query_row(sessiondb::internals::queries::SESSION_HEADER, [sid], |r| r.get(4))?;
+    let id = sessiondb::internals::sessions::session_row(&conn, sid)?.id;
     if a.json {
         let mut o = sessiondb::json::Object::new();
         o.set("file", Value::String(path.as_str().into()));

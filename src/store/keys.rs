@@ -1,0 +1,47 @@
+//! Row keys. An entry row's key packs its session's key and its line number in the file,
+//! `session << 32 | seq`, so that one session's rows are one contiguous range of the table's
+//! rowid, in file order. Nothing outside this module packs or unpacks a key.
+
+/// A stored session (`sessions.sid`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionKey(pub i64);
+
+/// A stored entry line (`entries.key`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EntryKey(pub i64);
+
+/// The last line number a session's key range has room for.
+const MAX_SEQ: i64 = 0xFFFF_FFFF;
+
+impl SessionKey {
+    /// The key of the entry stored as line `seq` of this session.
+    pub fn entry(self, seq: i64) -> EntryKey {
+        EntryKey((self.0 << 32) | seq)
+    }
+
+    /// The first and the last key this session's lines can have.
+    pub fn range(self) -> (EntryKey, EntryKey) {
+        (self.entry(0), self.entry(MAX_SEQ))
+    }
+}
+
+impl EntryKey {
+    /// The session the entry belongs to.
+    pub fn session(self) -> SessionKey {
+        SessionKey(self.0 >> 32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_pack_and_unpack() {
+        let s = SessionKey(7);
+        assert_eq!(s.entry(3).0, (7 << 32) | 3);
+        assert_eq!(s.entry(3).session(), s);
+        assert_eq!(s.range(), (EntryKey(7 << 32), EntryKey((7 << 32) | 0xFFFF_FFFF)));
+        assert!(s.range().1 < SessionKey(8).entry(0));
+    }
+}

@@ -1,0 +1,61 @@
+//! Typed reads of one session's row and its entry ids, each statement beside the function that
+//! binds it and reads its columns by name.
+
+use rusqlite::{named_params, Connection, OptionalExtension};
+
+/// Header line and storage fields of a session.
+pub const SESSION_HEADER: &str = "SELECT header, path, rel_path, cwd, id, created FROM sessions WHERE sid = :sid";
+
+/// A session's header line and the fields of it stored as columns.
+pub struct SessionRow {
+    /// The exact header line.
+    pub header: String,
+    /// Path below the directory it was imported from.
+    pub rel_path: Option<String>,
+    /// Header `cwd` when it is a string.
+    pub cwd: Option<String>,
+    /// Header `id`.
+    pub id: String,
+    /// Header `timestamp`, as written.
+    pub created: Option<String>,
+}
+
+/// The stored row of session `sid`.
+pub fn session_row(conn: &Connection, sid: i64) -> rusqlite::Result<SessionRow> {
+    conn.prepare_cached(SESSION_HEADER)?.query_row(named_params! { ":sid": sid }, |r| {
+        Ok(SessionRow {
+            header: r.get("header")?,
+            rel_path: r.get("rel_path")?,
+            cwd: r.get("cwd")?,
+            id: r.get("id")?,
+            created: r.get("created")?,
+        })
+    })
+}
+
+/// The session recorded at a path.
+pub const SESSION_REF_BY_PATH: &str = "SELECT sid, id, path FROM sessions WHERE path = :path";
+
+/// The key of the session whose file is at the absolute `path`.
+pub fn sid_by_path(conn: &Connection, path: &str) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached(SESSION_REF_BY_PATH)?.query_row(named_params! { ":path": path }, |r| r.get("sid")).optional()
+}
+
+/// Whether an entry id is taken in a session (id collision check).
+pub const ENTRY_ID_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM entries WHERE session = :sid AND id = :id) AS taken";
+
+/// Whether session `sid` has an entry with id `id`.
+pub fn entry_id_exists(conn: &Connection, sid: i64, id: &str) -> rusqlite::Result<bool> {
+    conn.prepare_cached(ENTRY_ID_EXISTS)?.query_row(named_params! { ":sid": sid, ":id": id }, |r| r.get("taken"))
+}
+
+/// Number of distinct entry ids of a session (keys `:lo..=:hi`), id-less entries counting as one.
+pub const DISTINCT_ENTRY_IDS: &str = "SELECT count(DISTINCT id) + EXISTS (SELECT 1 FROM entries \
+        WHERE key BETWEEN :lo AND :hi AND id IS NULL AND type IS NOT 'session') AS n \
+    FROM entries WHERE key BETWEEN :lo AND :hi AND type IS NOT 'session'";
+
+/// pi's `getEntryCount()` for a session whose ids may repeat: distinct ids.
+pub fn distinct_entry_ids(conn: &Connection, sid: i64) -> rusqlite::Result<i64> {
+    let (lo, hi) = crate::store::keys::SessionKey(sid).range();
+    conn.prepare_cached(DISTINCT_ENTRY_IDS)?.query_row(named_params! { ":lo": lo.0, ":hi": hi.0 }, |r| r.get("n"))
+}
