@@ -6,6 +6,7 @@
 //! [`rpc`] and the [`json`] values entries are made of. ARCHITECTURE.md maps the layers.
 
 mod error;
+pub(crate) mod hash;
 pub(crate) mod ingest;
 pub(crate) mod js;
 pub(crate) mod jsonl;

@@ -248,111 +248,82 @@ impl RpcServer {
     }
 
     fn call_instance(&mut self, method: &str, a: &Args<'_>) -> Result<Value> {
-        if !INSTANCE_METHODS.contains(&method) {
-            return Err(Error::InvalidArgument(format!("unknown method: {method}")));
-        }
-        let m = self.manager()?;
+        // Each arm asks for the manager first, so that an unknown method is reported as such
+        // even when no session is open.
+        let m = self.manager();
         let id = |r: Result<String>| r.map(|s| Value::String(s.into()));
         match method {
-            "appendMessage" => id(m.append_message(a.any(0))),
-            "appendThinkingLevelChange" => id(m.append_thinking_level_change(a.nullable(0))),
-            "appendModelChange" => id(m.append_model_change(a.nullable(0), a.nullable(1))),
-            "appendUsage" => m.append_usage(a.nullable(0), a.nullable(1), a.nullable(2), a.nullable(3), a.opt(4)),
+            "appendMessage" => id(m?.append_message(a.any(0))),
+            "appendThinkingLevelChange" => id(m?.append_thinking_level_change(a.nullable(0))),
+            "appendModelChange" => id(m?.append_model_change(a.nullable(0), a.nullable(1))),
+            "appendUsage" => m?.append_usage(a.nullable(0), a.nullable(1), a.nullable(2), a.nullable(3), a.opt(4)),
             "appendCompaction" => {
+                let m = m?;
                 id(m.append_compaction(a.nullable(0), a.nullable(1), a.nullable(2), a.opt(3), a.opt(4), a.opt(5)))
             }
-            "appendCustomEntry" => id(m.append_custom_entry(a.nullable(0), a.opt(1))),
+            "appendCustomEntry" => id(m?.append_custom_entry(a.nullable(0), a.opt(1))),
             "appendSessionInfo" => {
+                let m = m?;
                 let name = a.str(0, "name")?;
                 id(m.append_session_info(&name))
             }
             "appendCustomMessageEntry" => {
+                let m = m?;
                 id(m.append_custom_message_entry(a.nullable(0), a.nullable(1), a.nullable(2), a.opt(3)))
             }
             "appendContextEdit" => {
+                let m = m?;
                 let target = a.str(0, "targetId")?;
                 id(m.append_context_edit(&target, a.nullable(1)))
             }
             "appendLabelChange" => {
+                let m = m?;
                 let target = a.str(0, "targetId")?;
                 id(m.append_label_change(&target, a.opt(1)))
             }
             "branch" => {
+                let m = m?;
                 let target = a.str(0, "branchFromId")?;
                 m.branch(&target).map(|_| Value::Null)
             }
             "resetLeaf" => {
+                let m = m?;
                 m.reset_leaf();
                 Ok(Value::Null)
             }
             "branchWithSummary" => {
+                let m = m?;
                 let from = a.opt_str(0, "branchFromId")?;
                 id(m.branch_with_summary(from.as_deref(), a.nullable(1), a.opt(2), a.opt(3), a.opt(4)))
             }
             "createBranchedSession" => {
+                let m = m?;
                 let leaf = a.opt_str(0, "leafId")?;
                 Ok(string_or_null(m.create_branched_session(leaf.as_deref())?.as_deref()))
             }
-            "getLeafId" => Ok(string_or_null(m.leaf_id())),
-            "getLeafEntry" => Ok(m.leaf_entry()?.unwrap_or(Value::Null)),
-            "getEntry" => Ok(m.entry(&a.str(0, "id")?)?.unwrap_or(Value::Null)),
-            "getChildren" => Ok(array(m.children(&a.str(0, "parentId")?)?)),
-            "getLabel" => Ok(m.label(&a.str(0, "id")?).cloned().unwrap_or(Value::Null)),
-            "getBranch" => Ok(array(m.get_branch(a.opt_str(0, "fromId")?.as_deref())?)),
-            "getTree" => Ok(Value::Raw(nested_tree_json(&m.tree_nodes()?))),
-            "getEntries" => Ok(array(m.entries()?)),
-            "getHeader" => m.header(),
-            "getSessionName" => Ok(string_or_null(m.session_name()?.as_deref())),
-            "getSessionId" => Ok(Value::String(m.session_id().into())),
-            "getSessionFile" => Ok(string_or_null(m.session_file())),
-            "getSessionDir" => Ok(Value::String(m.session_dir().into())),
-            "getCwd" => Ok(Value::String(m.cwd().into())),
-            "getEntryCount" => Ok(Value::Number(m.entry_count()? as f64)),
-            "isPersisted" => Ok(Value::Bool(m.is_persisted())),
-            "buildContextEntries" => Ok(array(m.build_context_entries()?)),
-            "buildSessionProjection" => m.build_session_projection(),
-            "buildSessionContext" => m.build_session_context(),
+            "getLeafId" => Ok(string_or_null(m?.leaf_id())),
+            "getLeafEntry" => Ok(m?.leaf_entry()?.unwrap_or(Value::Null)),
+            "getEntry" => Ok(m?.entry(&a.str(0, "id")?)?.unwrap_or(Value::Null)),
+            "getChildren" => Ok(array(m?.children(&a.str(0, "parentId")?)?)),
+            "getLabel" => Ok(m?.label(&a.str(0, "id")?).cloned().unwrap_or(Value::Null)),
+            "getBranch" => Ok(array(m?.get_branch(a.opt_str(0, "fromId")?.as_deref())?)),
+            "getTree" => Ok(Value::Raw(nested_tree_json(&m?.tree_nodes()?))),
+            "getEntries" => Ok(array(m?.entries()?)),
+            "getHeader" => m?.header(),
+            "getSessionName" => Ok(string_or_null(m?.session_name()?.as_deref())),
+            "getSessionId" => Ok(Value::String(m?.session_id().into())),
+            "getSessionFile" => Ok(string_or_null(m?.session_file())),
+            "getSessionDir" => Ok(Value::String(m?.session_dir().into())),
+            "getCwd" => Ok(Value::String(m?.cwd().into())),
+            "getEntryCount" => Ok(Value::Number(m?.entry_count()? as f64)),
+            "isPersisted" => Ok(Value::Bool(m?.is_persisted())),
+            "buildContextEntries" => Ok(array(m?.build_context_entries()?)),
+            "buildSessionProjection" => m?.build_session_projection(),
+            "buildSessionContext" => m?.build_session_context(),
             other => Err(Error::InvalidArgument(format!("unknown method: {other}"))),
         }
     }
 }
-
-/// Methods called on the current manager.
-pub const INSTANCE_METHODS: &[&str] = &[
-    "appendMessage",
-    "appendThinkingLevelChange",
-    "appendModelChange",
-    "appendUsage",
-    "appendCompaction",
-    "appendCustomEntry",
-    "appendSessionInfo",
-    "appendCustomMessageEntry",
-    "appendContextEdit",
-    "appendLabelChange",
-    "branch",
-    "resetLeaf",
-    "branchWithSummary",
-    "createBranchedSession",
-    "getLeafId",
-    "getLeafEntry",
-    "getEntry",
-    "getChildren",
-    "getLabel",
-    "getBranch",
-    "getTree",
-    "getEntries",
-    "getHeader",
-    "getSessionName",
-    "getSessionId",
-    "getSessionFile",
-    "getSessionDir",
-    "getCwd",
-    "getEntryCount",
-    "isPersisted",
-    "buildContextEntries",
-    "buildSessionProjection",
-    "buildSessionContext",
-];
 
 fn error_response(id: &Value, message: &str) -> String {
     let mut err = Object::new();

@@ -57,7 +57,7 @@ fn edge_files_and_cycles_give_the_expected_findings() {
     .into_iter()
     .map(|(f, k, e)| (f.to_string(), k, e))
     .collect();
-    // The v1 file without a version is re-chained with fresh ids (SPEC 8): its label and
+    // The v1 file without a version is re-chained with fresh ids (a deliberate difference from pi): its label and
     // compaction references dangle afterwards. The ids are random, so only kinds are compared.
     let v1: Vec<&str> = edge.iter().filter(|(f, _, _)| f == "x-no-version-tree.jsonl").map(|(_, k, _)| *k).collect();
     assert_eq!(v1, ["compaction-first-kept", "label-target", "label-target"]);

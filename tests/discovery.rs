@@ -91,7 +91,7 @@ fn list_find_and_recent_equal_pi() {
                     if cr["fileChanged"] != true {
                         assert_eq!(leaf, cr["leafId"], "continueRecent {name}: leaf");
                     }
-                    let (stats, _, _) = sessiondb::internals::write::load_stats(&conn, sid).unwrap();
+                    let stats = sessiondb::internals::write::load_stats(&conn, sid).unwrap().stats;
                     assert_eq!(J::from(stats.entry_count), cr["entryCount"], "continueRecent {name}: entries");
                 }
                 None => assert!(got.is_none(), "continueRecent {name}: pi started a new session, we found {got:?}"),

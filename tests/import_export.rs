@@ -13,7 +13,8 @@ fn export_bytes(conn: &rusqlite::Connection, path: &Path) -> Vec<u8> {
     out
 }
 
-/// pi's `getEntries()` minus the JSON scalars sessiondb skips on purpose (SPEC 8).
+/// pi's `getEntries()` minus the JSON scalars sessiondb skips on purpose (a deliberate
+/// difference from pi, listed in the README).
 fn golden_object_entries(g: &serde_json::Value) -> Vec<serde_json::Value> {
     g["entries"].as_array().unwrap().iter().filter(|e| e.is_object()).cloned().collect()
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// The library's top-level modules from the bottom up. A module may import only from folders
 /// of a lower rank; folders of one rank know nothing of each other.
 const LAYERS: &[&[&str]] =
-    &[&["error"], &["js"], &["pi", "jsonl"], &["store"], &["read", "ingest"], &["manager"], &["rpc"]];
+    &[&["error", "hash"], &["js"], &["pi", "jsonl"], &["store"], &["read", "ingest"], &["manager"], &["rpc"]];
 
 /// One crate's source files by module path (`store::db`; the root is `""`).
 struct Crate {

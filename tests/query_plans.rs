@@ -42,7 +42,7 @@ const HOT: &[(&str, &str, &str)] = &[
         sessiondb::internals::sessions::ENTRY_ID_EXISTS,
         "USING COVERING INDEX entries_by_id (session=? AND id=?)",
     ),
-    ("SESSION_STATS", q::SESSION_STATS, "USING INTEGER PRIMARY KEY"),
+    ("SESSION_STATS", sessiondb::internals::write::SESSION_STATS, "USING INTEGER PRIMARY KEY"),
     ("SESSIONS_IN_DIR_BY_RECENCY", q::SESSIONS_IN_DIR_BY_RECENCY, "USING INDEX sessions_by_dir (dir=?)"),
     ("SESSIONS_WITH_ID_IN_DIR", q::SESSIONS_WITH_ID_IN_DIR, "USING INDEX sessions_by_"),
     ("SESSION_INFOS_IN_DIR", q::SESSION_INFOS_IN_DIR, "USING INDEX sessions_by_dir (dir=?)"),

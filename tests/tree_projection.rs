@@ -57,7 +57,8 @@ fn rename_in(v: &mut J, map: &HashMap<String, String>) {
     }
 }
 
-/// pi keeps truthy JSON scalars as junk entries; sessiondb skips them (SPEC 8). They have no
+/// pi keeps truthy JSON scalars as junk entries; sessiondb skips them (a deliberate difference
+/// from pi, listed in the README). They have no
 /// id, so in pi they share the `undefined` key: the last id-less entry is placed as a root
 /// once per id-less entry. Keep one root per id-less *object* entry and renumber
 /// `entryIndex` over objects.

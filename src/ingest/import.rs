@@ -1,4 +1,4 @@
-//! Importing pi session files (SPEC 1, 7): each file whole or not at all (several files per
+//! Importing pi session files: each file whole or not at all (several files per
 //! transaction), lines stored verbatim,
 //! old versions migrated exactly as pi rewrites them.
 
@@ -497,18 +497,8 @@ fn import_file_inner(
         report.migrated_from = Some(source_version);
         import_migrated(tx, path, rel, sig, header, &mut source, &mut report)?
     } else {
-        let sid = write::insert_session(
-            tx,
-            &NewSession {
-                path,
-                rel_path: Some(rel),
-                header: &header,
-                header_line: &header_line,
-                source_version,
-                file: Some(sig),
-                written_ns: mtime,
-            },
-        )?;
+        let sid =
+            write::insert_session(tx, &NewSession::imported(path, rel, &header, &header_line, source_version, sig))?;
         let mut writer = EntryWriter::new(tx, sid)?;
         while let Some((line, scanned)) = source.next_scanned(path)? {
             match scanned.unwrap_or_else(|| Scanned::of(&line.text)) {
@@ -540,11 +530,7 @@ pub fn tail_hash(path: &Path, end: u64) -> Result<i64> {
     if (buf.len() as u64) < end - start {
         return Ok(0); // the file is shorter now: no match possible
     }
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in buf {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    Ok(h as i64)
+    Ok(crate::hash::fnv1a(&[&buf]) as i64)
 }
 
 fn not_session(path: &Path, reason: &str) -> Error {
@@ -583,18 +569,7 @@ fn import_migrated(
     });
     let header = header.ok_or_else(|| not_session(path, "header lost in migration"))?;
     let header_line = Value::Object(header.clone()).to_json();
-    let sid = write::insert_session(
-        tx,
-        &NewSession {
-            path,
-            rel_path: Some(rel),
-            header: &header,
-            header_line: &header_line,
-            source_version,
-            file: Some(sig),
-            written_ns: sig.mtime_ns,
-        },
-    )?;
+    let sid = write::insert_session(tx, &NewSession::imported(path, rel, &header, &header_line, source_version, sig))?;
     let mut writer = EntryWriter::new(tx, sid)?;
     for entry in iter {
         let text = entry.to_json();

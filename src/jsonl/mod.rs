@@ -1,4 +1,4 @@
-//! Reading session files line by line, as pi does (SPEC 1): split on `\n`, decode lossily,
+//! Reading session files line by line, as pi does: split on `\n`, decode lossily,
 //! skip blank and malformed lines. Memory stays bounded by the longest line.
 
 pub mod signature;
@@ -38,7 +38,8 @@ pub fn classify(text: &str) -> LineKind<'_> {
     }
     match json::scan_object(text.as_bytes()) {
         Ok(Some(obj)) => LineKind::Object(obj),
-        // pi keeps truthy scalars as junk entries; sessiondb skips them (SPEC 8).
+        // pi keeps truthy scalars as junk entries; sessiondb skips them (a deliberate
+        // difference from pi, listed in the README).
         Ok(None) => LineKind::Malformed("not a JSON object".into()),
         Err(e) => LineKind::Malformed(format!("invalid JSON: {e}")),
     }

@@ -1,9 +1,10 @@
-//! pi's `SessionManager` over the database (SPEC 3, 5, 6): appends written as pi writes them,
+//! pi's `SessionManager` over the database : appends written as pi writes them,
 //! navigation, branching, forks, lazy persistence.
 //!
-//! A session that has no conversation yet lives in a private in-memory database (the *stage*);
-//! its first user or assistant message moves header and entries into the real database in
-//! one transaction. Sessions made with [`SessionManager::in_memory`] never leave memory.
+//! Where the current session lives is one `Persistence`: in memory (sessions made with
+//! [`SessionManager::in_memory`] never leave it), staged (a session with no conversation yet
+//! lives in a private in-memory database; its first user or assistant message moves header and
+//! entries into the real database in one transaction), or saved (appends go to the journal).
 
 mod branch;
 
@@ -54,22 +55,62 @@ pub struct Opened {
 pub struct SessionManager {
     /// The database (an in-memory one for in-memory sessions).
     conn: db::Pooled,
-    /// Where an unsaved session lives until it has a conversation.
-    stage: Option<Connection>,
-    persist: bool,
+    /// Where the current session lives and how an append reaches it.
+    persistence: Persistence,
     sid: i64,
     cwd: String,
     session_dir: String,
-    session_file: Option<String>,
     session_id: String,
     leaf: Option<String>,
     labels: IndexMap<String, (Value, Option<Value>)>,
-    /// The database file (`None` in memory): where the append journal lives.
-    db_path: Option<PathBuf>,
-    /// Opened at the first journaled append.
-    journal: Option<Journal>,
     /// Ids of this manager's appends still in the journal.
     journaled: RefCell<HashSet<String>>,
+}
+
+/// Where a manager's current session lives: pi's three ways of keeping a session.
+enum Persistence {
+    /// pi's `inMemory`: in the manager's own in-memory database, never in a file.
+    InMemory,
+    /// A new session without a user or assistant message yet (pi writes no file until then):
+    /// in `stage`, a private in-memory database; the first such message moves the session
+    /// into the database at `db_path` in one transaction.
+    Staged { db_path: PathBuf, file: String, stage: Connection },
+    /// In the database at `db_path`; appends are written to its append journal (opened at
+    /// the first append) and settled into the tables in batches.
+    Saved { db_path: PathBuf, file: String, journal: Option<Journal> },
+}
+
+impl Persistence {
+    /// The database file, for a manager that persists.
+    fn db_path(&self) -> Option<&Path> {
+        match self {
+            Persistence::InMemory => None,
+            Persistence::Staged { db_path, .. } | Persistence::Saved { db_path, .. } => Some(db_path),
+        }
+    }
+
+    /// The session's file path (`None` in memory).
+    fn file(&self) -> Option<&str> {
+        match self {
+            Persistence::InMemory => None,
+            Persistence::Staged { file, .. } | Persistence::Saved { file, .. } => Some(file),
+        }
+    }
+
+    /// The same database, for the session at `file`, staged in `stage` or saved. A manager in
+    /// memory stays in memory; a saved one keeps its open journal.
+    fn next(self, file: Option<String>, stage: Option<Connection>) -> Persistence {
+        let (db_path, journal) = match self {
+            Persistence::InMemory => return Persistence::InMemory,
+            Persistence::Staged { db_path, .. } => (db_path, None),
+            Persistence::Saved { db_path, journal, .. } => (db_path, journal),
+        };
+        let file = file.unwrap_or_default();
+        match stage {
+            Some(stage) => Persistence::Staged { db_path, file, stage },
+            None => Persistence::Saved { db_path, file, journal },
+        }
+    }
 }
 
 impl Drop for SessionManager {
@@ -113,19 +154,7 @@ type LineSource<'a> = dyn FnMut(&Connection, &mut LineSink<'_>) -> Result<()> + 
 fn write_session_from(conn: &mut Connection, path: &Path, header: &Object, fill: &mut LineSource<'_>) -> Result<i64> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let header_line = Value::Object(header.clone()).to_json();
-    let sid = write::insert_session(
-        &tx,
-        &NewSession {
-            path,
-            rel_path: None,
-            header,
-            header_line: &header_line,
-            source_version: 3.0,
-            file: None,
-            written_ns: write::now_ns(),
-        },
-    )
-    .map_err(|e| match e {
+    let sid = write::insert_session(&tx, &NewSession::made_now(path, header, &header_line)).map_err(|e| match e {
         Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::ConstraintViolation => {
             Error::InvalidArgument(format!("EEXIST: file already exists, open '{}'", path.display()))
         }
@@ -167,22 +196,33 @@ impl SessionManager {
     // ----- constructors -------------------------------------------------------------------
 
     fn blank(conn: db::Pooled, db_path: Option<&Path>, cwd: String, session_dir: String) -> Self {
-        let persist = db_path.is_some();
+        // Saved with no file until `start_new` or `load` says which session it holds.
+        let persistence = match db_path {
+            Some(p) => Persistence::Saved { db_path: p.to_path_buf(), file: String::new(), journal: None },
+            None => Persistence::InMemory,
+        };
         SessionManager {
             conn,
-            stage: None,
-            persist,
+            persistence,
             sid: 0,
             cwd,
             session_dir,
-            session_file: None,
             session_id: String::new(),
             leaf: None,
             labels: IndexMap::new(),
-            db_path: db_path.map(Path::to_path_buf),
-            journal: None,
             journaled: RefCell::new(HashSet::new()),
         }
+    }
+
+    /// Whether sessions of this manager are kept in the database (pi's `isPersisted`).
+    fn persists(&self) -> bool {
+        !matches!(self.persistence, Persistence::InMemory)
+    }
+
+    /// Makes the session at `file` current: staged in `stage`, or saved.
+    fn set_persistence(&mut self, file: Option<String>, stage: Option<Connection>) {
+        let previous = std::mem::replace(&mut self.persistence, Persistence::InMemory);
+        self.persistence = previous.next(file, stage);
     }
 
     /// Starts a new, unsaved session (pi's `newSession`) to be written at `file`.
@@ -193,7 +233,7 @@ impl SessionManager {
         let header = build::header(&id, &ts, &self.cwd, opts.parent_session.as_deref());
         let file = match file {
             Some(f) => Some(f),
-            None if self.persist => Some(
+            None if self.persists() => Some(
                 Path::new(&self.session_dir).join(layout::session_file_name(&ts, &id)).to_string_lossy().into_owned(),
             ),
             None => None,
@@ -206,16 +246,16 @@ impl SessionManager {
     fn install(&mut self, header: Object, lines: &[String], file: Option<String>, save_now: bool) -> Result<()> {
         let id = header.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
         let path = file.clone().unwrap_or_else(|| format!("<memory>/{id}"));
-        if !self.persist || save_now {
+        let stage = if !self.persists() || save_now {
             self.sid = write_session(&mut self.conn, Path::new(&path), &header, lines)?;
-            self.stage = None;
+            None
         } else {
             let mut stage = db::open_in_memory()?;
             self.sid = write_session(&mut stage, Path::new(&path), &header, lines)?;
-            self.stage = Some(stage);
-        }
+            Some(stage)
+        };
         self.session_id = id;
-        self.session_file = file;
+        self.set_persistence(file, stage);
         self.reload_index()
     }
 
@@ -237,8 +277,7 @@ impl SessionManager {
         self.session_id =
             h.as_object().and_then(|o| o.get("id")).and_then(Value::as_str).unwrap_or_default().to_string();
         self.sid = sid;
-        self.stage = None;
-        self.session_file = Some(file);
+        self.set_persistence(Some(file), None);
         self.reload_index()
     }
 
@@ -357,18 +396,7 @@ impl SessionManager {
         let header = build::header(&id, &ts, &target, Some(&source));
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let header_line = Value::Object(header.clone()).to_json();
-        let new_sid = write::insert_session(
-            &tx,
-            &NewSession {
-                path: Path::new(&file),
-                rel_path: None,
-                header: &header,
-                header_line: &header_line,
-                source_version: 3.0,
-                file: None,
-                written_ns: write::now_ns(),
-            },
-        )?;
+        let new_sid = write::insert_session(&tx, &NewSession::made_now(Path::new(&file), &header, &header_line))?;
         write::copy_session(&tx, source_sid, new_sid)?;
         tx.commit()?;
         let mut m = SessionManager::blank(conn, Some(db_path), target, dir);
@@ -389,7 +417,10 @@ impl SessionManager {
 
     /// The database holding the session, as it is (journaled appends not yet in it).
     fn raw_db(&self) -> &Connection {
-        self.stage.as_ref().unwrap_or(&self.conn)
+        match &self.persistence {
+            Persistence::Staged { stage, .. } => stage,
+            _ => &self.conn,
+        }
     }
 
     /// The database holding the session, with this manager's journaled appends settled.
@@ -404,7 +435,7 @@ impl SessionManager {
         if self.journaled.borrow().is_empty() {
             return Ok(());
         }
-        if let Some(path) = &self.db_path {
+        if let Some(path) = self.persistence.db_path() {
             journal::settle(&self.conn, path)?;
         }
         self.journaled.borrow_mut().clear();
@@ -413,7 +444,7 @@ impl SessionManager {
 
     /// Moves a staged session into the database, with `extra` appended, in one transaction.
     fn flush(&mut self, extra: Option<&str>) -> Result<()> {
-        let Some(stage) = self.stage.as_ref() else { return Ok(()) };
+        let Persistence::Staged { stage, file, .. } = &self.persistence else { return Ok(()) };
         let t = SessionTree::open(stage, self.sid)?;
         let mut lines: Vec<String> = t.all_entries()?.into_iter().map(|r| r.body).collect();
         lines.extend(extra.map(str::to_owned));
@@ -422,10 +453,10 @@ impl SessionManager {
             Ok(Value::Object(h)) => h,
             _ => return Err(Error::InvalidArgument("staged session has no header".into())),
         };
-        let file = self.session_file.clone().unwrap_or_default();
+        let file = file.clone();
         let sid = write_session(&mut self.conn, Path::new(&file), &header, &lines)?;
         self.sid = sid;
-        self.stage = None;
+        self.set_persistence(Some(file), None);
         Ok(())
     }
 
@@ -435,12 +466,12 @@ impl SessionManager {
         let id = entry.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
         let parent_id = entry.get("parentId").and_then(Value::as_str).map(str::to_owned);
         let text = Value::Object(entry.clone()).to_json();
-        if self.stage.is_some() && is_conversation(&entry) {
+        if matches!(self.persistence, Persistence::Staged { .. }) && is_conversation(&entry) {
             self.flush(Some(&text))?;
-        } else if let (None, Some(db_path), Some(file)) = (&self.stage, &self.db_path, &self.session_file) {
-            let journal = match &mut self.journal {
+        } else if let Persistence::Saved { db_path, file, journal } = &mut self.persistence {
+            let journal = match journal {
                 Some(j) => j,
-                None => self.journal.insert(Journal::open(db_path)?),
+                None => journal.insert(Journal::open(db_path)?),
             };
             journal.append(file, &text)?;
             let due = {
@@ -460,7 +491,10 @@ impl SessionManager {
                 None => None,
             };
             let sid = self.sid;
-            let conn = self.stage.as_mut().unwrap_or(&mut self.conn);
+            let conn = match &mut self.persistence {
+                Persistence::Staged { stage, .. } => stage,
+                _ => &mut *self.conn,
+            };
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             write::append_entry(&tx, sid, &text, parent)?;
             tx.commit()?;
@@ -758,9 +792,9 @@ impl SessionManager {
         }
         let id = ids::new_session_id();
         let ts = jstime::now_iso();
-        let parent_session = if self.persist { self.session_file.clone() } else { None };
+        let parent_session = self.persistence.file().map(str::to_owned);
         let header = build::header(&id, &ts, &self.cwd, parent_session.as_deref());
-        let file = self.persist.then(|| {
+        let file = self.persists().then(|| {
             Path::new(&self.session_dir).join(layout::session_file_name(&ts, &id)).to_string_lossy().into_owned()
         });
         let target = file.clone().unwrap_or_else(|| format!("<memory>/{id}"));
@@ -768,29 +802,28 @@ impl SessionManager {
         let labels = &self.labels;
         // Written now when it holds a conversation (or lives in memory), staged otherwise, as
         // `install` does; read from wherever the current session is.
-        let sid = if self.persist && !conversation {
+        let (sid, stage) = if self.persists() && !conversation {
             let mut stage = db::open_in_memory()?;
-            let source = self.stage.as_ref().unwrap_or(&self.conn);
+            let source = self.raw_db();
             let sid = write_session_from(&mut stage, target, &header, &mut |_, sink| {
                 branch_lines(source, &path, labels, false, sink)
             })?;
-            self.stage = Some(stage);
-            sid
-        } else if let Some(stage) = &self.stage {
+            (sid, Some(stage))
+        } else if let Persistence::Staged { stage, .. } = &self.persistence {
             let sid = write_session_from(&mut self.conn, target, &header, &mut |_, sink| {
                 branch_lines(stage, &path, labels, false, sink)
             })?;
-            self.stage = None;
-            sid
+            (sid, None)
         } else {
             // Source and copy in one database: unchanged lines are shared, not copied.
-            write_session_from(&mut self.conn, target, &header, &mut |tx, sink| {
+            let sid = write_session_from(&mut self.conn, target, &header, &mut |tx, sink| {
                 branch_lines(tx, &path, labels, true, sink)
-            })?
+            })?;
+            (sid, None)
         };
         self.sid = sid;
         self.session_id = id;
-        self.session_file = file.clone();
+        self.set_persistence(file.clone(), stage);
         self.reload_index()?;
         Ok(file)
     }
@@ -857,7 +890,7 @@ impl SessionManager {
 
     /// pi's `getSessionName()`.
     pub fn session_name(&self) -> Result<Option<String>> {
-        Ok(write::load_stats(self.db()?, self.sid)?.0.name)
+        Ok(write::load_stats(self.db()?, self.sid)?.stats.name)
     }
 
     /// pi's `getSessionId()`.
@@ -867,7 +900,7 @@ impl SessionManager {
 
     /// pi's `getSessionFile()`.
     pub fn session_file(&self) -> Option<&str> {
-        self.session_file.as_deref()
+        self.persistence.file()
     }
 
     /// pi's `getCwd()`.
@@ -882,7 +915,7 @@ impl SessionManager {
 
     /// pi's `getEntryCount()`: distinct entry ids.
     pub fn entry_count(&self) -> Result<i64> {
-        let (stats, _, regular) = write::load_stats(self.db()?, self.sid)?;
+        let write::StoredStats { stats, tree_ok: regular, .. } = write::load_stats(self.db()?, self.sid)?;
         if regular {
             return Ok(stats.entry_count); // ids are unique
         }
@@ -891,17 +924,21 @@ impl SessionManager {
 
     /// pi's `isPersisted()`.
     pub fn is_persisted(&self) -> bool {
-        self.persist
+        self.persists()
     }
 
     /// True once the session is in the database (not staged, not in memory).
     pub fn is_saved(&self) -> bool {
-        self.persist && self.stage.is_none()
+        matches!(self.persistence, Persistence::Saved { .. })
     }
 
     /// What the constructors report.
     pub fn opened(&self) -> Opened {
-        Opened { session_id: self.session_id.clone(), session_file: self.session_file.clone(), cwd: self.cwd.clone() }
+        Opened {
+            session_id: self.session_id.clone(),
+            session_file: self.persistence.file().map(str::to_owned),
+            cwd: self.cwd.clone(),
+        }
     }
 
     fn leaf_arg(&self) -> Leaf {

@@ -1,4 +1,4 @@
-//! Entries as pi's append methods build them (SPEC 2): same fields, same key order, undefined
+//! Entries as pi's append methods build them: same fields, same key order, undefined
 //! fields left out, ISO timestamps with milliseconds.
 
 use crate::js::json::{Object, Value};

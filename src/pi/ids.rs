@@ -1,4 +1,4 @@
-//! Entry and session ids as pi makes them (SPEC 1).
+//! Entry and session ids as pi makes them.
 
 use uuid::Uuid;
 

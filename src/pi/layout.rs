@@ -1,4 +1,4 @@
-//! Where pi keeps session files (SPEC 6), and pi's path handling.
+//! Where pi keeps session files, and pi's path handling.
 
 use std::path::{Component, Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! Migration of v1 and v2 session files to v3, with pi's exact key placement (SPEC 1).
+//! Migration of v1 and v2 session files to v3, with pi's exact key placement.
 
 use crate::js::json::{Object, Value};
 use crate::pi::ids;

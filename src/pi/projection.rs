@@ -1,4 +1,4 @@
-//! From entries to what the model sees (SPEC 4): pi's `buildContextEntries`,
+//! From entries to what the model sees: pi's `buildContextEntries`,
 //! `sessionEntryToContextMessages`, context edits and the settings replay, on parsed entries.
 
 use crate::js::json::{Object, Value};
@@ -79,7 +79,7 @@ pub fn context_entries(path: &[ParsedEntry]) -> Vec<&ParsedEntry> {
     out
 }
 
-/// The thinking level and model in force (SPEC 4.5): `None` thinking level is `undefined`.
+/// The thinking level and model in force: `None` thinking level is `undefined`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     /// `thinkingLevel`; starts as `"off"`.

@@ -1,5 +1,5 @@
 //! pi-ai's `getCurrentSystemMessage`: the system messages of a context replayed into one
-//! (what `appendCompaction` snapshots, SPEC 5).
+//! (what `appendCompaction` snapshots).
 
 use crate::js::json::{Object, Value};
 use indexmap::IndexMap;

@@ -1,4 +1,4 @@
-//! Finding sessions across projects (SPEC 6): pi's `SessionInfo`, `list`, `listAll`, answered
+//! Finding sessions across projects: pi's `SessionInfo`, `list`, `listAll`, answered
 //! from the columns kept on every write.
 
 use crate::error::Result;

@@ -1,4 +1,4 @@
-//! Writing sessions back as JSONL (SPEC 7): the header line, then every stored entry line in
+//! Writing sessions back as JSONL, exactly as imported: the header line, then every stored entry line in
 //! file order, each followed by `\n`.
 
 use crate::error::{Error, Result};

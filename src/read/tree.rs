@@ -1,4 +1,4 @@
-//! A stored session as a tree (SPEC 3): paths by recursive CTE, children, the whole tree,
+//! A stored session as a tree (entries linked by `id`/`parentId`): paths by recursive CTE, children, the whole tree,
 //! labels, and the model-context projection computed from the database.
 
 use crate::error::{Error, Result};

@@ -16,6 +16,7 @@
 //! first, database second.
 
 use crate::error::{Error, Result};
+use crate::hash::fnv1a;
 use crate::store::queries;
 use crate::store::sessions;
 use crate::store::write;
@@ -32,17 +33,6 @@ const RECORD_HEAD: usize = 16;
 /// The journal of the database at `db`.
 pub fn path_for(db: &Path) -> PathBuf {
     crate::store::files::beside(db, "-appends")
-}
-
-fn fnv(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in parts {
-        for &b in *part {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    h
 }
 
 fn io(path: &Path, e: std::io::Error) -> Error {
@@ -75,7 +65,7 @@ impl Journal {
         self.buf.clear();
         self.buf.extend_from_slice(&u32::try_from(p.len()).map_err(|_| too_long())?.to_le_bytes());
         self.buf.extend_from_slice(&u32::try_from(l.len()).map_err(|_| too_long())?.to_le_bytes());
-        self.buf.extend_from_slice(&fnv(&[p, l]).to_le_bytes());
+        self.buf.extend_from_slice(&fnv1a(&[p, l]).to_le_bytes());
         self.buf.extend_from_slice(p);
         self.buf.extend_from_slice(l);
         self.file.lock_shared().map_err(|e| io(&self.path, e))?;
@@ -106,7 +96,7 @@ fn parse(bytes: &[u8]) -> Vec<Record> {
             break;
         };
         let (p, l) = (&bytes[start..start + pl], &bytes[start + pl..end]);
-        if fnv(&[p, l]) != u64::from_le_bytes(sum) {
+        if fnv1a(&[p, l]) != u64::from_le_bytes(sum) {
             break;
         }
         match (std::str::from_utf8(p), std::str::from_utf8(l)) {

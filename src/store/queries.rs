@@ -111,10 +111,6 @@ pub const WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, key, type, role, parent_
         WHERE w.n < ?2) \
     SELECT key, type, role FROM walk";
 
-/// Statistics of a session, its last line number and whether its tree is regular.
-pub const SESSION_STATS: &str = "SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, \
-    tree_ok FROM sessions WHERE sid = ?1";
-
 /// Sessions whose file is in folder `?1`, most recently written first (continue-recent).
 pub const SESSIONS_IN_DIR_BY_RECENCY: &str =
     "SELECT sid, path, cwd FROM sessions WHERE dir = ?1 ORDER BY written_ns DESC";

@@ -1,4 +1,4 @@
-//! Per-session discovery fields kept as columns (SPEC 6): name, message count, first user
+//! Per-session discovery fields kept as columns (what pi's `SessionInfo` shows): name, message count, first user
 //! message, newest activity. Computed once while entries are written, never at query time.
 
 use crate::js::json::{self, RawObject, Value};

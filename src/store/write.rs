@@ -31,6 +31,28 @@ pub struct NewSession<'a> {
     pub written_ns: i64,
 }
 
+impl<'a> NewSession<'a> {
+    /// A session made now by the SessionManager: written as version 3, from no file.
+    pub fn made_now(path: &'a Path, header: &'a json::Object, header_line: &'a str) -> Self {
+        let (rel_path, file) = (None, None);
+        NewSession { path, rel_path, header, header_line, source_version: 3.0, file, written_ns: now_ns() }
+    }
+
+    /// A session imported from the file at `path` (`rel` below the imported folder), as
+    /// the file was when its signature `sig` was taken.
+    pub fn imported(
+        path: &'a Path,
+        rel: &'a str,
+        header: &'a json::Object,
+        header_line: &'a str,
+        source_version: f64,
+        sig: FileSignature,
+    ) -> Self {
+        let (rel_path, file, written_ns) = (Some(rel), Some(sig), sig.mtime_ns);
+        NewSession { path, rel_path, header, header_line, source_version, file, written_ns }
+    }
+}
+
 /// Nanoseconds since the Unix epoch, now.
 pub fn now_ns() -> i64 {
     std::time::SystemTime::now()
@@ -346,7 +368,7 @@ pub fn entry_key(sid: i64, seq: i64) -> i64 {
 /// Copies the entry lines of a session (keys `?4..=?5`, base `?1`) to session `?3` (base
 /// `?2`), header lines left out: keys and key-valued derived columns move by the base shift;
 /// the lines themselves are shared (see `entry_lines`), not copied. Positional, as
-/// `COPY_TEXTS` and `COPY_USAGE` it runs with, which [`CopyRun`] binds the same way.
+/// `COPY_TEXTS` and `COPY_USAGE` it runs with, which `CopyRun` binds the same way.
 pub const COPY_ENTRIES: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, body, \
         body_key, parent_key, depth, compaction_key, thinking_key, model_key) \
     SELECT key - ?1 + ?2, ?3, seq, id, parent_id, type, ts, ts_ms, role, '', coalesce(body_key, key), \
@@ -369,7 +391,7 @@ pub const COPY_LIST_TEXT: &str =
 pub fn copy_session(tx: &Connection, source: i64, copy: i64) -> Result<()> {
     let (lo, _) = key_range(source);
     let (new_lo, _) = key_range(copy);
-    let (_, last_seq, _) = load_stats(tx, source)?;
+    let last_seq = load_stats(tx, source)?.last_seq;
     // In slices of lines (see `COPY_SLICE`).
     for first in (0..=last_seq).step_by(COPY_SLICE as usize) {
         let (from, to) = (lo + first, lo + (first + COPY_SLICE - 1).min(last_seq));
@@ -390,21 +412,36 @@ pub fn key_range(sid: i64) -> (i64, i64) {
     (lo.0, hi.0)
 }
 
+/// A session's statistics, last line number and tree regularity.
+pub const SESSION_STATS: &str = "SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, \
+    tree_ok FROM sessions WHERE sid = :sid";
+
+/// What [`load_stats`] reads of a session.
+pub struct StoredStats {
+    /// The discovery fields.
+    pub stats: SessionStats,
+    /// The line number of the session's last stored line.
+    pub last_seq: i64,
+    /// Every parent precedes its child and ids are unique, so the derived columns are exact.
+    pub tree_ok: bool,
+}
+
 /// A session's statistics as stored, and its last line number and tree regularity.
-pub fn load_stats(conn: &Connection, sid: i64) -> Result<(SessionStats, i64, bool)> {
+pub fn load_stats(conn: &Connection, sid: i64) -> Result<StoredStats> {
     let row = conn
-        .query_row(queries::SESSION_STATS, [sid], |r| {
-            Ok((
-                SessionStats {
-                    name: r.get(0)?,
-                    message_count: r.get(1)?,
-                    first_message: r.get(2)?,
-                    last_activity_ms: r.get(3)?,
-                    entry_count: r.get(4)?,
+        .prepare_cached(SESSION_STATS)?
+        .query_row(named_params! { ":sid": sid }, |r| {
+            Ok(StoredStats {
+                stats: SessionStats {
+                    name: r.get("name")?,
+                    message_count: r.get("message_count")?,
+                    first_message: r.get("first_message")?,
+                    last_activity_ms: r.get("last_activity_ms")?,
+                    entry_count: r.get("entry_count")?,
                 },
-                r.get::<_, i64>(5)?,
-                r.get::<_, i64>(6)? != 0,
-            ))
+                last_seq: r.get("last_seq")?,
+                tree_ok: r.get::<_, i64>("tree_ok")? != 0,
+            })
         })
         .optional()?;
     row.ok_or_else(|| crate::Error::NotFound(format!("no session with internal key {sid}")))
@@ -413,7 +450,7 @@ pub fn load_stats(conn: &Connection, sid: i64) -> Result<(SessionStats, i64, boo
 /// Appends one entry line to session `sid` under its parent (the leaf), with derived columns
 /// from the parent and the session's statistics and write time updated. Returns the new key.
 pub fn append_entry(tx: &Connection, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
-    let (mut stats, last_seq, regular) = load_stats(tx, sid)?;
+    let StoredStats { mut stats, last_seq, tree_ok: regular } = load_stats(tx, sid)?;
     let obj = json::scan_object(text.as_bytes())
         .ok()
         .flatten()

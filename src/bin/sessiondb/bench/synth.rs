@@ -1,6 +1,6 @@
 //! A deterministic synthetic corpus in pi's exact format and layout:
 //! `<dir>/sessions/--<cwd>--/<timestamp>_<uuidv7>.jsonl`, one header line then entries with
-//! pi's key order (SPEC 2). The same options give byte-identical files.
+//! pi's key order. The same options give byte-identical files.
 
 mod agent;
 mod line;

@@ -42,12 +42,11 @@ pub fn run_context(db: &Path, a: ContextArgs) -> anyhow::Result<i32> {
     };
     let (p, cycle) = t.projection(&leaf)?;
     warn_cycle(cycle.as_deref());
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if a.json {
-        writeln!(out, "{}", p.to_json())?;
-        out.flush()?;
+        super::output::print_pi_json(&p)?;
         return Ok(0);
     }
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let o = p.as_object();
     let get = |k: &str| o.and_then(|o| o.get(k));
     let model = get("model")

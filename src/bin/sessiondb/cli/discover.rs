@@ -10,12 +10,8 @@ use std::path::Path;
 /// project in the database.
 #[derive(clap::Args)]
 pub struct ListArgs {
-    /// Only sessions whose header cwd is DIR.
-    #[arg(long, value_name = "DIR", conflicts_with = "session_dir")]
-    cwd: Option<String>,
-    /// Only sessions whose file is in DIR (pi's `list(cwd, sessionDir)`).
-    #[arg(long, value_name = "DIR")]
-    session_dir: Option<String>,
+    #[command(flatten)]
+    scope: Scope,
     /// Only sessions that have a name.
     #[arg(long)]
     named: bool,
@@ -37,12 +33,8 @@ pub struct ListArgs {
 pub struct FindArgs {
     /// Session id (or id prefix without a scope).
     id: String,
-    /// Look in this cwd's default session folder.
-    #[arg(long, value_name = "DIR", conflicts_with = "session_dir")]
-    cwd: Option<String>,
-    /// Look in this session folder.
-    #[arg(long, value_name = "DIR")]
-    session_dir: Option<String>,
+    #[command(flatten)]
+    scope: Scope,
     /// Print JSON: the path (or null) with a scope, else an array of paths.
     #[arg(long)]
     json: bool,
@@ -52,15 +44,24 @@ pub struct FindArgs {
 /// folder (--cwd), in a folder (--session-dir), or anywhere.
 #[derive(clap::Args)]
 pub struct RecentArgs {
-    /// The project directory.
-    #[arg(long, value_name = "DIR", conflicts_with = "session_dir")]
-    cwd: Option<String>,
-    /// The session folder.
-    #[arg(long, value_name = "DIR")]
-    session_dir: Option<String>,
+    #[command(flatten)]
+    scope: Scope,
     /// Print JSON: `{"file", "isNew", "sessionId", "leafId", "entryCount"}`.
     #[arg(long)]
     json: bool,
+}
+
+/// Where `list`, `find` and `recent` look: one project, one session folder, or (neither)
+/// every session in the database.
+#[derive(clap::Args)]
+struct Scope {
+    /// The project directory: `list` shows sessions whose header cwd is DIR; `find` and
+    /// `recent` look in DIR's default session folder.
+    #[arg(long, value_name = "DIR", conflicts_with = "session_dir")]
+    cwd: Option<String>,
+    /// The session folder (pi's `sessionDir`).
+    #[arg(long, value_name = "DIR")]
+    session_dir: Option<String>,
 }
 
 fn resolved(p: &str) -> String {
@@ -101,7 +102,7 @@ fn print_table(infos: &[SessionInfo]) -> anyhow::Result<()> {
 
 pub fn run_list(db: &Path, a: ListArgs) -> anyhow::Result<i32> {
     let conn = sessiondb::db::open_existing(db)?;
-    let mut infos = match (&a.cwd, &a.session_dir) {
+    let mut infos = match (&a.scope.cwd, &a.scope.session_dir) {
         (Some(cwd), _) => discovery::list_cwd(&conn, &resolved(cwd))?,
         (None, Some(dir)) => discovery::list_dir(&conn, &resolved(dir), None)?,
         (None, None) => discovery::list_everything(&conn)?,
@@ -121,7 +122,7 @@ pub fn run_list(db: &Path, a: ListArgs) -> anyhow::Result<i32> {
     }
     if a.json {
         discovery::fill_all_text(&conn, &mut infos)?;
-        println!("{}", Value::Array(infos.iter().map(SessionInfo::to_value).collect()).to_json());
+        super::output::print_pi_json(&Value::Array(infos.iter().map(SessionInfo::to_value).collect()))?;
     } else {
         print_table(&infos)?;
     }
@@ -130,7 +131,7 @@ pub fn run_list(db: &Path, a: ListArgs) -> anyhow::Result<i32> {
 
 pub fn run_find(db: &Path, a: FindArgs) -> anyhow::Result<i32> {
     let conn = sessiondb::db::open_existing(db)?;
-    let scoped = match (&a.cwd, &a.session_dir) {
+    let scoped = match (&a.scope.cwd, &a.scope.session_dir) {
         (Some(cwd), _) => Some(discovery::find_in_dir(&conn, &a.id, &discovery::session_dir_for(cwd, None), None)?),
         (None, Some(dir)) => Some(discovery::find_in_dir(&conn, &a.id, &resolved(dir), None)?),
         (None, None) => None,
@@ -154,7 +155,7 @@ pub fn run_find(db: &Path, a: FindArgs) -> anyhow::Result<i32> {
         }
     };
     if a.json {
-        println!("{}", Value::Array(paths.iter().map(|p| Value::String(p.as_str().into())).collect()).to_json());
+        super::output::print_pi_json(&Value::Array(paths.iter().map(|p| Value::String(p.as_str().into())).collect()))?;
     } else {
         for p in &paths {
             println!("{p}");
@@ -165,7 +166,7 @@ pub fn run_find(db: &Path, a: FindArgs) -> anyhow::Result<i32> {
 
 pub fn run_recent(db: &Path, a: RecentArgs) -> anyhow::Result<i32> {
     let conn = sessiondb::db::open_existing(db)?;
-    let found = match (&a.cwd, &a.session_dir) {
+    let found = match (&a.scope.cwd, &a.scope.session_dir) {
         (Some(cwd), _) => discovery::recent_in_dir(&conn, &discovery::session_dir_for(cwd, None), None)?,
         (None, Some(dir)) => discovery::recent_in_dir(&conn, &resolved(dir), None)?,
         (None, None) => discovery::recent_anywhere(&conn)?,
@@ -180,7 +181,7 @@ pub fn run_recent(db: &Path, a: RecentArgs) -> anyhow::Result<i32> {
     };
     let t = sessiondb::tree::SessionTree::open(&conn, sid)?;
     let leaf = t.last_entry()?;
-    let (stats, _, _) = sessiondb::internals::write::load_stats(&conn, sid)?;
+    let stats = sessiondb::internals::write::load_stats(&conn, sid)?.stats;
     let id = sessiondb::internals::sessions::session_row(&conn, sid)?.id;
     if a.json {
         let mut o = sessiondb::json::Object::new();
@@ -189,7 +190,7 @@ pub fn run_recent(db: &Path, a: RecentArgs) -> anyhow::Result<i32> {
         o.set("sessionId", Value::String(id.as_str().into()));
         o.set("leafId", leaf.and_then(|r| r.id).map_or(Value::Null, |l| Value::String(l.as_str().into())));
         o.set("entryCount", Value::Number(stats.entry_count as f64));
-        println!("{}", Value::Object(o).to_json());
+        super::output::print_pi_json(&Value::Object(o))?;
     } else {
         println!("{path}");
         println!("session {id}, {} entries", stats.entry_count);

@@ -20,7 +20,18 @@ pub fn fail(e: &anyhow::Error) -> i32 {
     2
 }
 
-/// Prints a value as pretty JSON on stdout.
+/// `--json` comes in two forms. What pi itself returns (entries, SessionInfo, projections) is
+/// printed as pi's `JSON.stringify` would print it, on one line, with [`print_pi_json`];
+/// sessiondb's own reports (import summaries, search hits, statistics) are printed pretty with
+/// [`print_json`].
+pub fn print_pi_json(value: &sessiondb::json::Value) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", value.to_json())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Prints a value as pretty JSON on stdout (see [`print_pi_json`]).
 pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, value)?;

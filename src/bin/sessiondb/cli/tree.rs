@@ -1,4 +1,4 @@
-//! `sessiondb tree`, `branch`, `children`: the session tree (SPEC 3).
+//! `sessiondb tree`, `branch`, `children`: the session tree.
 
 use super::{open_session, warn_cycle};
 use crate::cli::render;
@@ -45,9 +45,8 @@ pub struct ChildrenArgs {
     json: bool,
 }
 
-fn entries_json(rows: &[Row]) -> String {
-    let items: Vec<Value> = rows.iter().map(|r| r.parse().value).collect();
-    Value::Array(items).to_json()
+fn print_entries(rows: &[Row]) -> anyhow::Result<()> {
+    super::output::print_pi_json(&Value::Array(rows.iter().map(|r| r.parse().value).collect()))
 }
 
 fn entry_line(row: &Row, width: usize) -> String {
@@ -61,10 +60,10 @@ pub fn run_branch(db: &Path, a: BranchArgs) -> anyhow::Result<i32> {
     let t = sessiondb::tree::SessionTree::open(&conn, s.sid)?;
     let path = t.branch(a.from.as_deref())?;
     warn_cycle(path.cycle.as_deref());
-    let mut out = std::io::stdout().lock();
     if a.json {
-        writeln!(out, "{}", entries_json(&path.entries))?;
+        print_entries(&path.entries)?;
     } else {
+        let mut out = std::io::stdout().lock();
         for r in &path.entries {
             writeln!(out, "{}", entry_line(r, 100))?;
         }
@@ -76,10 +75,10 @@ pub fn run_children(db: &Path, a: ChildrenArgs) -> anyhow::Result<i32> {
     let (conn, s) = open_session(db, &a.session)?;
     let t = sessiondb::tree::SessionTree::open(&conn, s.sid)?;
     let rows = t.children(&a.id)?;
-    let mut out = std::io::stdout().lock();
     if a.json {
-        writeln!(out, "{}", entries_json(&rows))?;
+        print_entries(&rows)?;
     } else {
+        let mut out = std::io::stdout().lock();
         for r in &rows {
             writeln!(out, "{}", entry_line(r, 100))?;
         }
