@@ -12,7 +12,7 @@ use crate::store::queries;
 use crate::store::signatures;
 use crate::store::stats::SessionStats;
 use crate::store::write::{self, EntryWriter, NewSession};
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fs::File;
@@ -510,7 +510,7 @@ fn import_file_inner(
         (sid, writer.finish()?)
     };
     let tail = tail_hash(path, source.consumed)?;
-    tx.execute(queries::SET_SYNC_POSITION, params![sid, source.consumed as i64, tail])?;
+    crate::store::sync_state::set_position(tx, sid, source.consumed as i64, tail)?;
     report.entries = u64::try_from(stats.entry_count).unwrap_or(0);
     Ok(report)
 }

@@ -13,9 +13,10 @@ use crate::jsonl::signature::{file_signature, FileSignature};
 use crate::jsonl::{classify, LineKind};
 use crate::store::derive::EntryFields;
 use crate::store::queries;
+use crate::store::sync_state::{self, SyncState};
 use crate::store::write;
 use crate::store::{sessions, signatures};
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -59,45 +60,15 @@ pub struct SyncSummary {
 }
 
 /// A session file as last synced.
-#[derive(Debug, Clone)]
-struct Known {
-    sid: i64,
-    size: Option<i64>,
-    mtime: Option<i64>,
-    offset: Option<i64>,
-    tail: Option<i64>,
-    missing: bool,
-}
-
-impl Known {
-    /// From a row of [`queries::SYNC_STATES_UNDER`] or [`queries::SYNC_STATE_BY_PATH`].
-    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Known> {
-        Ok(Known {
-            sid: r.get(1)?,
-            size: r.get(2)?,
-            mtime: r.get(3)?,
-            offset: r.get(4)?,
-            tail: r.get(5)?,
-            missing: r.get::<_, i64>(6)? != 0,
-        })
-    }
-}
+type Known = SyncState;
 
 fn known_under(conn: &Connection, dir: &Path) -> Result<HashMap<PathBuf, Known>> {
-    let root = dir.to_string_lossy();
-    let (lo, hi) = (format!("{root}/"), format!("{root}0"));
-    let mut st = conn.prepare_cached(queries::SYNC_STATES_UNDER)?;
-    let rows = st.query_map([&lo, &hi], |r| Ok((PathBuf::from(r.get::<_, String>(0)?), Known::from_row(r)?)))?;
-    Ok(rows.collect::<rusqlite::Result<HashMap<_, _>>>()?)
+    Ok(sync_state::states_under(conn, dir)?)
 }
 
 fn known_at(conn: &Connection, path: &Path) -> Result<Option<Known>> {
-    let mut st = conn.prepare_cached(queries::SYNC_STATE_BY_PATH)?;
-    Ok(st.query_row([path.to_string_lossy()], Known::from_row).optional()?)
+    Ok(sync_state::state_at(conn, path)?)
 }
-
-/// Stored size, modification time and sync position of a file, and its tree regularity.
-type SyncState = (Option<i64>, Option<i64>, Option<i64>, i64);
 
 /// Outcome of reading only the appended part of a file.
 enum Tail {
@@ -112,14 +83,13 @@ enum Tail {
 /// Appends the complete lines written after the stored position, in one transaction.
 fn append_tail(conn: &mut Connection, path: &Path, seen: &Known, sig: FileSignature) -> Result<Tail> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let state: Option<SyncState> = tx
-        .query_row(queries::SYNC_STATE, [seen.sid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .optional()?;
-    let Some((size, mtime, offset, tree_ok)) = state else { return Ok(Tail::AlreadyDone) };
+    let Some(sync_state::Position { size, mtime, offset, tree_ok }) = sync_state::position(&tx, seen.sid)? else {
+        return Ok(Tail::AlreadyDone);
+    };
     if (size, mtime, offset) != (seen.size, seen.mtime, seen.offset) {
         return Ok(Tail::AlreadyDone);
     }
-    if tree_ok == 0 {
+    if !tree_ok {
         return Ok(Tail::NeedsFullImport);
     }
     let from = u64::try_from(offset.unwrap_or(0)).unwrap_or(0);
@@ -152,7 +122,7 @@ fn append_tail(conn: &mut Connection, path: &Path, seen: &Known, sig: FileSignat
     }
     let consumed = source.consumed;
     let tail = tail_hash(path, consumed)?;
-    tx.execute(queries::SET_SYNC_POSITION, params![seen.sid, consumed as i64, tail])?;
+    sync_state::set_position(&tx, seen.sid, consumed as i64, tail)?;
     signatures::set(&tx, seen.sid, sig)?;
     tx.commit()?;
     Ok(Tail::Done(added, skipped))
@@ -187,7 +157,7 @@ fn sync_file(conn: &mut Connection, path: &Path, rel: &str, seen: Option<&Known>
     if k.size == Some(sig.size) && k.mtime == Some(sig.mtime_ns) {
         s.unchanged += 1;
         if k.missing {
-            conn.execute(queries::SET_MISSING, params![k.sid, 0])?;
+            sync_state::set_missing(conn, k.sid, false)?;
         }
         return Ok(());
     }
@@ -247,7 +217,7 @@ pub fn sync_dir(
             s.pruned += 1;
         } else {
             if !k.missing {
-                conn.execute(queries::SET_MISSING, params![k.sid, 1])?;
+                sync_state::set_missing(conn, k.sid, true)?;
             }
             s.missing += 1;
         }
@@ -267,7 +237,7 @@ pub fn sync_paths(conn: &mut Connection, dir: &Path, paths: &[PathBuf], s: &mut 
         let seen = seen.as_ref();
         if !p.exists() {
             if let Some(k) = seen {
-                conn.execute(queries::SET_MISSING, params![k.sid, 1])?;
+                sync_state::set_missing(conn, k.sid, true)?;
                 s.missing += 1;
             }
             continue;

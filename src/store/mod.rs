@@ -13,4 +13,5 @@ pub mod queries;
 pub mod sessions;
 pub mod signatures;
 pub mod stats;
+pub mod sync_state;
 pub mod write;

@@ -298,24 +298,6 @@ pub const USAGE_TOTALS: &str = "WITH firsts AS ( \
     FROM firsts f JOIN usage u ON u.key = f.key JOIN sessions s ON s.sid = u.session \
     GROUP BY grp ORDER BY grp";
 
-/// Records how far a session's file has been read (`?2` bytes) and the hash of the bytes
-/// before that point (`?3`).
-pub const SET_SYNC_POSITION: &str = "UPDATE sessions SET sync_offset = ?2, tail_hash = ?3, missing = 0 WHERE sid = ?1";
-
-/// Sync state of the sessions whose path sorts in `[?1, ?2)` (one directory tree).
-pub const SYNC_STATES_UNDER: &str = "SELECT path, sid, file_size, file_mtime_ns, sync_offset, tail_hash, missing \
-    FROM sessions WHERE path >= ?1 AND path < ?2";
-
-/// Sync state of the session at path `?1`.
-pub const SYNC_STATE_BY_PATH: &str = "SELECT path, sid, file_size, file_mtime_ns, sync_offset, tail_hash, missing \
-    FROM sessions WHERE path = ?1";
-
-/// File signature, sync position and tree regularity of session `?1`.
-pub const SYNC_STATE: &str = "SELECT file_size, file_mtime_ns, sync_offset, tree_ok FROM sessions WHERE sid = ?1";
-
-/// Marks a session's file as gone (`?2` = 1) or back (`?2` = 0).
-pub const SET_MISSING: &str = "UPDATE sessions SET missing = ?2 WHERE sid = ?1";
-
 /// SQLite's check of the database file (at most 100 problems).
 pub const INTEGRITY_CHECK: &str = "PRAGMA integrity_check(100)";
 
