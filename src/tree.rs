@@ -240,6 +240,14 @@ impl<'c> SessionTree<'c> {
         self.rows(queries::ALL_ENTRIES, params![lo, hi])
     }
 
+    /// The keys of [`Self::all_entries`], without reading a line.
+    pub fn all_entry_keys(&self) -> Result<Vec<i64>> {
+        let (lo, hi) = self.range();
+        let mut st = self.conn.prepare_cached(queries::ALL_ENTRY_KEYS)?;
+        let keys = st.query_map(params![lo, hi], |r| r.get(0))?.collect::<rusqlite::Result<Vec<i64>>>()?;
+        Ok(keys)
+    }
+
     /// Labels resolved over all label lines in file order: target id → (label, timestamp), in
     /// the order they were set (a changed label keeps its place; cleared then set moves last).
     pub fn labels(&self) -> Result<IndexMap<String, (Value, Option<Value>)>> {
