@@ -947,8 +947,8 @@ impl SessionManager {
     }
 }
 
-/// Reads by storage key, for hosts that keep parsed lines (immutable once written) and ask
-/// only for the ones they lack. Keys are valid while [`SessionManager::cache_epoch`] stays
+/// Reads for hosts that keep every parsed line (lines never change once written) and ask
+/// only for lines written since. Keys are valid while [`SessionManager::cache_epoch`] stays
 /// the same (a staged session gets new keys when it is saved).
 impl SessionManager {
     /// Names the store keys live in: changes when the session moves or another one is current.
@@ -956,21 +956,10 @@ impl SessionManager {
         format!("{}:{}:{}", self.session_id, self.sid, self.is_saved())
     }
 
-    /// pi's `getBranch(fromId?)` as the keys of its lines, root first.
-    pub fn branch_keys(&self, from: Option<&str>) -> Result<Vec<i64>> {
-        let Some(start) = from.or(self.leaf.as_deref()) else { return Ok(Vec::new()) };
-        Ok(self.tree()?.branch_keys(start)?.into_iter().map(|s| s.key).collect())
-    }
-
-    /// pi's `getEntries()` as the keys of its lines, in file order.
-    pub fn entry_keys(&self) -> Result<Vec<i64>> {
-        self.tree()?.all_entry_keys()
-    }
-
-    /// The exact lines stored under `keys` (`None` for a key the session does not have).
-    pub fn lines(&self, keys: &[i64]) -> Result<Vec<Option<String>>> {
-        let t = self.tree()?;
-        keys.iter().map(|&k| Ok(t.entry_at(k)?.map(|r| r.body))).collect()
+    /// Hands `f` the key and line of at most `limit` of pi's `getEntries()` entries after
+    /// storage key `after` (from the first for `None`), in file order.
+    pub fn lines_after(&self, after: Option<i64>, limit: i64, f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+        self.tree()?.lines_after(after, limit, f)
     }
 }
 

@@ -86,10 +86,10 @@ pub const ALL_ENTRIES: &str = "SELECT key, id, parent_id, type, role, ts_ms, bod
     compaction_key, thinking_key, model_key FROM entry_lines \
     WHERE key BETWEEN ?1 AND ?2 AND type IS NOT 'session' ORDER BY key";
 
-/// The keys of every entry of a session (keys `?1..=?2`) in file order, header lines excluded;
-/// no line is read (for hosts that cache parsed lines by key).
-pub const ALL_ENTRY_KEYS: &str = "SELECT key FROM entries \
-    WHERE key BETWEEN ?1 AND ?2 AND type IS NOT 'session' ORDER BY key";
+/// Keys and lines of at most `?3` entries of a session (keys `?1..=?2`) in file order,
+/// header lines excluded.
+pub const LINES_FROM: &str = "SELECT key, body FROM entry_lines \
+    WHERE key BETWEEN ?1 AND ?2 AND type IS NOT 'session' ORDER BY key LIMIT ?3";
 
 /// Label lines of a session (keys `?1..=?2`) in file order, through the partial label index.
 pub const LABEL_ENTRIES: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \

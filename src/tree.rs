@@ -240,12 +240,18 @@ impl<'c> SessionTree<'c> {
         self.rows(queries::ALL_ENTRIES, params![lo, hi])
     }
 
-    /// The keys of [`Self::all_entries`], without reading a line.
-    pub fn all_entry_keys(&self) -> Result<Vec<i64>> {
+    /// Hands `f` the key and line of at most `limit` entries after storage key `after` (from
+    /// the first for `None`), in file order, without copying the lines.
+    pub fn lines_after(&self, after: Option<i64>, limit: i64, f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
         let (lo, hi) = self.range();
-        let mut st = self.conn.prepare_cached(queries::ALL_ENTRY_KEYS)?;
-        let keys = st.query_map(params![lo, hi], |r| r.get(0))?.collect::<rusqlite::Result<Vec<i64>>>()?;
-        Ok(keys)
+        let lo = after.map_or(lo, |k| lo.max(k.saturating_add(1)));
+        let mut st = self.conn.prepare_cached(queries::LINES_FROM)?;
+        let mut rows = st.query(params![lo, hi, limit])?;
+        while let Some(r) = rows.next()? {
+            let body = r.get_ref(1)?;
+            f(r.get(0)?, body.as_bytes().map_err(rusqlite::Error::from)?);
+        }
+        Ok(())
     }
 
     /// Labels resolved over all label lines in file order: target id → (label, timestamp), in
