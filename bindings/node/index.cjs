@@ -2,9 +2,9 @@
 //
 // Each SessionManager holds a native rpc server (src/lib.rs) whose current session is this
 // instance; calls go over as JSON and answers come back through JSON.parse, so entries are
-// exactly what JavaScript makes of the stored lines. Parsed lines are immutable: they are
-// cached by storage key, so getBranch()/getEntries() on a long session only fetch lines not
-// seen before.
+// exactly what JavaScript makes of the stored lines. Parsed lines are immutable: the first
+// getBranch()/getEntries() parses the session once, later ones only lines written since, and
+// getBranch() walks parents in JavaScript as pi does.
 "use strict";
 const path = require("node:path");
 
@@ -52,11 +52,11 @@ function sessionInfo(info) {
 }
 
 const TOKEN = Symbol("sessiondb.SessionManager");
+const BATCH = 20000; // lines per crossing: one JSON text stays far below V8's string limit
 
 class SessionManager {
 	#n;
-	#cache = new Map(); // storage key -> parsed entry
-	#epoch = null;
+	#mirror = null; // { epoch, lastKey, entries, byId }: the parsed session, see #sync
 
 	/** @private Use the static constructors, as with pi's SessionManager. */
 	constructor(token, n) {
@@ -139,25 +139,23 @@ class SessionManager {
 		return request(this.#n, method, args);
 	}
 
-	/** Entries for storage keys, parsing only lines not seen before. */
-	#entries(keys) {
+	/**
+	 * Every entry of the session, parsed once: lines never change once written, so only lines
+	 * written since the last call (by this manager or another process) cross the boundary.
+	 */
+	#sync() {
 		const epoch = this.#n.epoch();
-		if (epoch !== this.#epoch) {
-			this.#cache.clear();
-			this.#epoch = epoch;
+		let m = this.#mirror;
+		if (m === null || m.epoch !== epoch) m = this.#mirror = { epoch, lastKey: undefined, entries: [], byId: new Map() };
+		for (;;) {
+			const [keys, lines] = JSON.parse(this.#n.linesAfter(m.lastKey, BATCH).toString());
+			for (const e of lines) {
+				m.entries.push(e);
+				m.byId.set(e?.id, e);
+			}
+			if (keys.length > 0) m.lastKey = keys[keys.length - 1];
+			if (keys.length < BATCH) return m;
 		}
-		const cache = this.#cache;
-		let missing = null;
-		for (const k of keys) {
-			if (!cache.has(k)) (missing ??= []).push(k);
-		}
-		if (missing) {
-			const lines = JSON.parse(this.#n.lines(Float64Array.from(missing)));
-			for (let i = 0; i < missing.length; i++) cache.set(missing[i], lines[i]);
-		}
-		const out = new Array(keys.length);
-		for (let i = 0; i < keys.length; i++) out[i] = cache.get(keys[i]);
-		return out;
 	}
 
 	// ----- session ----------------------------------------------------------------------
@@ -246,11 +244,22 @@ class SessionManager {
 		return undef(this.#call("getLabel", id));
 	}
 	getBranch(fromId) {
-		if (fromId !== undefined && fromId !== null && typeof fromId !== "string") return this.#call("getBranch", fromId);
-		return this.#entries(this.#n.branchKeys(fromId ?? null));
+		// pi's walk over its index (the later line of a repeated id wins), stopping at a cycle.
+		const { byId } = this.#sync();
+		const path = [];
+		const startId = fromId ?? this.getLeafId();
+		const seen = new Set();
+		let current = startId ? byId.get(startId) : undefined;
+		while (current && !seen.has(current)) {
+			seen.add(current);
+			path.push(current);
+			current = current.parentId ? byId.get(current.parentId) : undefined;
+		}
+		path.reverse();
+		return path;
 	}
 	getEntries() {
-		return this.#entries(this.#n.entryKeys());
+		return this.#sync().entries.slice();
 	}
 	getTree() {
 		return this.#call("getTree");

@@ -6,7 +6,7 @@
 //! Nothing unwinds into Node: every entry point runs under `catch_unwind`, and a panic
 //! becomes a JS exception naming what failed.
 
-use napi::bindgen_prelude::Float64Array;
+use napi::bindgen_prelude::Buffer;
 use napi::{Error, Result};
 use napi_derive::napi;
 use sessiondb::rpc::RpcServer;
@@ -28,11 +28,6 @@ fn guard<T>(what: &str, f: impl FnOnce() -> sessiondb::Result<T>) -> Result<T> {
             Err(Error::from_reason(format!("sessiondb: internal error in {what}: {why}")))
         }
     }
-}
-
-/// Keys cross as doubles: `(session << 32) | seq` stays below 2^53 for 2^21 sessions.
-fn keys_out(keys: Vec<i64>) -> Float64Array {
-    Float64Array::new(keys.into_iter().map(|k| k as f64).collect())
 }
 
 /// A connection to the database and, once a constructor ran, its current session.
@@ -68,34 +63,29 @@ impl Native {
         guard("epoch", || Ok(self.server.current().map(SessionManager::cache_epoch).unwrap_or_default()))
     }
 
-    /// `getBranch(fromId?)` as line keys, root first.
+    /// At most `limit` entry lines after storage key `after` (from the first when absent),
+    /// in file order, as the UTF-8 JSON text `[[key, ...], [line, ...]]` (a Buffer: Node
+    /// decodes it faster than N-API makes a string).
     #[napi]
-    pub fn branch_keys(&self, from_id: Option<String>) -> Result<Float64Array> {
-        guard("getBranch", || Ok(keys_out(self.manager()?.branch_keys(from_id.as_deref())?)))
-    }
-
-    /// `getEntries()` as line keys, in file order.
-    #[napi]
-    pub fn entry_keys(&self) -> Result<Float64Array> {
-        guard("getEntries", || Ok(keys_out(self.manager()?.entry_keys()?)))
-    }
-
-    /// The stored lines under `keys`, as one JSON array text (`null` for an unknown key).
-    #[napi]
-    pub fn lines(&self, keys: Float64Array) -> Result<String> {
-        guard("lines", || {
-            let keys: Vec<i64> = keys.iter().map(|&k| k as i64).collect();
-            let lines = self.manager()?.lines(&keys)?;
-            let mut out = String::with_capacity(lines.iter().map(|l| l.as_ref().map_or(4, String::len) + 1).sum());
-            out.push('[');
-            for (i, l) in lines.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
+    pub fn lines_after(&self, after: Option<f64>, limit: u32) -> Result<Buffer> {
+        guard("getEntries", || {
+            let mut keys = Vec::with_capacity(64 * 1024);
+            let mut lines = Vec::with_capacity(1024 * 1024);
+            keys.extend_from_slice(b"[[");
+            lines.extend_from_slice(b"],[");
+            let mut first = true;
+            self.manager()?.lines_after(after.map(|k| k as i64), i64::from(limit), &mut |k, line| {
+                if !first {
+                    keys.push(b',');
+                    lines.push(b',');
                 }
-                out.push_str(l.as_deref().unwrap_or("null"));
-            }
-            out.push(']');
-            Ok(out)
+                first = false;
+                keys.extend_from_slice(k.to_string().as_bytes());
+                lines.extend_from_slice(line);
+            })?;
+            keys.extend_from_slice(&lines);
+            keys.extend_from_slice(b"]]");
+            Ok(Buffer::from(keys))
         })
     }
 }
