@@ -121,6 +121,11 @@ impl RpcServer {
         self.current.as_ref()
     }
 
+    /// The current manager, for hosts that call it directly (the Node binding's appends).
+    pub fn current_mut(&mut self) -> Option<&mut SessionManager> {
+        self.current.as_mut()
+    }
+
     /// Handles one request line; returns the response line (without `\n`).
     pub fn handle_line(&mut self, line: &str) -> String {
         let request = match json::parse(line.as_bytes()) {

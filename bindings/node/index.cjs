@@ -197,7 +197,9 @@ class SessionManager {
 
 	// ----- appends ----------------------------------------------------------------------
 	appendMessage(message) {
-		return this.#call("appendMessage", message);
+		const text = JSON.stringify(message);
+		if (text === undefined) return this.#call("appendMessage", message); // as the rpc treats undefined
+		return this.#n.appendMessage(text);
 	}
 	appendThinkingLevelChange(thinkingLevel) {
 		return this.#call("appendThinkingLevelChange", thinkingLevel);

@@ -13,4 +13,4 @@ cd "$here"
 npm install --no-audit --no-fund --loglevel=error
 cargo build --release --bin sessiondb --manifest-path "$root/Cargo.toml"
 export SESSIONDB_BIN="${CARGO_TARGET_DIR:-$root/target}/release/sessiondb"
-node --test test/
+node --test 'test/*.test.mjs'

@@ -57,6 +57,19 @@ impl Native {
         guard("call", || Ok(server.handle_line(&line)))
     }
 
+    /// `appendMessage(message)` with the message as JSON text: the hot path of an agent
+    /// turn, without the rpc envelope.
+    #[napi]
+    pub fn append_message(&mut self, message: String) -> Result<String> {
+        let server = &mut self.server;
+        guard("appendMessage", || {
+            let value = sessiondb::json::parse(message.as_bytes())
+                .map_err(|e| sessiondb::Error::InvalidArgument(format!("message is not JSON: {e}")))?;
+            let m = server.current_mut().ok_or_else(|| sessiondb::Error::InvalidArgument("no current session".into()))?;
+            m.append_message(value)
+        })
+    }
+
     /// Where the keys handed out live; a change means cached lines are stale.
     #[napi]
     pub fn epoch(&self) -> Result<String> {
