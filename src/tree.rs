@@ -246,8 +246,11 @@ impl<'c> SessionTree<'c> {
         let (lo, hi) = self.range();
         let lo = after.map_or(lo, |k| lo.max(k.saturating_add(1)));
         let mut st = self.conn.prepare_cached(queries::LINES_FROM)?;
-        let mut rows = st.query(params![lo, hi, limit])?;
-        while let Some(r) = rows.next()? {
+        let mut rows = st.query(params![lo, hi])?;
+        let mut n = 0;
+        while n < limit {
+            let Some(r) = rows.next()? else { break };
+            n += 1;
             let body = r.get_ref(1)?;
             f(r.get(0)?, body.as_bytes().map_err(rusqlite::Error::from)?);
         }

@@ -9,8 +9,8 @@
 use napi::bindgen_prelude::Buffer;
 use napi::{Error, Result};
 use napi_derive::napi;
-use sessiondb::rpc::RpcServer;
 use sessiondb::manager::SessionManager;
+use sessiondb::rpc::RpcServer;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
@@ -65,7 +65,8 @@ impl Native {
         guard("appendMessage", || {
             let value = sessiondb::json::parse(message.as_bytes())
                 .map_err(|e| sessiondb::Error::InvalidArgument(format!("message is not JSON: {e}")))?;
-            let m = server.current_mut().ok_or_else(|| sessiondb::Error::InvalidArgument("no current session".into()))?;
+            let m =
+                server.current_mut().ok_or_else(|| sessiondb::Error::InvalidArgument("no current session".into()))?;
             m.append_message(value)
         })
     }
@@ -114,9 +115,9 @@ pub fn default_database() -> Result<String> {
 pub fn check_database(path: String) -> Result<()> {
     guard("useDatabase", || {
         let p = PathBuf::from(&path);
-        sessiondb::db::open(&p).map(drop).map_err(|e| {
-            sessiondb::Error::InvalidArgument(format!("cannot open the sessiondb database {path}: {e}"))
-        })
+        sessiondb::db::open(&p)
+            .map(drop)
+            .map_err(|e| sessiondb::Error::InvalidArgument(format!("cannot open the sessiondb database {path}: {e}")))
     })
 }
 
@@ -129,7 +130,5 @@ pub fn panic_for_test() -> Result<()> {
 /// pi's `getDefaultSessionDirPath(cwd)`: `<agent dir>/sessions/--<cwd encoded>--`.
 #[napi]
 pub fn default_session_dir(cwd: String) -> Result<String> {
-    guard("usesDefaultSessionDir", || {
-        Ok(sessiondb::layout::default_session_dir(&cwd).to_string_lossy().into_owned())
-    })
+    guard("usesDefaultSessionDir", || Ok(sessiondb::layout::default_session_dir(&cwd).to_string_lossy().into_owned()))
 }

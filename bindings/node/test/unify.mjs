@@ -1,13 +1,12 @@
 // Compares a text pi produced with the binding's counterpart, modulo what cannot be equal:
 // entry ids, session ids and the faux provider's random ids (one consistent bijection for a whole test), and times (ISO
 // timestamps, file-name timestamps, millisecond clocks), which must be times in both at the
-// same place, as must tool durations. Everything else must be equal character for character (key order included).
+// same place; durations are left out. Everything else must be equal character for character (key order included).
 const TOKEN =
-	/(?<="durationMs":)\d+|(?:tool|faux):\d+:[0-9a-z]+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z|\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z|(?<![0-9A-Za-z])[0-9a-f]{8}(?![0-9A-Za-z])|(?<![0-9])1[6-9]\d{11}(?![0-9])/g;
+	/(?:tool|faux):\d+:[0-9a-z]+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z|\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z|(?<![0-9A-Za-z])[0-9a-f]{8}(?![0-9A-Za-z])|(?<![0-9])1[6-9]\d{11}(?![0-9])/g;
 
 function kind(t) {
 	if (t.startsWith("tool:") || t.startsWith("faux:")) return "faux id";
-	if (/^\d+$/.test(t) && t.length !== 13 && t.length !== 8) return "duration";
 	if (t.length === 36) return "session id";
 	if (t.length === 8) return "entry id";
 	if (t.length === 13) return "clock";
@@ -31,6 +30,11 @@ export class Unifier {
 
 	/** Returns null when `ours` stands for `pi`, else a description of the first difference. */
 	compare(pi, ours) {
+		// pi-ai times a response only when the scripted message was made after its stream started
+		// (same millisecond or later): whether durationMs is there at all is a race in pi itself.
+		const untimed = (s) => s.replace(/,"durationMs":\d+/g, "");
+		pi = untimed(pi);
+		ours = untimed(ours);
 		const a = tokens(pi);
 		const b = tokens(ours);
 		for (let i = 0; i < Math.max(a.length, b.length); i++) {
