@@ -116,6 +116,16 @@ impl RpcServer {
         RpcServer { db: db.to_path_buf(), current: None, lookups: None }
     }
 
+    /// The current manager, for hosts that read it directly (the Node binding's caches).
+    pub fn current(&self) -> Option<&SessionManager> {
+        self.current.as_ref()
+    }
+
+    /// The current manager, for hosts that call it directly (the Node binding's appends).
+    pub fn current_mut(&mut self) -> Option<&mut SessionManager> {
+        self.current.as_mut()
+    }
+
     /// Handles one request line; returns the response line (without `\n`).
     pub fn handle_line(&mut self, line: &str) -> String {
         let request = match json::parse(line.as_bytes()) {
@@ -238,8 +248,13 @@ impl RpcServer {
                 Ok(array(infos.iter().map(discovery::SessionInfo::to_value).collect()))
             }
             "listAll" => {
+                // pi 1.6.0's listAll(sessionDir?): a folder given lists that folder, unfiltered.
+                let dir_arg = a.opt_str(0, "sessionDir")?;
                 let conn = self.lookup_conn()?;
-                let mut infos = discovery::list_all(conn)?;
+                let mut infos = match dir_arg {
+                    Some(d) => discovery::list_dir(conn, &discovery::session_dir_for("", Some(&d)), None)?,
+                    None => discovery::list_all(conn)?,
+                };
                 discovery::fill_all_text(conn, &mut infos)?;
                 Ok(array(infos.iter().map(discovery::SessionInfo::to_value).collect()))
             }

@@ -28,6 +28,7 @@ const HOT: &[(&str, &str, &str)] = &[
     ("ENTRY_BODIES", q::ENTRY_BODIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("LAST_ENTRY", q::LAST_ENTRY, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("ALL_ENTRIES", q::ALL_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("LINES_FROM", q::LINES_FROM, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("ENTRY_BY_KEY", q::ENTRY_BY_KEY, "USING INTEGER PRIMARY KEY (rowid=?)"),
     ("ENTRY_BY_ID", q::ENTRY_BY_ID, "USING INDEX entries_by_id (session=? AND id=?)"),
     ("CHILDREN", q::CHILDREN, "USING INDEX entries_by_parent (session=? AND parent_id=?)"),

@@ -978,6 +978,22 @@ impl SessionManager {
     }
 }
 
+/// Reads for hosts that keep every parsed line (lines never change once written) and ask
+/// only for lines written since. Keys are valid while [`SessionManager::cache_epoch`] stays
+/// the same (a staged session gets new keys when it is saved).
+impl SessionManager {
+    /// Names the store keys live in: changes when the session moves or another one is current.
+    pub fn cache_epoch(&self) -> String {
+        format!("{}:{}:{}", self.session_id, self.sid, self.is_saved())
+    }
+
+    /// Hands `f` the key and line of at most `limit` of pi's `getEntries()` entries after
+    /// storage key `after` (from the first for `None`), in file order.
+    pub fn lines_after(&self, after: Option<i64>, limit: i64, f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+        self.tree()?.lines_after(after, limit, f)
+    }
+}
+
 /// The session recorded at an absolute path.
 fn find_path(conn: &Connection, path: &str) -> Result<Option<i64>> {
     Ok(sessions::sid_by_path(conn, path)?)

@@ -240,6 +240,23 @@ impl<'c> SessionTree<'c> {
         self.rows(queries::ALL_ENTRIES, params![lo, hi])
     }
 
+    /// Hands `f` the key and line of at most `limit` entries after storage key `after` (from
+    /// the first for `None`), in file order, without copying the lines.
+    pub fn lines_after(&self, after: Option<i64>, limit: i64, f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+        let (lo, hi) = self.range();
+        let lo = after.map_or(lo, |k| lo.max(k.saturating_add(1)));
+        let mut st = self.conn.prepare_cached(queries::LINES_FROM)?;
+        let mut rows = st.query(params![lo, hi])?;
+        let mut n = 0;
+        while n < limit {
+            let Some(r) = rows.next()? else { break };
+            n += 1;
+            let body = r.get_ref(1)?;
+            f(r.get(0)?, body.as_bytes().map_err(rusqlite::Error::from)?);
+        }
+        Ok(())
+    }
+
     /// Labels resolved over all label lines in file order: target id → (label, timestamp), in
     /// the order they were set (a changed label keeps its place; cleared then set moves last).
     pub fn labels(&self) -> Result<IndexMap<String, (Value, Option<Value>)>> {

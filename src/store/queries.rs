@@ -75,6 +75,12 @@ pub const ALL_ENTRIES: &str = "SELECT key, id, parent_id, type, role, ts_ms, bod
     compaction_key, thinking_key, model_key FROM entry_lines \
     WHERE key BETWEEN ?1 AND ?2 AND type IS NOT 'session' ORDER BY key";
 
+/// Keys and lines of the entries of a session (keys `?1..=?2`) in file order, header lines
+/// excluded. (Readers stop stepping after a batch: a bound LIMIT would make SQLite prepare it
+/// again on every run.)
+pub const LINES_FROM: &str = "SELECT key, body FROM entry_lines \
+    WHERE key BETWEEN ?1 AND ?2 AND type IS NOT 'session' ORDER BY key";
+
 /// Label lines of a session (keys `?1..=?2`) in file order, through the partial label index.
 pub const LABEL_ENTRIES: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
     compaction_key, thinking_key, model_key FROM entry_lines \

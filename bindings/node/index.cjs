@@ -1,0 +1,299 @@
+// sessiondb for Node: pi 1.6.0's SessionManager over a sessiondb (SQLite) database.
+//
+// Each SessionManager holds a native rpc server (src/lib.rs) whose current session is this
+// instance; calls go over as JSON and answers come back through JSON.parse, so entries are
+// exactly what JavaScript makes of the stored lines. Parsed lines are immutable: the first
+// getBranch()/getEntries() parses the session once, later ones only lines written since, and
+// getBranch() walks parents in JavaScript as pi does.
+"use strict";
+const path = require("node:path");
+
+const native = loadNative();
+
+function loadNative() {
+	try {
+		return require("./sessiondb.node");
+	} catch (e) {
+		throw new Error(
+			`sessiondb: cannot load the native addon ${path.join(__dirname, "sessiondb.node")}` +
+				` (${e?.message ?? e}); run \`npm install\` in the sessiondb package to build it`,
+		);
+	}
+}
+
+let database = null; // the database every new manager uses; chosen on first use
+const lookups = new Map(); // database path -> Native serving findById/list/listAll
+
+function currentDatabase() {
+	if (database === null) {
+		const p = process.env.SESSIONDB_PATH || native.defaultDatabase();
+		native.checkDatabase(p);
+		database = p;
+	}
+	return database;
+}
+
+/** Sends one call; returns pi's value or throws pi's error. */
+function request(n, method, args) {
+	let end = args.length;
+	while (end > 0 && args[end - 1] === undefined) end--; // a missing trailing argument is pi's undefined
+	const line = JSON.stringify({ id: 0, method, params: args.slice(0, end) });
+	const response = JSON.parse(n.call(line));
+	if (response.error) throw new Error(response.error.message);
+	return response.result;
+}
+
+const undef = (v) => (v === null ? undefined : v);
+
+function sessionInfo(info) {
+	info.created = new Date(info.created);
+	info.modified = new Date(info.modified);
+	return info;
+}
+
+const TOKEN = Symbol("sessiondb.SessionManager");
+const BATCH = 20000; // lines per crossing: one JSON text stays far below V8's string limit
+
+class SessionManager {
+	#n;
+	#mirror = null; // { epoch, lastKey, entries, byId }: the parsed session, see #sync
+
+	/** @private Use the static constructors, as with pi's SessionManager. */
+	constructor(token, n) {
+		if (token !== TOKEN) throw new TypeError("SessionManager: use SessionManager.create/open/continueRecent/inMemory/forkFrom");
+		this.#n = n;
+	}
+
+	static #start(method, args) {
+		const n = new native.Native(currentDatabase());
+		request(n, method, args);
+		return new SessionManager(TOKEN, n);
+	}
+
+	static #lookups() {
+		const db = currentDatabase();
+		let n = lookups.get(db);
+		if (!n) lookups.set(db, (n = new native.Native(db)));
+		return n;
+	}
+
+	/** Selects the database for managers made from now on (default: $SESSIONDB_PATH, else the CLI's). */
+	static useDatabase(file) {
+		if (typeof file !== "string" || file === "") throw new TypeError("useDatabase(path): path must be a non-empty string");
+		const p = path.resolve(file);
+		native.checkDatabase(p);
+		database = p;
+	}
+
+	/** The database file managers use now. */
+	static databasePath() {
+		return currentDatabase();
+	}
+
+	static create(cwd, sessionDir, options) {
+		return SessionManager.#start("create", [cwd, sessionDir, options]);
+	}
+	static open(path, sessionDir, cwdOverride) {
+		return SessionManager.#start("open", [path, sessionDir, cwdOverride]);
+	}
+	static continueRecent(cwd, sessionDir) {
+		return SessionManager.#start("continueRecent", [cwd, sessionDir]);
+	}
+	static inMemory(cwd = process.cwd(), options, entries) {
+		if (entries !== undefined && entries.length > 0) {
+			throw new Error("sessiondb: inMemory(cwd, options, entries) with preloaded entries is not supported; use pi's SessionManager.inMemory for previews");
+		}
+		return SessionManager.#start("inMemory", [cwd, options]);
+	}
+	static forkFrom(sourcePath, targetCwd, sessionDir, options) {
+		return SessionManager.#start("forkFrom", [sourcePath, targetCwd, sessionDir, options]);
+	}
+	static findById(cwd, id, sessionDir) {
+		return undef(request(SessionManager.#lookups(), "findById", [cwd, id, sessionDir]));
+	}
+	static async list(cwd, sessionDir, onProgress, signal) {
+		signal?.throwIfAborted();
+		const infos = request(SessionManager.#lookups(), "list", [cwd, sessionDir]).map(sessionInfo);
+		report(infos, onProgress);
+		return infos;
+	}
+	static async listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
+		const dir = typeof sessionDirOrOnProgress === "string" ? sessionDirOrOnProgress : undefined;
+		const progress =
+			typeof sessionDirOrOnProgress === "function"
+				? sessionDirOrOnProgress
+				: typeof onProgressOrSignal === "function"
+					? onProgressOrSignal
+					: undefined;
+		const abortSignal =
+			typeof sessionDirOrOnProgress === "string" || typeof onProgressOrSignal === "function"
+				? signal
+				: (onProgressOrSignal ?? signal);
+		abortSignal?.throwIfAborted();
+		const infos = request(SessionManager.#lookups(), "listAll", [dir]).map(sessionInfo);
+		report(infos, progress);
+		return infos;
+	}
+
+	#call(method, ...args) {
+		return request(this.#n, method, args);
+	}
+
+	/**
+	 * Every entry of the session, parsed once: lines never change once written, so only lines
+	 * written since the last call (by this manager or another process) cross the boundary.
+	 */
+	#sync() {
+		const epoch = this.#n.epoch();
+		let m = this.#mirror;
+		if (m === null || m.epoch !== epoch) m = this.#mirror = { epoch, lastKey: undefined, entries: [], byId: new Map() };
+		for (;;) {
+			const [keys, lines] = JSON.parse(this.#n.linesAfter(m.lastKey, BATCH).toString());
+			for (const e of lines) {
+				m.entries.push(e);
+				m.byId.set(e?.id, e);
+			}
+			if (keys.length > 0) m.lastKey = keys[keys.length - 1];
+			if (keys.length < BATCH) return m;
+		}
+	}
+
+	// ----- session ----------------------------------------------------------------------
+	setSessionFile(sessionFile) {
+		this.#call("open", sessionFile, this.getSessionDir(), this.getCwd());
+	}
+	newSession(options) {
+		if (this.isPersisted()) this.#call("create", this.getCwd(), this.getSessionDir(), options);
+		else this.#call("inMemory", this.getCwd(), options);
+		return this.getSessionFile();
+	}
+	isPersisted() {
+		return this.#call("isPersisted");
+	}
+	getCwd() {
+		return this.#call("getCwd");
+	}
+	getSessionDir() {
+		return this.#call("getSessionDir");
+	}
+	usesDefaultSessionDir() {
+		return path.resolve(this.getSessionDir()) === path.resolve(native.defaultSessionDir(this.getCwd()));
+	}
+	getSessionId() {
+		return this.#call("getSessionId");
+	}
+	getSessionFile() {
+		return undef(this.#call("getSessionFile"));
+	}
+	getSessionName() {
+		return undef(this.#call("getSessionName"));
+	}
+	getHeader() {
+		return this.#call("getHeader");
+	}
+	getEntryCount() {
+		return this.#call("getEntryCount");
+	}
+
+	// ----- appends ----------------------------------------------------------------------
+	appendMessage(message) {
+		const text = JSON.stringify(message);
+		if (text === undefined) return this.#call("appendMessage", message); // as the rpc treats undefined
+		return this.#n.appendMessage(text);
+	}
+	appendThinkingLevelChange(thinkingLevel) {
+		return this.#call("appendThinkingLevelChange", thinkingLevel);
+	}
+	appendModelChange(provider, modelId) {
+		return this.#call("appendModelChange", provider, modelId);
+	}
+	appendUsage(kind, provider, model, usage, note) {
+		return this.#call("appendUsage", kind, provider, model, usage, note);
+	}
+	appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage) {
+		return this.#call("appendCompaction", summary, firstKeptEntryId, tokensBefore, details, fromHook, usage);
+	}
+	appendCustomEntry(customType, data) {
+		return this.#call("appendCustomEntry", customType, data);
+	}
+	appendSessionInfo(name) {
+		return this.#call("appendSessionInfo", name);
+	}
+	appendCustomMessageEntry(customType, content, display, details) {
+		return this.#call("appendCustomMessageEntry", customType, content, display, details);
+	}
+	appendContextEdit(targetId, replacement) {
+		return this.#call("appendContextEdit", targetId, replacement);
+	}
+	appendLabelChange(targetId, label) {
+		return this.#call("appendLabelChange", targetId, label);
+	}
+
+	// ----- tree -------------------------------------------------------------------------
+	getLeafId() {
+		return this.#call("getLeafId");
+	}
+	getLeafEntry() {
+		return undef(this.#call("getLeafEntry"));
+	}
+	getEntry(id) {
+		return undef(this.#call("getEntry", id));
+	}
+	getChildren(parentId) {
+		return this.#call("getChildren", parentId);
+	}
+	getLabel(id) {
+		return undef(this.#call("getLabel", id));
+	}
+	getBranch(fromId) {
+		// pi's walk over its index (the later line of a repeated id wins), stopping at a cycle.
+		const { byId } = this.#sync();
+		const path = [];
+		const startId = fromId ?? this.getLeafId();
+		const seen = new Set();
+		let current = startId ? byId.get(startId) : undefined;
+		while (current && !seen.has(current)) {
+			seen.add(current);
+			path.push(current);
+			current = current.parentId ? byId.get(current.parentId) : undefined;
+		}
+		path.reverse();
+		return path;
+	}
+	getEntries() {
+		return this.#sync().entries.slice();
+	}
+	getTree() {
+		return this.#call("getTree");
+	}
+	buildContextEntries() {
+		return this.#call("buildContextEntries");
+	}
+	buildSessionProjection() {
+		return this.#call("buildSessionProjection");
+	}
+	buildSessionContext() {
+		return this.#call("buildSessionContext");
+	}
+	branch(branchFromId) {
+		this.#call("branch", branchFromId);
+	}
+	resetLeaf() {
+		this.#call("resetLeaf");
+	}
+	branchWithSummary(branchFromId, summary, details, fromHook, usage) {
+		return this.#call("branchWithSummary", branchFromId, summary, details, fromHook, usage);
+	}
+	createBranchedSession(leafId) {
+		return undef(this.#call("createBranchedSession", leafId));
+	}
+}
+
+/** pi reports (loaded, total) as sessions load; the database has them all at once. */
+function report(infos, onProgress) {
+	if (!onProgress) return;
+	const total = infos.length;
+	for (let i = 1; i <= total; i++) onProgress(i, total);
+}
+
+module.exports = { SessionManager, default: SessionManager };

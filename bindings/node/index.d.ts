@@ -1,0 +1,95 @@
+// Types of the sessiondb binding: pi 1.6.0's SessionManager surface, with pi's own types
+// (install @earendil-works/pi-coding-agent, as every user of pi's SDK has).
+import type {
+	ContextEditEntry,
+	FileEntry,
+	NewSessionOptions,
+	SessionContext,
+	SessionEntry,
+	SessionHeader,
+	SessionInfo,
+	SessionManager as PiSessionManager,
+	SessionProjection,
+	SessionTreeNode,
+} from "@earendil-works/pi-coding-agent";
+
+type AppendMessage = Parameters<PiSessionManager["appendMessage"]>[0];
+type Usage = Parameters<PiSessionManager["appendUsage"]>[3];
+type UsageEntry = ReturnType<PiSessionManager["appendUsage"]>;
+type TextOrImages = Parameters<PiSessionManager["appendCustomMessageEntry"]>[1];
+
+/** pi's `SessionListProgress`. */
+export type SessionListProgress = (loaded: number, total: number, partialSessions?: readonly SessionInfo[]) => void;
+
+/**
+ * pi's SessionManager, stored in a sessiondb database ($SESSIONDB_PATH, else
+ * ~/.pi/agent/sessiondb.sqlite, or the one `useDatabase` selects). Pass an instance to pi's SDK:
+ * `createAgentSession({ sessionManager: SessionManager.create(cwd) })`.
+ */
+export declare class SessionManager {
+	private constructor();
+	/** Selects the database file for managers made from now on; throws naming the file and the cause if it cannot be opened. */
+	static useDatabase(path: string): void;
+	/** The database file managers use now. */
+	static databasePath(): string;
+
+	static create(cwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager;
+	static open(path: string, sessionDir?: string, cwdOverride?: string): SessionManager;
+	static continueRecent(cwd: string, sessionDir?: string): SessionManager;
+	/** `entries` (a preloaded session) is not supported and throws. */
+	static inMemory(cwd?: string, options?: NewSessionOptions, entries?: FileEntry[]): SessionManager;
+	static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager;
+	static findById(cwd: string, id: string, sessionDir?: string): string | undefined;
+	static list(cwd: string, sessionDir?: string, onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
+	static listAll(onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
+	static listAll(sessionDir?: string, onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
+
+	setSessionFile(sessionFile: string): void;
+	newSession(options?: NewSessionOptions): string | undefined;
+	isPersisted(): boolean;
+	getCwd(): string;
+	getSessionDir(): string;
+	usesDefaultSessionDir(): boolean;
+	getSessionId(): string;
+	getSessionFile(): string | undefined;
+
+	appendMessage(message: AppendMessage): string;
+	appendThinkingLevelChange(thinkingLevel: string): string;
+	appendModelChange(provider: string, modelId: string): string;
+	appendUsage(kind: string, provider: string, model: string, usage: Usage, note?: string): UsageEntry;
+	appendCompaction<T = unknown>(
+		summary: string,
+		firstKeptEntryId: string | null,
+		tokensBefore: number,
+		details?: T,
+		fromHook?: boolean,
+		usage?: Usage,
+	): string;
+	appendCustomEntry(customType: string, data?: unknown): string;
+	appendSessionInfo(name: string): string;
+	getSessionName(): string | undefined;
+	appendCustomMessageEntry<T = unknown>(customType: string, content: TextOrImages, display: boolean, details?: T): string;
+	appendContextEdit(targetId: string, replacement: ContextEditEntry["replacement"]): string;
+
+	getLeafId(): string | null;
+	getLeafEntry(): SessionEntry | undefined;
+	getEntry(id: string): SessionEntry | undefined;
+	getChildren(parentId: string): SessionEntry[];
+	getLabel(id: string): string | undefined;
+	appendLabelChange(targetId: string, label: string | undefined): string;
+	/** Entries are parsed once and shared between calls: treat them as immutable, as pi does. */
+	getBranch(fromId?: string): SessionEntry[];
+	buildContextEntries(): SessionEntry[];
+	buildSessionProjection(): SessionProjection;
+	buildSessionContext(): SessionContext;
+	getHeader(): SessionHeader | null;
+	getEntryCount(): number;
+	getEntries(): SessionEntry[];
+	getTree(): SessionTreeNode[];
+	branch(branchFromId: string): void;
+	resetLeaf(): void;
+	branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromHook?: boolean, usage?: Usage): string;
+	createBranchedSession(leafId: string): string | undefined;
+}
+
+export default SessionManager;
