@@ -21,6 +21,7 @@ import {
 import { fit, type Hit, hitLabel, hitsForModel, renderEntry, renderMessage, type Totals, usageTable } from "../lib/format.ts";
 
 const ROLES = ["user", "assistant", "toolResult", "custom", "compaction", "branch_summary", "session_info"];
+const OWN_TOOLS = ["session_search", "session_read"];
 const USAGE_GROUPS = ["day", "week", "month", "model", "provider", "project", "session"];
 const MAX_LIMIT = 50;
 const MAX_WINDOW = 40;
@@ -171,7 +172,25 @@ export default function sessiondb(pi: ExtensionAPI) {
 		if (o.cwd) args.push("--cwd", o.cwd);
 		if (o.role) args.push("--role", o.role);
 		if (o.since) args.push("--since", o.since);
-		return runJson<Hit[]>(c, args, { timeoutMs: SEARCH_TIMEOUT, signal: o.signal, okCodes: [1] });
+		const hits = await runJson<Hit[]>(c, args, { timeoutMs: SEARCH_TIMEOUT, signal: o.signal, okCodes: [1] });
+		return hits.filter((h) => !isOwnEcho(ctx, h));
+	}
+
+	/** A search that finds its own query: this package's tool calls and results (they repeat the query and earlier hits). */
+	function isOwnEcho(ctx: ExtensionContext, h: Hit): boolean {
+		if (/^session_(search|read) /.test(h.snippet)) return true;
+		if (h.sessionId !== ctx.sessionManager.getSessionId() || !h.entryId) return false;
+		const e = ctx.sessionManager.getEntry(h.entryId) as Json | undefined;
+		const m = (e?.type === "message" ? e.message : undefined) as Json | undefined;
+		if (!m) return false;
+		if (m.role === "toolResult") return OWN_TOOLS.includes(String(m.toolName));
+		if (m.role !== "assistant" || !Array.isArray(m.content)) return false;
+		// An assistant message that calls one of these tools and does not say the words itself.
+		const parts = m.content as Json[];
+		const callsOwn = parts.some((p) => p.type === "toolCall" && OWN_TOOLS.includes(String(p.name)));
+		const needle = h.snippet.match(/\[([^\]]+)\]/)?.[1]?.toLowerCase();
+		const says = parts.some((p) => p.type === "text" && typeof p.text === "string" && (!needle || p.text.toLowerCase().includes(needle)));
+		return callsOwn && !says;
 	}
 
 	pi.registerTool({

@@ -146,12 +146,18 @@ export function sessiondb(...args) {
 	}
 }
 
+/** Polls `f` until it returns something; errors (a database still being created) count as not yet. */
 export async function until(what, f, ms = 20000) {
 	const end = Date.now() + ms;
+	let last;
 	for (;;) {
-		const v = await f();
-		if (v) return v;
-		if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+		try {
+			const v = await f();
+			if (v) return v;
+		} catch (e) {
+			last = e;
+		}
+		if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ""}`);
 		await new Promise((r) => setTimeout(r, 50));
 	}
 }

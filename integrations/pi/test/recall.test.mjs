@@ -113,7 +113,12 @@ test("session_search leaves out the current session unless asked, and filters by
 	await s.prompt("search again");
 	const r = toolResults(s, "session_search").slice(-4);
 	assert.match(r[0].text, /No past session entry matches "quokka-7731"/);
-	assert.ok(r[1].details.hits.some((h) => h.sessionId === s.sessionManager.getSessionId()), r[1].text);
+	// This session's prompt is found, not the session_search calls that repeat the query.
+	assert.deepEqual(
+		r[1].details.hits.map((h) => [h.sessionId, h.role]),
+		[[s.sessionManager.getSessionId(), "user"]],
+		r[1].text,
+	);
 	assert.deepEqual(r[2].details.hits.map((h) => h.sessionId), [B.id]);
 	assert.deepEqual(r[3].details.hits, []);
 });
@@ -188,6 +193,7 @@ test("/search lists hits in the selector and choosing one resumes that session a
 	// Snippet, project, age and role on each line; the other project's session is among them.
 	const line = pick.options.find((o) => o.includes("We decided on"));
 	assert.match(line, /^ ?\d+\. \d+[smh] ago\s+alpha\s+assistant\s+We decided on \[zanzibar backoff\]/);
+	assert.ok(!pick.options.some((o) => /session_(search|read)/.test(o)), "the package's own tool traffic is left out");
 	assert.equal(where.title, "Resume where?");
 	const sm = P.runtime.session.sessionManager;
 	assert.notEqual(sm.getSessionFile(), before);
