@@ -70,12 +70,22 @@ export default function sessiondb(pi: ExtensionAPI) {
 	}
 
 	function enqueue(job: () => Promise<void>): Promise<void> {
-		chain = chain.then(job, job);
+		// Never rejects: an unhandled rejection would take pi down.
+		chain = chain.then(job).catch(() => {});
 		return chain;
 	}
 
+	/** A notice from background work; the ctx may be stale by then (the session was replaced). */
+	function tell(ctx: ExtensionContext, message: string, type: "info" | "warning") {
+		try {
+			if (ctx.hasUI) ctx.ui.notify(message, type);
+		} catch {
+			// the session that started the sync is gone: nobody to tell
+		}
+	}
+
 	function warn(ctx: ExtensionContext, message: string) {
-		if (ctx.hasUI) ctx.ui.notify(message, "warning");
+		tell(ctx, message, "warning");
 	}
 
 	function warnMissing(ctx: ExtensionContext, e: unknown) {
@@ -90,16 +100,17 @@ export default function sessiondb(pi: ExtensionAPI) {
 	/** Syncs every session folder; the first time (no database yet) says so, as it may take a while. */
 	function syncAll(ctx: ExtensionContext): Promise<void> {
 		let c: Cli;
+		let roots: string[];
 		try {
 			c = cli(ctx.cwd);
+			roots = sessionRoots(ctx);
 		} catch (e) {
 			warnMissing(ctx, e);
 			return chain;
 		}
-		const roots = sessionRoots(ctx);
 		const first = !dbExists(c);
 		return enqueue(async () => {
-			if (first && ctx.hasUI) ctx.ui.notify(`sessiondb: importing your pi sessions (${roots.join(", ")}) for /search; this runs in the background`, "info");
+			if (first) tell(ctx, `sessiondb: importing your pi sessions (${roots.join(", ")}) for /search; this runs in the background`, "info");
 			const started = Date.now();
 			let sessions = 0;
 			for (const root of roots) {
@@ -115,7 +126,7 @@ export default function sessiondb(pi: ExtensionAPI) {
 			if (first) {
 				// Build the search index now rather than on the first search.
 				await run(c, ["index"], { timeoutMs: SYNC_TIMEOUT }).catch(() => {});
-				if (ctx.hasUI) ctx.ui.notify(`sessiondb: ${sessions} sessions imported in ${((Date.now() - started) / 1000).toFixed(1)} s; try /search`, "info");
+				tell(ctx, `sessiondb: ${sessions} sessions imported in ${((Date.now() - started) / 1000).toFixed(1)} s; try /search`, "info");
 			}
 		});
 	}

@@ -72,13 +72,18 @@ test("a failing or hanging sessiondb is a warning and never holds pi up", async 
 	try {
 		const ui = scriptedUI();
 		const started = Date.now();
-		const P = await startPi(here, { ui, responses: [ai.fauxAssistantMessage("still here")] });
+		const P = await startPi(here, { ui, responses: [ai.fauxAssistantMessage("still here"), ai.fauxAssistantMessage("still here")] });
 		await P.runtime.session.prompt("hello");
 		assert.equal(P.runtime.session.getLastAssistantText(), "still here");
 		assert.ok(Date.now() - started < 1500, "pi waited for sessiondb");
 		assert.deepEqual(ui.notices.filter((n) => n.type === "warning"), [], "the sync is still running");
 		const warning = await waitFor(() => ui.notices.find((n) => n.type === "warning"));
 		assert.match(warning.message, /sessiondb: sync failed: database is locked/);
+		// A session replaced while its syncs still run: their failures find a stale context,
+		// which must not surface as an error (or an unhandled rejection, which ends pi).
+		await P.runtime.session.prompt("again");
+		await P.runtime.newSession();
+		await new Promise((r) => setTimeout(r, 4500));
 		assert.deepEqual(P.errors, []);
 		await P.runtime.dispose();
 	} finally {
