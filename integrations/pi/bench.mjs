@@ -16,7 +16,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-const [src, binArg] = process.argv.slice(2);
+const [src, binArg] = process.argv.slice(2).filter((a) => !a.startsWith("--"));
 if (!src) throw new Error("usage: bench.mjs SESSIONS_DIR [SESSIONDB]");
 const BIN = binArg || "sessiondb";
 const PKG = path.dirname(fileURLToPath(import.meta.url));
@@ -52,7 +52,9 @@ out.files = files.length;
 out.mib = ms(files.reduce((s, f) => s + fs.statSync(f).size, 0) / 2 ** 20);
 
 const [firstSync] = time(() => sdb("sync", "--sessions-dir", sessions, "--json"));
-const [index] = time(() => sdb("index", "--json"));
+// --startup-only: the first sync, then pi's startup figures (skips the long index and pi's listAll).
+const startupOnly = process.argv.includes("--startup-only");
+const [index] = startupOnly ? [0] : time(() => sdb("index", "--json"));
 out.first_sync_ms = ms(firstSync);
 out.index_ms = ms(index);
 out.unchanged_walk_sync_ms = ms(median([0, 1, 2, 3, 4].map(() => time(() => sdb("sync", "--sessions-dir", sessions, "--json"))[0])));
@@ -73,7 +75,7 @@ for (let i = 0; i < 10; i++) {
 }
 out.turn_file_sync_ms = ms(median(turns));
 out.turn_walk_sync_ms = ms(median(walks));
-if (!JSON.parse(sdb("search", "marker-zqx9", "--json")).length) throw new Error("the turn's line was not synced");
+if (!startupOnly && !JSON.parse(sdb("search", "marker-zqx9", "--json")).length) throw new Error("the turn's line was not synced");
 
 // A rare word: a 10-character piece of one session's last user message.
 const rare = (() => {
@@ -87,7 +89,7 @@ const rare = (() => {
 	}
 	return "zanzibarqq";
 })();
-const searches = [0, 1, 2, 3, 4].map(() => time(() => JSON.parse(sdb("search", rare, "--limit", "10", "--json"))));
+const searches = startupOnly ? [[0, []]] : [0, 1, 2, 3, 4].map(() => time(() => JSON.parse(sdb("search", rare, "--limit", "10", "--json"))));
 out.rare_word = rare;
 out.search_hits = searches[0][1].length;
 out.search_ms = ms(median(searches.map((s) => s[0])));
@@ -130,7 +132,7 @@ out.pi_startup_with_empty_extension_ms = ms(median([await startup([empty]), awai
 out.pi_startup_ms = ms(median([await startup([]), await startup([]), await startup([])]));
 out.pi_startup_with_package_ms = ms(median([await startup([PKG]), await startup([PKG]), await startup([PKG])]));
 const piSearch = [];
-for (let i = 0; i < 3; i++) {
+for (let i = 0; i < (startupOnly ? 0 : 3); i++) {
 	piSearch.push(
 		await timeAsync(async () => {
 			const all = await pi.SessionManager.listAll();
@@ -138,8 +140,10 @@ for (let i = 0; i < 3; i++) {
 		}),
 	);
 }
-out.pi_listall_filter_ms = ms(median(piSearch.map((s) => s[0])));
-out.pi_listall_sessions_matching = piSearch[0][1];
+if (!startupOnly) {
+	out.pi_listall_filter_ms = ms(median(piSearch.map((s) => s[0])));
+	out.pi_listall_sessions_matching = piSearch[0][1];
+}
 
 console.log(JSON.stringify(out, null, 2));
 fs.rmSync(W, { recursive: true, force: true });

@@ -33,6 +33,7 @@ const READ_TIMEOUT = 30_000;
 const SYNC_TIMEOUT = 600_000; // the first sync of a large history
 const FILE_SYNC_TIMEOUT = 30_000;
 const SHUTDOWN_WAIT = 5_000;
+const STARTUP_DELAY = 1_000;
 
 type Json = Record<string, unknown>;
 
@@ -159,9 +160,12 @@ export default function sessiondb(pi: ExtensionAPI) {
 		return p;
 	}
 
+	let startTimer: ReturnType<typeof setTimeout> | undefined;
 	pi.on("session_start", async (_event, ctx) => {
-		// Not awaited: pi starts at once and the sync goes on in the background.
-		void syncAll(ctx);
+		// Not awaited, and a moment later: pi finishes starting before a sync walks the folders
+		// (a walk of 10,000 files takes a core for a few hundred ms).
+		startTimer = setTimeout(() => void syncAll(ctx), STARTUP_DELAY);
+		startTimer.unref?.();
 	});
 
 	pi.on("turn_end", async (_event, ctx) => {
@@ -169,6 +173,7 @@ export default function sessiondb(pi: ExtensionAPI) {
 	});
 
 	pi.on("session_shutdown", async (_event, ctx) => {
+		clearTimeout(startTimer);
 		// Wait a little for the last entries to land, never longer.
 		await Promise.race([syncCurrent(ctx), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT).unref())]);
 	});

@@ -25,8 +25,9 @@ test("no sessiondb on PATH: pi starts, the commands and tools explain what to in
 		assert.deepEqual(P.errors, []);
 		const s = P.runtime.session;
 		assert.ok(s.getAllTools().some((t) => t.name === "session_search"));
-		// session_start warned once, with the way to install it.
-		await new Promise((r) => setTimeout(r, 100));
+		// session_start warned once (its sync starts a second after pi), with the way to install it.
+		await waitFor(() => ui.notices.some((n) => n.type === "warning"));
+		await new Promise((r) => setTimeout(r, 200));
 		const startWarnings = ui.notices.filter((n) => n.type === "warning");
 		assert.equal(startWarnings.length, 1, JSON.stringify(ui.notices));
 		assert.match(startWarnings[0].message, /sessiondb is not available: no `sessiondb` on PATH or in ~\/\.cargo\/bin\. Install it .*cargo install --path \..*SESSIONDB_BIN/);
