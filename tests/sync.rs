@@ -303,3 +303,39 @@ fn watch_picks_up_an_append_within_a_second_and_stops_on_ctrl_c() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("stopped"));
 }
+
+#[test]
+fn sync_of_named_files_reads_only_them_and_matches_a_full_sync() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("sessions");
+    let dir = root.join("--w--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    append(&a, &format!("{}\n{}\n", header("a"), line("a0000001", None, "first")));
+    append(&b, &format!("{}\n{}\n", header("b"), line("b0000001", None, "other")));
+    let db = work.path().join("db.sqlite");
+    let root_s = root.to_str().unwrap();
+    let (code, out, err) = common::run(&db, &["sync", "--json", "--sessions-dir", root_s, a.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let s: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((s["files_scanned"].as_u64(), s["new"].as_u64()), (Some(1), Some(1)), "{out}");
+    // b was not touched; a's growth is appended by the next named sync.
+    append(&a, &format!("{}\n", line("a0000002", Some("a0000001"), "second")));
+    let (code, out, err) = common::run(&db, &["sync", "--json", "--sessions-dir", root_s, a.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let s: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((s["grown"].as_u64(), s["entries_added"].as_u64()), (Some(1), Some(1)), "{out}");
+    let sessions: i64 =
+        rusqlite::Connection::open(&db).unwrap().query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap();
+    assert_eq!(sessions, 1);
+    // A full sync then adds b and leaves a as it is: the same database as a fresh import.
+    let (code, _, err) = common::run(&db, &["sync", "--sessions-dir", root_s]);
+    assert_eq!(code, 0, "{err}");
+    assert_equals_fresh_import(&db, &root, "after named syncs");
+    // A file outside the sessions directory is refused, naming both.
+    let stray = work.path().join("stray.jsonl");
+    append(&stray, &format!("{}\n", header("s")));
+    let (code, _, err) = common::run(&db, &["sync", "--sessions-dir", root_s, stray.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("stray.jsonl: not a .jsonl file below the sessions directory"), "{err}");
+}

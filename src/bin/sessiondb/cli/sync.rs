@@ -1,6 +1,7 @@
 //! `sessiondb sync`: follow pi's sessions directory.
 
 use super::output;
+use anyhow::Context;
 use notify::{RecursiveMode, Watcher};
 use sessiondb::sync::{self, SyncOptions, SyncSummary};
 use std::path::{Path, PathBuf};
@@ -28,6 +29,11 @@ pub struct Args {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Sync only these session files (below the sessions directory) instead of scanning it:
+    /// a host that knows which file it just wrote (pi's extension after each turn) skips the
+    /// walk.
+    #[arg(value_name = "FILE", conflicts_with_all = ["watch", "prune"])]
+    files: Vec<PathBuf>,
 }
 
 /// Full rescan interval while watching.
@@ -60,9 +66,31 @@ fn report(s: &SyncSummary, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `sync FILE...`: the named files only, each of which must be a `.jsonl` below `dir`.
+fn sync_files(conn: &mut rusqlite::Connection, dir: &Path, files: &[PathBuf], json: bool) -> anyhow::Result<i32> {
+    let started = Instant::now();
+    let dir = std::path::absolute(dir).with_context(|| format!("{}", dir.display()))?;
+    let mut paths = Vec::with_capacity(files.len());
+    for f in files {
+        let p = std::path::absolute(f).with_context(|| format!("{}", f.display()))?;
+        if p.extension().is_none_or(|e| e != "jsonl") || !p.starts_with(&dir) {
+            anyhow::bail!("{}: not a .jsonl file below the sessions directory {}", p.display(), dir.display());
+        }
+        paths.push(p);
+    }
+    let mut s = SyncSummary::default();
+    sync::sync_paths(conn, &dir, &paths, &mut s)?;
+    s.seconds = started.elapsed().as_secs_f64();
+    report(&s, json)?;
+    Ok(if s.failures > 0 { 1 } else { 0 })
+}
+
 pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
     let dir = a.sessions_dir.clone().unwrap_or_else(sessiondb::internals::layout::sessions_dir);
     let mut conn = sessiondb::db::open(db)?;
+    if !a.files.is_empty() {
+        return sync_files(&mut conn, &dir, &a.files, a.json);
+    }
     let opts = SyncOptions { prune: a.prune };
     let bar = output::progress_bar(0, "syncing");
     let first = sync::sync_dir(&mut conn, &dir, opts, |done, total| {
