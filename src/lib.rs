@@ -20,8 +20,8 @@ pub use error::{Error, Result};
 pub use ingest::{import, sync};
 pub use js::json;
 pub use manager::{NewSessionOptions, SessionManager};
-pub use read::{check, discovery, export, resolve, search, tree, usage_stats};
 pub use pi::layout::default_session_dir;
+pub use read::{check, discovery, export, resolve, search, tree, usage_stats};
 pub use rpc::RpcServer;
 pub use store::db::default_path as default_db_path;
 
