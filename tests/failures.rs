@@ -275,3 +275,21 @@ fn a_full_disk_leaves_whole_files_and_one_error_line() {
         assert_eq!(r.entries as i64, count, "{path} is whole");
     }
 }
+
+/// A `--db` URL is refused in one line naming it, and nothing is created: before, `postgres://…`
+/// made a folder `postgres:` holding a new SQLite file.
+#[test]
+fn database_urls_are_refused_and_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in ["postgres://host/db", "postgresql://u@h:5432/x", "sqlite://a.db"] {
+        for args in [&["import", "missing.jsonl"][..], &["list"][..], &["search", "x"][..]] {
+            let out = common::bin().current_dir(dir.path()).arg("--db").arg(url).args(args).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_clear_error(out.status.code().unwrap_or(-1), &err, Path::new(url), "does not serve");
+        }
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing created");
+    // A path that merely contains "://" after a folder is still a path.
+    let (_, _, err) = common::run(&dir.path().join("a://b.sqlite"), &["list"]);
+    assert!(!err.contains("does not serve"), "{err}");
+}

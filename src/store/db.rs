@@ -19,9 +19,26 @@ pub fn default_path() -> Result<PathBuf> {
     Ok(Path::new(&home).join(".pi").join("agent").join("sessiondb.sqlite"))
 }
 
+/// A database named by a URL (`postgres://…`) is not a file: without this check, opening it
+/// would quietly create a folder named after the scheme with a new SQLite file in it.
+fn refuse_url(path: &Path) -> Result<()> {
+    let text = path.to_string_lossy();
+    let Some((scheme, _)) = text.split_once("://") else { return Ok(()) };
+    let is_scheme = scheme.len() > 1
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !is_scheme {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!(
+        "{text}: sessiondb does not serve {scheme}:// databases; give the path of a SQLite database file"
+    )))
+}
+
 /// Opens (creating if needed) the database at `path` for writing and brings its schema up to
 /// date. A database that cannot be written is refused with the reason.
 pub fn open(path: &Path) -> Result<Connection> {
+    refuse_url(path)?;
     create_private(path)?;
     let conn = open_file(path).map_err(|e| explain(path, e))?;
     if conn.is_readonly(rusqlite::MAIN_DB)? {
@@ -118,6 +135,7 @@ fn run_maintenance(conn: &mut Connection) -> Result<()> {
 /// Opens an existing database without creating it (read commands). A database file that
 /// cannot be written is fine as long as SQLite can read it.
 pub fn open_existing(path: &Path) -> Result<Connection> {
+    refuse_url(path)?;
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::NotFound(format!("{}: no database here (run `sessiondb import` first)", path.display())))
