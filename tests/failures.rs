@@ -282,7 +282,11 @@ fn a_full_disk_leaves_whole_files_and_one_error_line() {
 fn database_urls_are_refused_and_create_nothing() {
     let dir = tempfile::tempdir().unwrap();
     for url in ["postgres://host/db", "postgresql://u@h:5432/x", "sqlite://a.db"] {
-        for args in [&["import", "missing.jsonl"][..], &["list"][..], &["search", "x"][..]] {
+        for args in [
+            &["import", concat!(env!("CARGO_MANIFEST_DIR"), "/examples/sessions")][..],
+            &["list"][..],
+            &["search", "x"][..],
+        ] {
             let out = common::bin().current_dir(dir.path()).arg("--db").arg(url).args(args).output().unwrap();
             let err = String::from_utf8_lossy(&out.stderr);
             assert_clear_error(out.status.code().unwrap_or(-1), &err, Path::new(url), "does not serve");
