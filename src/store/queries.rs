@@ -187,10 +187,19 @@ pub const INSERT_TEXT: &str = "INSERT INTO texts (key, session, role, ts_ms, lis
 
 /// Adds an entry's token usage.
 pub const INSERT_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
-    cache_read, cache_write, total, cost) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+    cache_read, cache_write, total, cost, invalid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
 
 /// Every stored entry line (for rebuilding derived tables).
 pub const ALL_ENTRY_BODIES: &str = "SELECT key, session, body FROM entry_lines ORDER BY key";
+
+/// The key and session of every usage row.
+pub const ALL_USAGE_KEYS: &str = "SELECT key, session FROM usage ORDER BY key";
+
+/// Removes every usage row (before extracting them again).
+pub const DELETE_ALL_USAGE: &str = "DELETE FROM usage";
+
+/// The line of entry `?1`, wherever it is stored.
+pub const ENTRY_LINE_BY_KEY: &str = "SELECT body FROM entry_lines WHERE key = ?1";
 
 /// Work left by a migration.
 pub const PENDING_MAINTENANCE: &str = "SELECT task FROM maintenance";
@@ -204,8 +213,9 @@ pub const COPY_TEXTS: &str = "INSERT INTO texts (key, session, role, ts_ms, list
 
 /// Copies usage rows along with `write::COPY_ENTRIES` (same parameters).
 pub const COPY_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
-        cache_read, cache_write, total, cost) \
-    SELECT key - ?1 + ?2, ?3, entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost \
+        cache_read, cache_write, total, cost, invalid) \
+    SELECT key - ?1 + ?2, ?3, entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost, \
+        invalid \
     FROM usage WHERE key BETWEEN ?4 AND ?5";
 
 /// Records that session `?1` may share lines held by session `?2` or by the sessions `?2`
@@ -294,7 +304,8 @@ pub const USAGE_TOTALS: &str = "WITH firsts AS ( \
             WHEN 'project' THEN coalesce(s.cwd, '') \
             WHEN 'session' THEN s.id \
             ELSE 'all' END AS grp, \
-        count(*), total(u.input), total(u.output), total(u.cache_read), total(u.cache_write), total(u.total), total(u.cost) \
+        count(*), total(u.input), total(u.output), total(u.cache_read), total(u.cache_write), total(u.total), total(u.cost), \
+        sum(u.invalid) \
     FROM firsts f JOIN usage u ON u.key = f.key JOIN sessions s ON s.sid = u.session \
     GROUP BY grp ORDER BY grp";
 
