@@ -1,5 +1,6 @@
 //! `sessiondb sync`: follow pi's sessions directory.
 
+use super::output::outln;
 use super::output;
 use notify::{RecursiveMode, Watcher};
 use sessiondb::sync::{self, SyncOptions, SyncSummary};
@@ -40,7 +41,7 @@ fn report(s: &SyncSummary, json: bool) -> anyhow::Result<()> {
     if json {
         output::print_json(s)?;
     } else {
-        println!(
+        outln!(
             "scanned {} files: {} new, {} grown, {} rewritten, {} unchanged, {} waiting, {} missing, {} pruned, {} failed; \
              {} entries added, {} lines skipped in {:.2} s",
             s.files_scanned,
@@ -55,7 +56,7 @@ fn report(s: &SyncSummary, json: bool) -> anyhow::Result<()> {
             s.entries_added,
             s.lines_skipped,
             s.seconds
-        );
+        )?;
     }
     Ok(())
 }
