@@ -310,7 +310,7 @@ mod tests {
         let u = usage_from(&v, None, None).unwrap();
         assert_eq!((u.input, u.output, u.cache_read, u.cache_write, u.total, u.cost), (0, 7, 0, 0, 7, 0.0));
         assert_eq!(u.invalid, 4);
-        let v = json::parse(br#"{"input":9007199254740992,"totalTokens":9007199254740993,"cost":"1"}"#).unwrap();
+        let v = json::parse(br#"{"input":9007199254740992,"totalTokens":9007199254740994,"cost":"1"}"#).unwrap();
         let u = usage_from(&v, None, None).unwrap();
         assert_eq!((u.input, u.total, u.cost, u.invalid), (9_007_199_254_740_992, 0, 0.0, 2));
         let v = json::parse(br#"{"input":3,"output":4,"cost":0.5}"#).unwrap();
