@@ -19,8 +19,8 @@ pub fn is_closed_pipe(e: &anyhow::Error) -> bool {
         c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
             || c.downcast_ref::<serde_json::Error>()
                 .is_some_and(|j| j.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
-            || matches!(c.downcast_ref::<sessiondb::error::Error>(),
-                Some(sessiondb::error::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe)
+            || matches!(c.downcast_ref::<sessiondb::Error>(),
+                Some(sessiondb::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
 

@@ -109,7 +109,7 @@ pub fn entry_preview(e: &ParsedEntry, max: usize) -> String {
 
 /// A user's `!command` (a `bashExecution` message): `$ command`, its exit code (or that it
 /// was cancelled) in the header, and its output without trailing blank lines.
-fn bash_block(o: &crate::json::Object) -> String {
+fn bash_block(o: &sessiondb::json::Object) -> String {
     let mut status = match o.get("exitCode") {
         Some(Value::Number(n)) => format!(" (exit {})", str_of(Some(&Value::Number(*n)))),
         _ => String::new(),
@@ -175,12 +175,12 @@ mod tests {
 
     #[test]
     fn bash_execution_shows_command_exit_code_and_output() {
-        let m = crate::json::parse(
+        let m = sessiondb::json::parse(
             br#"{"role":"bashExecution","command":"ls -1 src","output":"a.rs\nb.rs\n\n","exitCode":2,"cancelled":false,"truncated":false,"timestamp":1}"#,
         )
         .unwrap();
         assert_eq!(message_block(&m), "[bashExecution (exit 2)]\n$ ls -1 src\na.rs\nb.rs");
-        let m = crate::json::parse(
+        let m = sessiondb::json::parse(
             br#"{"role":"bashExecution","command":"yes","output":"y\n","cancelled":true,"truncated":true,"fullOutputPath":"/tmp/o"}"#,
         )
         .unwrap();

@@ -73,6 +73,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
         }
     })?;
     bar.finish_and_clear();
+    // The search index keeps up with the sync (no separate step to know about).
+    super::search::catch_up(&mut conn)?;
     if !a.watch {
         report(&first, a.json)?;
         return Ok(if first.failures > 0 { 1 } else { 0 });
@@ -116,6 +118,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
         if last_scan.elapsed() >= RESCAN {
             s = sync::sync_dir(&mut conn, &dir, opts, |_, _| {})?;
             last_scan = Instant::now();
+        }
+        if s.entries_added + s.new + s.rewritten > 0 {
+            super::search::catch_up(&mut conn)?;
         }
         if s.entries_added + s.new + s.rewritten + s.missing + s.failures > 0 && !a.json {
             report(&s, false)?;
