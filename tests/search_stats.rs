@@ -188,8 +188,13 @@ fn stats_leave_out_and_count_usage_values_outside_0_to_2_pow_53_on_the_oracle_co
     let (_dir, db, conn) = common::temp_db();
     let (code, _, err) = common::run(&db, &["import", common::oracle().join("sessions").to_str().unwrap()]);
     assert!(code == 0 || code == 1, "{err}"); // 1: the corpus holds deliberately broken files
-    let paths: Vec<String> =
-        conn.prepare("SELECT path FROM sessions").unwrap().query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+    let paths: Vec<String> = conn
+        .prepare("SELECT path FROM sessions")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     // Independent sums over the imported files, an entry copied by a fork (same id and
     // timestamp) counted once.
     let mut seen = std::collections::HashSet::new();

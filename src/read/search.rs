@@ -282,7 +282,12 @@ fn check(row: Row, terms: &[String]) -> Option<(i64, Hit)> {
 }
 
 /// Calls `take` with each hit, newest stored first, until it returns false.
-fn each_hit(conn: &Connection, terms: &[String], f: &SearchFilter, mut take: impl FnMut(i64, Hit) -> bool) -> Result<()> {
+fn each_hit(
+    conn: &Connection,
+    terms: &[String],
+    f: &SearchFilter,
+    mut take: impl FnMut(i64, Hit) -> bool,
+) -> Result<()> {
     match plan(conn, terms)? {
         Plan::Nothing => {}
         Plan::Index(expr) => {

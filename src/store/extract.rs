@@ -272,8 +272,10 @@ pub fn reindex_all(conn: &mut Connection) -> Result<()> {
 /// out-of-range values count as invalid).
 pub fn reindex_usage(conn: &mut Connection) -> Result<()> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let keys: Vec<(i64, i64)> =
-        tx.prepare(queries::ALL_USAGE_KEYS)?.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+    let keys: Vec<(i64, i64)> = tx
+        .prepare(queries::ALL_USAGE_KEYS)?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
     tx.execute(queries::DELETE_ALL_USAGE, [])?;
     {
         let mut line = tx.prepare(queries::ENTRY_LINE_BY_KEY)?;

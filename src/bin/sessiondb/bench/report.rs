@@ -207,7 +207,11 @@ impl Report {
             ),
         ];
         rows.push(("search_common_ms", f(self.search_common_ms), "session-manager.ts: a term in every session".into()));
-        rows.push(("search_two_words_ms", f(self.search_two_words_ms), "original file: two words, both must occur".into()));
+        rows.push((
+            "search_two_words_ms",
+            f(self.search_two_words_ms),
+            "original file: two words, both must occur".into(),
+        ));
         rows.push(("search_cjk_ms", f(self.search_cjk_ms), "日本語: CJK, no word boundaries".into()));
         rows.push((
             "search_sessions_ms",

@@ -1,7 +1,7 @@
 //! `sessiondb export`.
 
-use super::output::outln;
 use super::output;
+use super::output::outln;
 use anyhow::{bail, Context};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! `sessiondb import`.
 
-use super::output::outln;
 use super::output;
+use super::output::outln;
 use sessiondb::import::{self, FileStatus, ImportOptions};
 use std::path::{Path, PathBuf};
 

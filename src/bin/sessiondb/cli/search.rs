@@ -1,7 +1,7 @@
 //! `sessiondb search` and `index`.
 
-use super::output::outln;
 use super::output;
+use super::output::outln;
 use sessiondb::search::{self, SearchFilter};
 use std::io::Write;
 use std::path::Path;

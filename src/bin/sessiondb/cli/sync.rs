@@ -1,7 +1,7 @@
 //! `sessiondb sync`: follow pi's sessions directory.
 
-use super::output::outln;
 use super::output;
+use super::output::outln;
 use notify::{RecursiveMode, Watcher};
 use sessiondb::sync::{self, SyncOptions, SyncSummary};
 use std::path::{Path, PathBuf};
