@@ -14,7 +14,6 @@ use crate::store::queries;
 use crate::store::tokens::{self, Fit};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
-use std::collections::HashSet;
 
 /// Entries indexed per transaction while catching up: other writers get turns between
 /// batches, and FTS5's in-memory buffer of a transaction stays small.
@@ -104,8 +103,8 @@ pub fn reset(conn: &mut Connection) -> Result<()> {
 pub fn catch_up(conn: &mut Connection, mut progress: impl FnMut(i64, i64)) -> Result<i64> {
     let total = pending(conn)?;
     let mut done = 0;
-    let mut known: HashSet<String> = HashSet::new();
-    let mut seen = HashSet::new();
+    let mut known = tokens::TokenSet::default();
+    let mut seen = tokens::TokenSet::default();
     let mut doc = String::new();
     loop {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
