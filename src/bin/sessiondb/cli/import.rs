@@ -31,8 +31,6 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
         bar.inc(1);
     });
     bar.finish_and_clear();
-    // The search index keeps up with the import (no separate step to know about).
-    super::search::catch_up(&mut conn)?;
     // Files the database could not take (disk full, I/O error): one error for all of them.
     let db_failures: Vec<&str> = summary
         .reports
@@ -86,5 +84,7 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
             summary.files
         );
     }
+    // The search index keeps up with the import (no separate step to know about).
+    super::search::catch_up(&mut conn)?;
     Ok(if summary.failures > 0 { 1 } else { 0 })
 }
