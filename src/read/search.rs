@@ -330,7 +330,7 @@ fn terms_checked(query: &str) -> Result<Vec<String>> {
 /// Hits ranked together: all of them when there are fewer, else the newest this many (a
 /// term in every session has hits everywhere; ranking them all would read every text).
 fn window(limit: usize) -> usize {
-    limit.saturating_mul(5).max(200)
+    limit.saturating_mul(4).max(50)
 }
 
 fn by_rank(a: &Hit, b: &Hit) -> std::cmp::Ordering {
@@ -356,12 +356,13 @@ pub fn search(conn: &Connection, query: &str, f: &SearchFilter) -> Result<Vec<Hi
 }
 
 /// Searches as [`search`], one result per session: its best hit and how many of its entries
-/// match, sessions in the order of their best hits (among the newest [`window`] sessions with
-/// hits).
+/// match, sessions in the order of their best hits (among the newest twice `limit` sessions
+/// with hits).
 pub fn search_sessions(conn: &Connection, query: &str, f: &SearchFilter) -> Result<Vec<SessionHits>> {
     let limit = if f.limit > 0 { usize::try_from(f.limit).unwrap_or(usize::MAX) } else { 20 };
     let terms = terms_checked(query)?;
-    let most = window(limit).max(limit);
+    // Each listed session is checked whole: a window of twice the sessions shown.
+    let most = limit.saturating_mul(2).max(limit);
     let mut out: Vec<SessionHits> = Vec::new();
     // Hits come newest stored first, so a session's hits come together (a key's high half
     // is its session): the window closes at a session's end, with every session counted whole.
