@@ -55,6 +55,10 @@ pub struct Hit {
     pub rank: f64,
 }
 
+/// Hits counted per session by [`search_sessions`]: a 100,000-entry session where a term is
+/// everywhere would otherwise have every text read.
+pub const MAX_COUNTED: i64 = 1000;
+
 /// The hits of one session (`search --sessions`).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -65,8 +69,10 @@ pub struct SessionHits {
     pub session_file: String,
     /// Header cwd.
     pub cwd: Option<String>,
-    /// Entries of the session that match.
+    /// Entries of the session that match (counted up to [`MAX_COUNTED`]).
     pub hits: i64,
+    /// More entries match than `hits` says (counting stopped at [`MAX_COUNTED`]).
+    pub more_hits: bool,
     /// Its best hit.
     pub best: Hit,
 }
@@ -285,6 +291,7 @@ fn each_hit(
     conn: &Connection,
     terms: &[String],
     f: &SearchFilter,
+    skip: &dyn Fn(i64) -> bool,
     mut take: impl FnMut(i64, Hit) -> bool,
 ) -> Result<()> {
     match plan(conn, terms)? {
@@ -295,6 +302,9 @@ fn each_hit(
             let mut keys = candidates.query([expr])?;
             while let Some(k) = keys.next()? {
                 let key: i64 = k.get(0)?;
+                if skip(key) {
+                    continue;
+                }
                 let found = row.query_row(params![key, f.cwd, f.role, f.since_ms], |r| row_of(r, key)).optional()?;
                 if let Some((key, hit)) = found.and_then(|r| check(r, terms)) {
                     if !take(key, hit) {
@@ -308,6 +318,9 @@ fn each_hit(
             let mut rows = st.query(params![f.cwd, f.role, f.since_ms])?;
             while let Some(r) = rows.next()? {
                 let key: i64 = r.get(7)?;
+                if skip(key) {
+                    continue;
+                }
                 if let Some((key, hit)) = check(row_of(r, key)?, terms) {
                     if !take(key, hit) {
                         break;
@@ -346,7 +359,7 @@ pub fn search(conn: &Connection, query: &str, f: &SearchFilter) -> Result<Vec<Hi
     let terms = terms_checked(query)?;
     let mut hits = Vec::new();
     let most = window(limit).max(limit);
-    each_hit(conn, &terms, f, |_, h| {
+    each_hit(conn, &terms, f, &|_| false, |_, h| {
         hits.push(h);
         hits.len() < most
     })?;
@@ -368,13 +381,19 @@ pub fn search_sessions(conn: &Connection, query: &str, f: &SearchFilter) -> Resu
     // Hits come newest stored first, so a session's hits come together (a key's high half
     // is its session): the window closes at a session's end, with every session counted whole.
     let mut last_sid = None;
-    each_hit(conn, &terms, f, |key, hit| {
+    // A session whose hits reached MAX_COUNTED: its other candidates are not checked.
+    let full = std::cell::Cell::new(None);
+    each_hit(conn, &terms, f, &|key| full.get() == Some(key >> 32), |key, hit| {
         let sid = key >> 32;
         if last_sid == Some(sid) {
             if let Some(s) = out.last_mut() {
                 s.hits += 1;
                 if hit.rank < s.best.rank {
                     s.best = hit;
+                }
+                if s.hits >= MAX_COUNTED {
+                    s.more_hits = true;
+                    full.set(Some(sid));
                 }
             }
             return true;
@@ -388,6 +407,7 @@ pub fn search_sessions(conn: &Connection, query: &str, f: &SearchFilter) -> Resu
             session_file: hit.session_file.clone(),
             cwd: hit.cwd.clone(),
             hits: 1,
+            more_hits: false,
             best: hit,
         });
         true

@@ -94,7 +94,8 @@ pub fn run_search(db: &Path, a: SearchArgs) -> anyhow::Result<i32> {
             for s in &found {
                 let h = &s.best;
                 let when = h.timestamp.map(sessiondb::internals::jstime::iso_from_ms).unwrap_or_default();
-                let hits = if s.hits == 1 { "1 hit".to_string() } else { format!("{} hits", s.hits) };
+                let more = if s.more_hits { "+" } else { "" };
+                let hits = if s.hits == 1 { "1 hit".to_string() } else { format!("{}{more} hits", s.hits) };
                 writeln!(
                     out,
                     "{}  {hits}  {}  {}  {}\n    {}",
