@@ -57,7 +57,7 @@ pub struct Hit {
 
 /// Hits counted per session by [`search_sessions`]: a 100,000-entry session where a term is
 /// everywhere would otherwise have every text read.
-pub const MAX_COUNTED: i64 = 1000;
+pub const MAX_COUNTED: i64 = 100;
 
 /// The hits of one session (`search --sessions`).
 #[derive(Debug, Clone, Serialize)]
