@@ -196,3 +196,52 @@ fn export_all_of_the_oracle_corpus_reproduces_its_valid_v3_files() {
     }
     assert!(same >= 25, "{same}");
 }
+
+/// Output to a reader that stops early (`sessiondb show X | head -1`) ends quietly with
+/// status 0, for every command that prints more than a pipe holds.
+#[test]
+fn output_to_a_closed_pipe_ends_quietly_with_status_0() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db.sqlite");
+    let file = dir.path().join("long.jsonl");
+    let mut text = String::from(
+        r#"{"type":"session","version":3,"id":"long-one","timestamp":"2025-03-01T10:00:00.000Z","cwd":"/p/long"}"#,
+    );
+    text.push('\n');
+    let mut parent = "null".to_string();
+    for i in 0..3000 {
+        text.push_str(&format!(
+            r#"{{"type":"message","id":"e{i:07}","parentId":{parent},"timestamp":"2025-03-01T10:00:00.000Z","message":{{"role":"user","content":"pipe test line {i} with some words to fill the pipe buffer quickly","timestamp":1740823200000}}}}"#
+        ));
+        text.push('\n');
+        parent = format!("\"e{i:07}\"");
+    }
+    std::fs::write(&file, &text).unwrap();
+    assert_eq!(common::run(&db, &["import", file.to_str().unwrap()]).0, 0);
+    for args in [
+        &["show", "long-one"][..],
+        &["context", "long-one"],
+        &["context", "long-one", "--json"],
+        &["tree", "long-one"],
+        &["export", "long-one"],
+        &["search", "pipe test", "--limit", "3000"],
+        &["search", "pipe test", "--limit", "3000", "--json"],
+    ] {
+        let mut child = common::bin()
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+        // The reader is gone: the rest of the output meets a closed pipe.
+        let out = child.wait_with_output().unwrap();
+        assert!(!first.is_empty(), "{args:?}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{args:?}");
+    }
+}

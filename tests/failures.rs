@@ -242,7 +242,7 @@ fn a_full_disk_leaves_whole_files_and_one_error_line() {
     let corpus = common::oracle().join("sessions");
     let out = Command::new("sh")
         .arg("-c")
-        .arg("trap '' XFSZ; ulimit -f 1024; exec \"$0\" \"$@\"")
+        .arg("trap '' XFSZ; ulimit -f 4096; exec \"$0\" \"$@\"")
         .arg(env!("CARGO_BIN_EXE_sessiondb"))
         .arg("--db")
         .arg(&db)

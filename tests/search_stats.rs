@@ -173,3 +173,87 @@ fn stats_equal_independent_sums_and_count_forked_copies_once() {
     assert_eq!(code, 2);
     assert!(err.contains("cannot group by"), "{err}");
 }
+
+/// A usage value as the stats rule reads it: `Ok(Some)` a finite number in `[0, 2^53]`,
+/// `Ok(None)` absent, `Err` anything else (counted as invalid).
+fn usage_value(v: Option<&serde_json::Value>) -> Result<Option<f64>, ()> {
+    match v {
+        None => Ok(None),
+        Some(v) => v.as_f64().filter(|n| (0.0..=9_007_199_254_740_992.0).contains(n)).map(Some).ok_or(()),
+    }
+}
+
+#[test]
+fn stats_leave_out_and_count_usage_values_outside_0_to_2_pow_53_on_the_oracle_corpus() {
+    let (_dir, db, conn) = common::temp_db();
+    let (code, _, err) = common::run(&db, &["import", common::oracle().join("sessions").to_str().unwrap()]);
+    assert!(code == 0 || code == 1, "{err}"); // 1: the corpus holds deliberately broken files
+    let paths: Vec<String> = conn
+        .prepare("SELECT path FROM sessions")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    // Independent sums over the imported files, an entry copied by a fork (same id and
+    // timestamp) counted once.
+    let mut seen = std::collections::HashSet::new();
+    let (mut tokens, mut total, mut cost, mut invalid, mut entries) = ([0f64; 4], 0f64, 0f64, 0i64, 0i64);
+    for p in &paths {
+        for line in std::fs::read_to_string(p).unwrap().lines() {
+            let Ok(e) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+            let usage = match e["type"].as_str() {
+                Some("message") if e["message"]["role"] == "assistant" => &e["message"]["usage"],
+                Some("usage" | "compaction" | "branch_summary") => &e["usage"],
+                _ => continue,
+            };
+            let Some(u) = usage.as_object() else { continue };
+            if let (Some(id), Some(ts)) = (e["id"].as_str(), e["timestamp"].as_str()) {
+                if !seen.insert((id.to_string(), ts.to_string())) {
+                    continue;
+                }
+            }
+            entries += 1;
+            let mut take = |v: Option<&serde_json::Value>| {
+                usage_value(v).unwrap_or_else(|()| {
+                    invalid += 1;
+                    None
+                })
+            };
+            let parts = ["input", "output", "cacheRead", "cacheWrite"].map(|k| take(u.get(k)).unwrap_or(0.0));
+            total += match u.get("totalTokens") {
+                None => parts.iter().map(|p| p.trunc()).sum(),
+                t => take(t).unwrap_or(0.0).trunc(),
+            };
+            cost += match u.get("cost") {
+                Some(serde_json::Value::Object(c)) => take(c.get("total")),
+                c => take(c),
+            }
+            .unwrap_or(0.0);
+            for (sum, part) in tokens.iter_mut().zip(parts) {
+                *sum += part.trunc();
+            }
+        }
+    }
+    assert!(invalid > 10, "the oracle corpus holds corrupt usage values ({invalid})");
+    let (code, out, err) = common::run(&db, &["stats", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let t = &v["total"];
+    assert_eq!(t["invalidUsageValues"], invalid);
+    assert_eq!(t["entries"], entries);
+    // Sums of doubles added in another order: equal up to rounding.
+    let close = |got: f64, want: f64| (got - want).abs() <= 1e-9 * want.abs().max(1.0);
+    for (k, want) in ["input", "output", "cacheRead", "cacheWrite"].iter().zip(tokens) {
+        assert!(close(t[k].as_f64().unwrap(), want), "{k}: {} vs {want}", t[k]);
+    }
+    let got_total = t["totalTokens"].as_f64().unwrap();
+    assert!(close(got_total, total), "{got_total} vs {total}");
+    assert!(got_total < 9e18, "no saturated total: {got_total}");
+    let got_cost = t["cost"].as_f64().unwrap();
+    assert!(got_cost.is_finite() && close(got_cost, cost), "{got_cost} vs {cost}");
+    let (code, table, _) = common::run(&db, &["stats"]);
+    assert_eq!(code, 0);
+    assert!(table.contains(&format!("{invalid} usage value(s) left out")), "{table}");
+    assert!(!table.contains("inf") && !table.contains("9223372036854775807"), "{table}");
+}

@@ -87,9 +87,13 @@ pub struct Totals {
     pub total_tokens: i64,
     /// Cost.
     pub cost: f64,
+    /// Usage values left out of the sums above because they were not finite numbers in
+    /// `[0, 2^53]` (tokens and cost alike).
+    pub invalid_usage_values: i64,
 }
 
-/// Totals per group (all entries in one group when `by` is `None`). An entry copied into
+/// Totals per group (all entries in one group when `by` is `None`). Only finite values in
+/// `[0, 2^53]` are summed; the others are counted in `invalid_usage_values`. An entry copied into
 /// another session by a fork or a branched session (same id and timestamp) counts once.
 pub fn totals(conn: &Connection, by: Option<GroupBy>, f: &StatsFilter) -> Result<Vec<Totals>> {
     let mut st = conn.prepare_cached(queries::USAGE_TOTALS)?;
@@ -105,6 +109,7 @@ pub fn totals(conn: &Connection, by: Option<GroupBy>, f: &StatsFilter) -> Result
                 cache_write: r.get::<_, f64>(5)? as i64,
                 total_tokens: r.get::<_, f64>(6)? as i64,
                 cost: r.get(7)?,
+                invalid_usage_values: r.get(8)?,
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -121,6 +126,7 @@ pub fn sum(rows: &[Totals]) -> Totals {
         t.cache_write = t.cache_write.saturating_add(r.cache_write);
         t.total_tokens = t.total_tokens.saturating_add(r.total_tokens);
         t.cost += r.cost;
+        t.invalid_usage_values = t.invalid_usage_values.saturating_add(r.invalid_usage_values);
         t
     })
 }

@@ -126,6 +126,7 @@ fn run_maintenance(conn: &mut Connection) -> Result<()> {
         match task.as_str() {
             "reindex" => crate::store::extract::reindex_all(conn)?,
             "list-texts" => crate::store::extract::rebuild_list_texts(conn)?,
+            "usage" => crate::store::extract::reindex_usage(conn)?,
             other => return Err(Error::Migration(format!("unknown maintenance task {other}"))),
         }
     }

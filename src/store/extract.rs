@@ -38,6 +38,8 @@ pub struct UsageRow {
     pub total: i64,
     /// Cost (`cost.total`, or a plain number).
     pub cost: f64,
+    /// Values left out (zero above) because they were not finite numbers in `[0, 2^53]`.
+    pub invalid: i64,
 }
 
 fn str_of(v: Option<&Value>) -> Option<String> {
@@ -106,31 +108,42 @@ pub fn text_of(f: &EntryFields, entry: &RawObject<'_>, message: Option<&RawObjec
     (!text.trim().is_empty() || list_text.is_some()).then_some(TextRow { role, text, list_text })
 }
 
-fn int(o: &json::Object, k: &str) -> i64 {
-    match o.get(k) {
-        Some(Value::Number(n)) if n.is_finite() => *n as i64,
-        _ => 0,
+/// Largest usage value that counts: 2^53, the last integer a JavaScript number holds exactly.
+const MAX_USAGE: f64 = 9_007_199_254_740_992.0;
+
+/// A usage value that counts: a finite number in `[0, 2^53]`. `Err(())` for any other value
+/// present (negative, too large, infinite, `null` for NaN, a string), which is left out and
+/// counted; `Ok(None)` when absent.
+fn valid(v: Option<&Value>) -> std::result::Result<Option<f64>, ()> {
+    match v {
+        None => Ok(None),
+        Some(Value::Number(n)) if n.is_finite() && (0.0..=MAX_USAGE).contains(n) => Ok(Some(*n)),
+        Some(_) => Err(()),
     }
 }
 
 fn usage_from(v: &Value, provider: Option<String>, model: Option<String>) -> Option<UsageRow> {
     let o = v.as_object()?;
-    let (input, output, cache_read, cache_write) =
-        (int(o, "input"), int(o, "output"), int(o, "cacheRead"), int(o, "cacheWrite"));
+    let mut invalid = 0;
+    let mut take = |v: Option<&Value>| {
+        valid(v).unwrap_or_else(|()| {
+            invalid += 1;
+            None
+        })
+    };
+    let [input, output, cache_read, cache_write] =
+        ["input", "output", "cacheRead", "cacheWrite"].map(|k| take(o.get(k)).unwrap_or(0.0) as i64);
     let total = match o.get("totalTokens") {
-        Some(Value::Number(n)) if n.is_finite() => *n as i64,
-        // Saturating: hostile files hold numbers far beyond i64 (`int` saturates each one).
-        _ => input.saturating_add(output).saturating_add(cache_read).saturating_add(cache_write),
-    };
+        None => Some(input + output + cache_read + cache_write),
+        t => take(t).map(|n| n as i64),
+    }
+    .unwrap_or(0);
     let cost = match o.get("cost") {
-        Some(Value::Object(c)) => match c.get("total") {
-            Some(Value::Number(n)) => *n,
-            _ => 0.0,
-        },
-        Some(Value::Number(n)) => *n,
-        _ => 0.0,
-    };
-    Some(UsageRow { provider, model, input, output, cache_read, cache_write, total, cost })
+        Some(Value::Object(c)) => take(c.get("total")),
+        c => take(c),
+    }
+    .unwrap_or(0.0);
+    Some(UsageRow { provider, model, input, output, cache_read, cache_write, total, cost, invalid })
 }
 
 /// The token usage an entry records: an assistant message's, a `usage` entry's, or a
@@ -225,7 +238,8 @@ pub fn write_extras(conn: &Connection, sid: i64, key: i64, f: &EntryFields, x: &
             u.cache_read,
             u.cache_write,
             u.total,
-            u.cost
+            u.cost,
+            u.invalid
         ])?;
     }
     Ok(())
@@ -254,6 +268,30 @@ pub fn reindex_all(conn: &mut Connection) -> Result<()> {
     Ok(())
 }
 
+/// Extracts every usage row again from the stored lines (after the migration that made
+/// out-of-range values count as invalid).
+pub fn reindex_usage(conn: &mut Connection) -> Result<()> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let keys: Vec<(i64, i64)> = tx
+        .prepare(queries::ALL_USAGE_KEYS)?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    tx.execute(queries::DELETE_ALL_USAGE, [])?;
+    {
+        let mut line = tx.prepare(queries::ENTRY_LINE_BY_KEY)?;
+        for (key, sid) in keys {
+            let body: String = line.query_row([key], |r| r.get(0))?;
+            let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
+            let (f, message) = EntryFields::read(&obj);
+            let x = Extras { search: None, usage: usage_of(&f, &obj, message.as_ref()) };
+            write_extras(&tx, sid, key, &f, &x)?;
+        }
+    }
+    tx.execute(queries::MAINTENANCE_DONE, ["usage"])?;
+    tx.commit()?;
+    Ok(())
+}
+
 /// Rebuilds every session's joined `allMessagesText` (after the migration that added them).
 pub fn rebuild_list_texts(conn: &mut Connection) -> Result<()> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -268,12 +306,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn huge_token_counts_saturate_instead_of_overflowing() {
-        let v = json::parse(br#"{"input":1e300,"output":1e300,"cacheRead":-1e300,"cacheWrite":1e400}"#).unwrap();
+    fn usage_values_outside_0_to_2_pow_53_are_left_out_and_counted() {
+        let v = json::parse(br#"{"input":1e300,"output":7,"cacheRead":-1,"cacheWrite":1e400,"cost":{"total":null}}"#)
+            .unwrap();
         let u = usage_from(&v, None, None).unwrap();
-        assert_eq!((u.input, u.output, u.cache_read, u.cache_write), (i64::MAX, i64::MAX, i64::MIN, 0));
-        assert_eq!(u.total, -1);
-        let v = json::parse(br#"{"input":1e300,"output":1e300}"#).unwrap();
-        assert_eq!(usage_from(&v, None, None).unwrap().total, i64::MAX);
+        assert_eq!((u.input, u.output, u.cache_read, u.cache_write, u.total, u.cost), (0, 7, 0, 0, 7, 0.0));
+        assert_eq!(u.invalid, 4);
+        let v = json::parse(br#"{"input":9007199254740992,"totalTokens":9007199254740994,"cost":"1"}"#).unwrap();
+        let u = usage_from(&v, None, None).unwrap();
+        assert_eq!((u.input, u.total, u.cost, u.invalid), (9_007_199_254_740_992, 0, 0.0, 2));
+        let v = json::parse(br#"{"input":3,"output":4,"cost":0.5}"#).unwrap();
+        let u = usage_from(&v, None, None).unwrap();
+        assert_eq!((u.total, u.cost, u.invalid), (7, 0.5, 0));
     }
 }

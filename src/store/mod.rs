@@ -14,4 +14,5 @@ pub mod sessions;
 pub mod signatures;
 pub mod stats;
 pub mod sync_state;
+pub mod tokens;
 pub mod write;

@@ -193,10 +193,19 @@ pub const INSERT_TEXT: &str = "INSERT INTO texts (key, session, role, ts_ms, lis
 
 /// Adds an entry's token usage.
 pub const INSERT_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
-    cache_read, cache_write, total, cost) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+    cache_read, cache_write, total, cost, invalid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
 
 /// Every stored entry line (for rebuilding derived tables).
 pub const ALL_ENTRY_BODIES: &str = "SELECT key, session, body FROM entry_lines ORDER BY key";
+
+/// The key and session of every usage row.
+pub const ALL_USAGE_KEYS: &str = "SELECT key, session FROM usage ORDER BY key";
+
+/// Removes every usage row (before extracting them again).
+pub const DELETE_ALL_USAGE: &str = "DELETE FROM usage";
+
+/// The line of entry `?1`, wherever it is stored.
+pub const ENTRY_LINE_BY_KEY: &str = "SELECT body FROM entry_lines WHERE key = ?1";
 
 /// Work left by a migration.
 pub const PENDING_MAINTENANCE: &str = "SELECT task FROM maintenance";
@@ -210,8 +219,9 @@ pub const COPY_TEXTS: &str = "INSERT INTO texts (key, session, role, ts_ms, list
 
 /// Copies usage rows along with `write::COPY_ENTRIES` (same parameters).
 pub const COPY_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
-        cache_read, cache_write, total, cost) \
-    SELECT key - ?1 + ?2, ?3, entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost \
+        cache_read, cache_write, total, cost, invalid) \
+    SELECT key - ?1 + ?2, ?3, entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost, \
+        invalid \
     FROM usage WHERE key BETWEEN ?4 AND ?5";
 
 /// Records that session `?1` may share lines held by session `?2` or by the sessions `?2`
@@ -240,9 +250,6 @@ pub const BRANCH_SOURCE_ROWS: &str = "SELECT e.key, e.id, e.parent_id, e.type, e
         e.parent_key, e.depth, e.compaction_key, e.thinking_key, e.model_key, t.list_text \
     FROM entries e LEFT JOIN texts t ON t.key = e.key WHERE e.key BETWEEN ?1 AND ?2 ORDER BY e.key";
 
-/// Indexed texts matching the full-text expression `?1`.
-pub const SEARCH_MATCH_COUNT: &str = "SELECT count(*) FROM texts_fts WHERE texts_fts MATCH ?1";
-
 /// The lowest and highest keys of search rows.
 pub const TEXT_KEY_RANGE: &str = "SELECT min(key), max(key) FROM texts";
 
@@ -257,32 +264,59 @@ pub const FTS_PENDING_COUNT: &str = "SELECT count(*) FROM fts_pending";
 pub const FTS_PENDING_BATCH: &str = "SELECT p.key, e.body FROM (SELECT key FROM fts_pending ORDER BY key LIMIT ?1) p \
     JOIN entry_lines e ON e.key = p.key";
 
-/// Adds one entry's text to the index.
-pub const FTS_INSERT: &str = "INSERT INTO texts_fts(rowid, text) VALUES (?1, ?2)";
+/// Adds one entry's tokens (space-separated) to the index.
+pub const FTS_INSERT: &str = "INSERT INTO search_fts(rowid, tokens) VALUES (?1, ?2)";
 
-/// Removes the batch [`FTS_INDEX_BATCH`] indexed from the queue.
+/// Empties the index (before indexing everything again).
+pub const FTS_DELETE_ALL: &str = "INSERT INTO search_fts(search_fts) VALUES ('delete-all')";
+
+/// Merges the index into one segment.
+pub const FTS_OPTIMIZE: &str = "INSERT INTO search_fts(search_fts) VALUES ('optimize')";
+
+/// Number of searchable entries.
+pub const TEXT_COUNT: &str = "SELECT count(*) FROM texts";
+
+/// Empties the vocabulary.
+pub const TERMS_DELETE_ALL: &str = "DELETE FROM search_terms";
+
+/// Queues every searchable entry for indexing.
+pub const FTS_QUEUE_ALL: &str = "INSERT OR IGNORE INTO fts_pending(key) SELECT key FROM texts";
+
+/// Adds a token to the vocabulary (if new).
+pub const TERM_INSERT: &str = "INSERT OR IGNORE INTO search_terms(term) VALUES (?1)";
+
+/// Removes the batch [`FTS_PENDING_BATCH`] indexed from the queue.
 pub const FTS_DEQUEUE_BATCH: &str =
     "DELETE FROM fts_pending WHERE key IN (SELECT key FROM fts_pending ORDER BY key LIMIT ?1)";
 
-/// Full-text search: `?1` an FTS5 phrase; optional filters `?2` cwd, `?3` role, `?4` since
-/// (ms); `?5` limit. Best matches first, with the entry line for the snippet.
-pub const SEARCH: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, e.body, f.rank \
-    FROM (SELECT rowid, rank FROM texts_fts WHERE texts_fts MATCH ?1) f \
-    JOIN texts t ON t.key = f.rowid \
-    JOIN sessions s ON s.sid = t.session \
-    JOIN entry_lines e ON e.key = t.key \
-    WHERE (?2 IS NULL OR s.cwd = ?2) AND (?3 IS NULL OR t.role = ?3) AND (?4 IS NULL OR t.ts_ms >= ?4) \
-    ORDER BY f.rank LIMIT ?5";
+/// Vocabulary tokens containing `?1` (at most `?2`): a scan of the vocabulary, done for
+/// query words that may be cut at their start.
+pub const TERMS_CONTAINING: &str = "SELECT term FROM search_terms WHERE instr(term, ?1) > 0 LIMIT ?2";
 
-/// Search for queries too short for trigrams (`?1` a LIKE pattern): a scan of the searchable
-/// entries' lines, newest first.
-pub const SEARCH_SHORT: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, e.body, 0.0 \
-    FROM texts t \
-    JOIN sessions s ON s.sid = t.session \
-    JOIN entry_lines e ON e.key = t.key \
-    WHERE e.body LIKE ?1 ESCAPE '\\' AND (?2 IS NULL OR s.cwd = ?2) AND (?3 IS NULL OR t.role = ?3) \
-        AND (?4 IS NULL OR t.ts_ms >= ?4) \
-    ORDER BY t.ts_ms DESC LIMIT ?5 * 4";
+/// Vocabulary tokens starting with `?1` (at most `?2`): a range of the vocabulary's key.
+pub const TERMS_STARTING: &str =
+    "SELECT term FROM search_terms WHERE term >= ?1 AND term < ?1 || char(1114111) LIMIT ?2";
+
+/// Entries whose tokens match the FTS5 expression `?1`, newest stored first (the index
+/// streams them in this order: the first hits come without reading every match).
+pub const SEARCH_CANDIDATES: &str = "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid DESC";
+
+/// How many entries' tokens match the FTS5 expression `?1`.
+pub const SEARCH_CANDIDATE_COUNT: &str = "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?1";
+
+/// A searchable entry `?1` with what a hit shows, if it passes the filters `?2` cwd, `?3`
+/// role, `?4` since (ms).
+pub const SEARCH_ROW: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, e.body \
+    FROM texts t JOIN sessions s ON s.sid = t.session JOIN entry_lines e ON e.key = t.key \
+    WHERE t.key = ?1 AND (?2 IS NULL OR s.cwd = ?2) AND (?3 IS NULL OR t.role = ?3) AND (?4 IS NULL OR t.ts_ms >= ?4)";
+
+/// Every searchable entry passing the filters `?1` cwd, `?2` role, `?3` since (ms), newest stored first: the
+/// scan for queries the index cannot narrow (punctuation only, one or two letters found in
+/// too many words).
+pub const SEARCH_SCAN: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, e.body, t.key \
+    FROM texts t JOIN sessions s ON s.sid = t.session JOIN entry_lines e ON e.key = t.key \
+    WHERE (?1 IS NULL OR s.cwd = ?1) AND (?2 IS NULL OR t.role = ?2) AND (?3 IS NULL OR t.ts_ms >= ?3) \
+    ORDER BY t.key DESC";
 
 /// Usage totals grouped by `?1` (`day`, `week`, `month`, `model`, `provider`, `project`,
 /// `session` or `all`), filtered by `?2` since (ms), `?3` until (ms), `?4` cwd. Copies of an
@@ -300,7 +334,8 @@ pub const USAGE_TOTALS: &str = "WITH firsts AS ( \
             WHEN 'project' THEN coalesce(s.cwd, '') \
             WHEN 'session' THEN s.id \
             ELSE 'all' END AS grp, \
-        count(*), total(u.input), total(u.output), total(u.cache_read), total(u.cache_write), total(u.total), total(u.cost) \
+        count(*), total(u.input), total(u.output), total(u.cache_read), total(u.cache_write), total(u.total), total(u.cost), \
+        sum(u.invalid) \
     FROM firsts f JOIN usage u ON u.key = f.key JOIN sessions s ON s.sid = u.session \
     GROUP BY grp ORDER BY grp";
 

@@ -126,7 +126,7 @@ pub fn build_search_index(conn: &mut Connection) -> Result<(f64, i64, Option<f64
 }
 
 /// A word of the corpus that few texts contain: the words of 8 or more characters in texts
-/// spread over the corpus, with the fewest index matches (at least one). Returns it with its
+/// spread over the corpus, with the fewest texts holding it as a whole word (at least one). Returns it with its
 /// match count.
 pub fn rare_word(conn: &Connection) -> Result<Option<(String, i64)>> {
     const SAMPLES: i64 = 40;
@@ -148,7 +148,7 @@ pub fn rare_word(conn: &Connection) -> Result<Option<(String, i64)>> {
     }
     let mut best: Option<(String, i64)> = None;
     for w in candidates {
-        let n = search::match_count(conn, &w)?;
+        let n = search::whole_word_count(conn, &w)?;
         if n > 0 && best.as_ref().is_none_or(|(_, m)| n < *m) {
             best = Some((w, n));
         }
@@ -160,6 +160,13 @@ pub fn rare_word(conn: &Connection) -> Result<Option<(String, i64)>> {
 pub fn search_word(conn: &Connection, word: &str, runs: u32) -> Result<(Timing, usize)> {
     measure(RunPlan::fast(runs), |_| {
         Ok(search::search(conn, word, &SearchFilter { limit: 20, ..SearchFilter::default() })?.len())
+    })
+}
+
+/// `search --sessions` for `word` (top 20 sessions).
+pub fn search_sessions(conn: &Connection, word: &str, runs: u32) -> Result<(Timing, usize)> {
+    measure(RunPlan::fast(runs), |_| {
+        Ok(search::search_sessions(conn, word, &SearchFilter { limit: 20, ..SearchFilter::default() })?.len())
     })
 }
 

@@ -143,6 +143,12 @@ pub fn run(opts: &BenchOptions, log: &mut dyn FnMut(&str)) -> Result<Report> {
     // A term in every session and in each of (e)'s appended messages.
     let (t, _) = api_figures::search_word(&conn, "session-manager.ts", opts.runs)?;
     r.search_common_ms = round(t.median());
+    let (t, _) = api_figures::search_word(&conn, "original file", opts.runs)?;
+    r.search_two_words_ms = round(t.median());
+    let (t, _) = api_figures::search_word(&conn, "日本語", opts.runs)?;
+    r.search_cjk_ms = round(t.median());
+    let (t, _) = api_figures::search_sessions(&conn, "session-manager.ts", opts.runs)?;
+    r.search_sessions_ms = round(t.median());
 
     log("sync: first sync, no-change re-sync, one appended line");
     system::reset_peak_rss();

@@ -99,6 +99,12 @@ pub struct Report {
     pub search_word_texts: Option<u64>,
     /// A search for `session-manager.ts`, a term in every session (ms).
     pub search_common_ms: Option<f64>,
+    /// A search for two words that occur together (`original file`), top 20 (ms).
+    pub search_two_words_ms: Option<f64>,
+    /// A search for a CJK phrase (`日本語`), top 20 (ms).
+    pub search_cjk_ms: Option<f64>,
+    /// `search --sessions` for the term in every session, top 20 sessions (ms).
+    pub search_sessions_ms: Option<f64>,
     /// Building the search index after the import (s), texts indexed, peak RSS (MiB).
     pub search_index_seconds: Option<f64>,
     /// Texts the index build took in.
@@ -201,6 +207,17 @@ impl Report {
             ),
         ];
         rows.push(("search_common_ms", f(self.search_common_ms), "session-manager.ts: a term in every session".into()));
+        rows.push((
+            "search_two_words_ms",
+            f(self.search_two_words_ms),
+            "original file: two words, both must occur".into(),
+        ));
+        rows.push(("search_cjk_ms", f(self.search_cjk_ms), "日本語: CJK, no word boundaries".into()));
+        rows.push((
+            "search_sessions_ms",
+            f(self.search_sessions_ms),
+            "search --sessions session-manager.ts: best hit and count per session".into(),
+        ));
         rows.push((
             "search_index_seconds",
             f(self.search_index_seconds),

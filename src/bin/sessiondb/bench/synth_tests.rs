@@ -116,9 +116,17 @@ fn tiny_benchmark_reports_every_key() {
     for (key, _) in bench::pending::PENDING {
         assert!(json[key].is_null(), "{key}");
     }
-    for key in
-        ["export_mib_per_s", "peak_rss_mib", "other_cpu_share", "b_find_by_id_us", "search_ms", "search_common_ms"]
-    {
+    for key in [
+        "export_mib_per_s",
+        "peak_rss_mib",
+        "other_cpu_share",
+        "b_find_by_id_us",
+        "search_ms",
+        "search_common_ms",
+        "search_two_words_ms",
+        "search_cjk_ms",
+        "search_sessions_ms",
+    ] {
         assert!(json.get(key).is_some(), "{key} missing");
     }
     // The rare word is a word of the corpus in few of its texts.

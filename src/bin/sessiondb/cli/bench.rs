@@ -63,7 +63,7 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     if args.json {
         output::print_json(&report)?;
     } else {
-        print!("{}", report.table());
+        std::io::Write::write_all(&mut std::io::stdout().lock(), report.table().as_bytes())?;
     }
     Ok(if report.import_failures > 0 || report.import_skipped_lines > 0 { 1 } else { 0 })
 }

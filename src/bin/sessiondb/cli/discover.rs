@@ -1,5 +1,6 @@
 //! `sessiondb list`, `find`, `recent`: sessions across projects.
 
+use super::output::outln;
 use sessiondb::discovery::{self, SessionInfo};
 use sessiondb::internals::layout;
 use sessiondb::json::Value;
@@ -139,9 +140,9 @@ pub fn run_find(db: &Path, a: FindArgs) -> anyhow::Result<i32> {
     let paths: Vec<String> = match scoped {
         Some(found) => {
             if a.json {
-                println!("{}", found.as_deref().map_or_else(|| "null".into(), sessiondb::json::quote));
+                outln!("{}", found.as_deref().map_or_else(|| "null".into(), sessiondb::json::quote))?;
             } else if let Some(p) = &found {
-                println!("{p}");
+                outln!("{p}")?;
             }
             return Ok(if found.is_some() { 0 } else { 1 });
         }
@@ -158,7 +159,7 @@ pub fn run_find(db: &Path, a: FindArgs) -> anyhow::Result<i32> {
         super::output::print_pi_json(&Value::Array(paths.iter().map(|p| Value::String(p.as_str().into())).collect()))?;
     } else {
         for p in &paths {
-            println!("{p}");
+            outln!("{p}")?;
         }
     }
     Ok(if paths.is_empty() { 1 } else { 0 })
@@ -173,7 +174,7 @@ pub fn run_recent(db: &Path, a: RecentArgs) -> anyhow::Result<i32> {
     };
     let Some((sid, path)) = found else {
         if a.json {
-            println!("{{\"file\":null,\"isNew\":true}}");
+            outln!("{{\"file\":null,\"isNew\":true}}")?;
         } else {
             eprintln!("no session there: continueRecent would start a new one");
         }
@@ -192,8 +193,8 @@ pub fn run_recent(db: &Path, a: RecentArgs) -> anyhow::Result<i32> {
         o.set("entryCount", Value::Number(stats.entry_count as f64));
         super::output::print_pi_json(&Value::Object(o))?;
     } else {
-        println!("{path}");
-        println!("session {id}, {} entries", stats.entry_count);
+        outln!("{path}")?;
+        outln!("session {id}, {} entries", stats.entry_count)?;
     }
     Ok(0)
 }

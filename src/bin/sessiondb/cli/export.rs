@@ -1,6 +1,7 @@
 //! `sessiondb export`.
 
 use super::output;
+use super::output::outln;
 use anyhow::{bail, Context};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -41,7 +42,7 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
             output::print_json(&files)?;
         } else {
             let bytes: u64 = files.iter().map(|f| f.bytes).sum();
-            println!("exported {} sessions ({} bytes) to {}", files.len(), bytes, out.display());
+            outln!("exported {} sessions ({} bytes) to {}", files.len(), bytes, out.display())?;
         }
         return Ok(0);
     }

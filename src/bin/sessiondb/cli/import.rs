@@ -1,6 +1,7 @@
 //! `sessiondb import`.
 
 use super::output;
+use super::output::outln;
 use sessiondb::import::{self, FileStatus, ImportOptions};
 use std::path::{Path, PathBuf};
 
@@ -65,15 +66,15 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
                 }
             }
         }
-        println!("{:<16} {:>10}", "files", summary.files);
-        println!("{:<16} {:>10}", "sessions", summary.sessions);
-        println!("{:<16} {:>10}", "  replaced", summary.replaced);
-        println!("{:<16} {:>10}", "unchanged", summary.unchanged);
-        println!("{:<16} {:>10}", "entries", summary.entries);
-        println!("{:<16} {:>10}", "skipped lines", summary.skipped_lines);
-        println!("{:<16} {:>10}", "blank lines", summary.blank_lines);
-        println!("{:<16} {:>10}", "failures", summary.failures);
-        println!("database: {}", db.display());
+        outln!("{:<16} {:>10}", "files", summary.files)?;
+        outln!("{:<16} {:>10}", "sessions", summary.sessions)?;
+        outln!("{:<16} {:>10}", "  replaced", summary.replaced)?;
+        outln!("{:<16} {:>10}", "unchanged", summary.unchanged)?;
+        outln!("{:<16} {:>10}", "entries", summary.entries)?;
+        outln!("{:<16} {:>10}", "skipped lines", summary.skipped_lines)?;
+        outln!("{:<16} {:>10}", "blank lines", summary.blank_lines)?;
+        outln!("{:<16} {:>10}", "failures", summary.failures)?;
+        outln!("database: {}", db.display())?;
     }
     if let Some(first) = db_failures.first() {
         anyhow::bail!(
@@ -83,5 +84,7 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
             summary.files
         );
     }
+    // The search index keeps up with the import (no separate step to know about).
+    super::search::catch_up(&mut conn)?;
     Ok(if summary.failures > 0 { 1 } else { 0 })
 }

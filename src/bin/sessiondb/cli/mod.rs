@@ -94,6 +94,7 @@ pub fn run() -> i32 {
     };
     match result {
         Ok(code) => code,
+        Err(e) if output::is_closed_pipe(&e) => 0,
         Err(e) => output::fail(&name_the_database(e, &db)),
     }
 }

@@ -2,6 +2,28 @@
 
 use std::io::{IsTerminal, Write};
 
+/// `println!` that returns the write error instead of panicking (output to a closed pipe
+/// ends the command quietly, see [`is_closed_pipe`]).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+pub(crate) use outln;
+
+/// Whether the error is a write to a closed pipe (`sessiondb show X | head -1`): the reader
+/// has all it wanted, so the command ends quietly with status 0, as `ls | head` does.
+pub fn is_closed_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>()
+                .is_some_and(|j| j.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
+            || matches!(c.downcast_ref::<sessiondb::Error>(),
+                Some(sessiondb::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 /// Prints an error (with its causes) on one line to stderr; returns exit status 2.
 pub fn fail(e: &anyhow::Error) -> i32 {
     let mut msg = format!("sessiondb: error: {e}");

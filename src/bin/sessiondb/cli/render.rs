@@ -107,6 +107,29 @@ pub fn entry_preview(e: &ParsedEntry, max: usize) -> String {
     one_line(&text, max)
 }
 
+/// A user's `!command` (a `bashExecution` message): `$ command`, its exit code (or that it
+/// was cancelled) in the header, and its output without trailing blank lines.
+fn bash_block(o: &sessiondb::json::Object) -> String {
+    let mut status = match o.get("exitCode") {
+        Some(Value::Number(n)) => format!(" (exit {})", str_of(Some(&Value::Number(*n)))),
+        _ => String::new(),
+    };
+    if matches!(o.get("cancelled"), Some(Value::Bool(true))) {
+        status.push_str(" (cancelled)");
+    }
+    let output = str_of(o.get("output"));
+    let mut text = format!("[bashExecution{status}]\n$ {}", str_of(o.get("command")));
+    let output = output.trim_end();
+    if !output.is_empty() {
+        text.push('\n');
+        text.push_str(output);
+    }
+    if matches!(o.get("truncated"), Some(Value::Bool(true))) {
+        text.push_str(&format!("\n(output truncated; full output: {})", str_of(o.get("fullOutputPath"))));
+    }
+    text
+}
+
 /// A model-context message as a text block: a header line and the content.
 pub fn message_block(m: &Value) -> String {
     let Some(o) = m.as_object() else { return m.to_json() };
@@ -126,6 +149,7 @@ pub fn message_block(m: &Value) -> String {
             let err = if matches!(o.get("isError"), Some(Value::Bool(true))) { " (error)" } else { "" };
             format!("[toolResult {}{err}]\n{}", str_of(o.get("toolName")), content_text(o.get("content")))
         }
+        "bashExecution" => bash_block(o),
         "custom" => format!("[custom {}]\n{}", str_of(o.get("customType")), content_text(o.get("content"))),
         "system" => {
             let mut text = format!("[system]\n{}", content_text(o.get("content")));
@@ -142,5 +166,24 @@ pub fn message_block(m: &Value) -> String {
             };
             format!("[{role}{model}]\n{}", content_text(o.get("content")))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bash_execution_shows_command_exit_code_and_output() {
+        let m = sessiondb::json::parse(
+            br#"{"role":"bashExecution","command":"ls -1 src","output":"a.rs\nb.rs\n\n","exitCode":2,"cancelled":false,"truncated":false,"timestamp":1}"#,
+        )
+        .unwrap();
+        assert_eq!(message_block(&m), "[bashExecution (exit 2)]\n$ ls -1 src\na.rs\nb.rs");
+        let m = sessiondb::json::parse(
+            br#"{"role":"bashExecution","command":"yes","output":"y\n","cancelled":true,"truncated":true,"fullOutputPath":"/tmp/o"}"#,
+        )
+        .unwrap();
+        assert_eq!(message_block(&m), "[bashExecution (cancelled)]\n$ yes\ny\n(output truncated; full output: /tmp/o)");
     }
 }

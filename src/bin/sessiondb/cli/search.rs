@@ -1,13 +1,14 @@
 //! `sessiondb search` and `index`.
 
 use super::output;
+use super::output::outln;
 use sessiondb::search::{self, SearchFilter};
 use std::io::Write;
 use std::path::Path;
 
 /// Search the text of every session: user and assistant messages, thinking, tool calls and
-/// results, custom messages, summaries, session names. QUERY matches as a substring
-/// (case-insensitive, any script: a trigram index). Best matches first.
+/// results, custom messages, summaries, session names. Every word of QUERY (or "phrase in
+/// quotes") must occur, as a case-insensitive substring, in any script. Best matches first.
 #[derive(clap::Args)]
 pub struct SearchArgs {
     /// Text to find.
@@ -24,16 +25,22 @@ pub struct SearchArgs {
     /// Show at most N hits.
     #[arg(long, value_name = "N", default_value_t = 20)]
     limit: i64,
+    /// One line per matching session: its best hit and how many entries match (LIMIT counts sessions).
+    #[arg(long)]
+    sessions: bool,
     /// Print hits as JSON.
     #[arg(long)]
     json: bool,
 }
 
-/// Bring the search index up to date (search does this too; sync and import leave new text
-/// queued because trigram indexing is slow), and fold messages appended since a session was
-/// written into the joined text `list` reads.
+/// Bring the search index up to date (import, sync and search do this themselves: this is
+/// for repairs), and fold messages appended since a session was written into the joined
+/// text `list` reads.
 #[derive(clap::Args)]
 pub struct IndexArgs {
+    /// Empty the index and index every entry again.
+    #[arg(long)]
+    rebuild: bool,
     /// Print a JSON summary.
     #[arg(long)]
     json: bool,
@@ -61,7 +68,7 @@ pub fn parse_when(s: &str) -> anyhow::Result<i64> {
         .ok_or_else(|| anyhow::anyhow!("{s:?} is too far back"))
 }
 
-fn catch_up(conn: &mut rusqlite::Connection) -> anyhow::Result<i64> {
+pub(super) fn catch_up(conn: &mut rusqlite::Connection) -> anyhow::Result<i64> {
     let pending = search::pending(conn)?;
     let bar = output::progress_bar(if pending > 50_000 { pending as u64 } else { 0 }, "indexing");
     let n = search::catch_up(conn, |done, _| bar.set_position(done as u64))?;
@@ -78,6 +85,33 @@ pub fn run_search(db: &Path, a: SearchArgs) -> anyhow::Result<i32> {
         since_ms: a.since.as_deref().map(parse_when).transpose()?,
         limit: a.limit,
     };
+    if a.sessions {
+        let found = search::search_sessions(&conn, &a.query, &filter)?;
+        if a.json {
+            output::print_json(&found)?;
+        } else {
+            let mut out = std::io::stdout().lock();
+            for s in &found {
+                let h = &s.best;
+                let when = h.timestamp.map(sessiondb::internals::jstime::iso_from_ms).unwrap_or_default();
+                let more = if s.more_hits { "+" } else { "" };
+                let hits = if s.hits == 1 { "1 hit".to_string() } else { format!("{}{more} hits", s.hits) };
+                writeln!(
+                    out,
+                    "{}  {hits}  {}  {}  {}\n    {}",
+                    s.session_id,
+                    h.entry_id.as_deref().unwrap_or("-"),
+                    h.role,
+                    when,
+                    crate::cli::render::one_line(&h.snippet, 200)
+                )?;
+            }
+        }
+        if found.is_empty() {
+            eprintln!("no match for {:?}", a.query);
+        }
+        return Ok(if found.is_empty() { 1 } else { 0 });
+    }
     let hits = search::search(&conn, &a.query, &filter)?;
     if a.json {
         output::print_json(&hits)?;
@@ -105,13 +139,16 @@ pub fn run_search(db: &Path, a: SearchArgs) -> anyhow::Result<i32> {
 pub fn run_index(db: &Path, a: IndexArgs) -> anyhow::Result<i32> {
     let mut conn = sessiondb::db::open_existing(db)?;
     let started = std::time::Instant::now();
+    if a.rebuild {
+        search::reset(&mut conn)?;
+    }
     let n = catch_up(&mut conn)?;
     let refreshed = sessiondb::discovery::refresh_list_texts(&mut conn)?;
     let secs = started.elapsed().as_secs_f64();
     if a.json {
         output::print_json(&serde_json::json!({"indexed": n, "listTextsRefreshed": refreshed, "seconds": secs}))?;
     } else {
-        println!("indexed {n} texts and refreshed {refreshed} sessions' list text in {secs:.1} s");
+        outln!("indexed {n} texts and refreshed {refreshed} sessions' list text in {secs:.1} s")?;
     }
     Ok(0)
 }

@@ -7,7 +7,8 @@ use std::io::Write;
 use std::path::Path;
 
 /// Token and cost totals from assistant messages, usage entries and compaction / branch
-/// summaries. Entries copied by forks or branched sessions count once.
+/// summaries. Entries copied by forks or branched sessions count once. A value that is not a
+/// number between 0 and 2^53 is left out of every sum and counted (`invalidUsageValues`).
 #[derive(clap::Args)]
 pub struct StatsArgs {
     /// Group by day, week, month, model, provider, project or session.
@@ -54,6 +55,13 @@ pub fn run(db: &Path, a: StatsArgs) -> anyhow::Result<i32> {
             out,
             "{group:<width$}  {:>8}  {:>13}  {:>11}  {:>13}  {:>12}  {:>13}  {:>10.4}",
             r.entries, r.input, r.output, r.cache_read, r.cache_write, r.total_tokens, r.cost
+        )?;
+    }
+    if total.invalid_usage_values > 0 {
+        writeln!(
+            out,
+            "\n{} usage value(s) left out: not a number between 0 and 2^53 (corrupt or hand-edited entries).",
+            total.invalid_usage_values
         )?;
     }
     Ok(0)

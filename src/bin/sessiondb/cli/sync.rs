@@ -1,6 +1,7 @@
 //! `sessiondb sync`: follow pi's sessions directory.
 
 use super::output;
+use super::output::outln;
 use anyhow::Context;
 use notify::{RecursiveMode, Watcher};
 use sessiondb::sync::{self, SyncOptions, SyncSummary};
@@ -46,7 +47,7 @@ fn report(s: &SyncSummary, json: bool) -> anyhow::Result<()> {
     if json {
         output::print_json(s)?;
     } else {
-        println!(
+        outln!(
             "scanned {} files: {} new, {} grown, {} rewritten, {} unchanged, {} waiting, {} missing, {} pruned, {} failed; \
              {} entries added, {} lines skipped in {:.2} s",
             s.files_scanned,
@@ -61,7 +62,7 @@ fn report(s: &SyncSummary, json: bool) -> anyhow::Result<()> {
             s.entries_added,
             s.lines_skipped,
             s.seconds
-        );
+        )?;
     }
     Ok(())
 }
@@ -80,6 +81,7 @@ fn sync_files(conn: &mut rusqlite::Connection, dir: &Path, files: &[PathBuf], js
     }
     let mut s = SyncSummary::default();
     sync::sync_paths(conn, &dir, &paths, &mut s)?;
+    super::search::catch_up(conn)?;
     s.seconds = started.elapsed().as_secs_f64();
     report(&s, json)?;
     Ok(if s.failures > 0 { 1 } else { 0 })
@@ -100,6 +102,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
         }
     })?;
     bar.finish_and_clear();
+    // The search index keeps up with the sync (no separate step to know about).
+    super::search::catch_up(&mut conn)?;
     if !a.watch {
         report(&first, a.json)?;
         return Ok(if first.failures > 0 { 1 } else { 0 });
@@ -143,6 +147,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
         if last_scan.elapsed() >= RESCAN {
             s = sync::sync_dir(&mut conn, &dir, opts, |_, _| {})?;
             last_scan = Instant::now();
+        }
+        if s.entries_added + s.new + s.rewritten > 0 {
+            super::search::catch_up(&mut conn)?;
         }
         if s.entries_added + s.new + s.rewritten + s.missing + s.failures > 0 && !a.json {
             report(&s, false)?;

@@ -1,0 +1,219 @@
+//! How search splits text into word tokens, and a query term into the tokens a matching text
+//! must hold.
+//!
+//! Text is folded character by character (lowercase, one character for one), then each
+//! character is a separator, part of a word, or a token of its own (ideographs and kana, which
+//! are written without spaces, and symbols such as emoji). Because the class of a character
+//! depends on that character alone, a folded query term that occurs in a folded text is made
+//! of: the tokens strictly inside it, which are whole tokens of the text too; and at its two
+//! ends, words that may be cut: the first a suffix of a text token, the last a prefix (one
+//! word alone may sit anywhere inside a token). [`term_tokens`] says which; search looks those
+//! up in the index and checks every candidate against the text, so no match is missed and
+//! none is false.
+
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// FxHash: the standard library's SipHash made a tenth of an index build (the sets of tokens
+/// hash every word of every text); the keys here are local text, no one's attack surface.
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher(u64);
+
+const FX_K: u64 = 0x517c_c1b7_2722_0a95;
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(FX_K);
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(i)).wrapping_mul(FX_K);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A set of tokens.
+pub type TokenSet = HashSet<String, BuildHasherDefault<FxHasher>>;
+
+/// How a folded character takes part in tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Separates tokens.
+    Sep,
+    /// Part of a word (runs of these are one token).
+    Word,
+    /// A token by itself.
+    Single,
+}
+
+/// The case-folded form of a character (one character: texts and queries fold alike, and
+/// the positions of matches carry over to the original text).
+pub fn fold(c: char) -> char {
+    if c.is_ascii() {
+        c.to_ascii_lowercase()
+    } else {
+        c.to_lowercase().next().unwrap_or(c)
+    }
+}
+
+/// A text folded character by character.
+pub fn fold_str(s: &str) -> String {
+    s.chars().map(fold).collect()
+}
+
+/// Scripts written without spaces between words: each character is its own token.
+fn unspaced(c: char) -> bool {
+    matches!(c as u32,
+        0x0E00..=0x0EFF          // Thai, Lao
+        | 0x1000..=0x109F        // Myanmar
+        | 0x1780..=0x17FF        // Khmer
+        | 0x2E80..=0x2FDF        // CJK radicals
+        | 0x3040..=0x30FF        // Hiragana, Katakana
+        | 0x31F0..=0x31FF        // Katakana extensions
+        | 0x3400..=0x4DBF        // CJK extension A
+        | 0x4E00..=0x9FFF        // CJK unified ideographs
+        | 0xF900..=0xFAFF        // CJK compatibility ideographs
+        | 0x20000..=0x3FFFF) // CJK extensions B and later
+}
+
+/// Combining marks that stay inside the word they mark.
+fn combining(c: char) -> bool {
+    matches!(c as u32, 0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
+}
+
+/// The class of a folded character. Tokens hold ASCII letters and digits and non-ASCII
+/// characters only, so the index's `ascii` tokenizer splits them exactly at the spaces
+/// between them.
+pub fn class(c: char) -> Class {
+    if c.is_ascii() {
+        return if c.is_ascii_alphanumeric() { Class::Word } else { Class::Sep };
+    }
+    if c.is_whitespace() || c.is_control() {
+        Class::Sep
+    } else if unspaced(c) {
+        Class::Single
+    } else if c.is_alphanumeric() || combining(c) {
+        Class::Word
+    } else {
+        Class::Single
+    }
+}
+
+/// Calls `f` with each token of `text` (folded) in order.
+fn each_token(text: &str, mut f: impl FnMut(&str)) {
+    let mut word = String::new();
+    let mut one = [0u8; 4];
+    for c in text.chars().map(fold) {
+        match class(c) {
+            Class::Word => word.push(c),
+            k => {
+                if !word.is_empty() {
+                    f(&word);
+                    word.clear();
+                }
+                if k == Class::Single {
+                    f(c.encode_utf8(&mut one));
+                }
+            }
+        }
+    }
+    if !word.is_empty() {
+        f(&word);
+    }
+}
+
+/// The distinct tokens of a text, joined by spaces (what the index stores for it), added to
+/// `out`; `seen` is scratch space.
+pub fn index_text(text: &str, seen: &mut TokenSet, out: &mut String) {
+    seen.clear();
+    each_token(text, |t| {
+        if !seen.contains(t) {
+            seen.insert(t.to_string());
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(t);
+        }
+    });
+}
+
+/// Where a query token may sit in a text token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fit {
+    /// It is the whole token.
+    Exact,
+    /// It begins the token (the term ends inside a word).
+    Prefix,
+    /// It ends the token (the term begins inside a word).
+    Suffix,
+    /// Anywhere inside the token (the term is one cut word).
+    Inside,
+}
+
+/// The tokens a text holds when it contains `term` (folded), and where each sits.
+pub fn term_tokens(term: &str) -> Vec<(String, Fit)> {
+    let chars: Vec<char> = term.chars().map(fold).collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        match class(chars[i]) {
+            Class::Sep => i += 1,
+            Class::Single => {
+                out.push((chars[i].to_string(), Fit::Exact));
+                i += 1;
+            }
+            Class::Word => {
+                let start = i;
+                while i < chars.len() && class(chars[i]) == Class::Word {
+                    i += 1;
+                }
+                let fit = match (start == 0, i == chars.len()) {
+                    (true, true) => Fit::Inside,
+                    (true, false) => Fit::Suffix,
+                    (false, true) => Fit::Prefix,
+                    (false, false) => Fit::Exact,
+                };
+                out.push((chars[start..i].iter().collect(), fit));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(text: &str) -> String {
+        let mut out = String::new();
+        index_text(text, &mut TokenSet::default(), &mut out);
+        out
+    }
+
+    #[test]
+    fn texts_split_into_distinct_folded_tokens() {
+        assert_eq!(index("Fix the parseHeader() bug, fix it"), "fix the parseheader bug it");
+        assert_eq!(index("会话管理 ok😀!"), "会 话 管 理 ok 😀");
+        assert_eq!(index("cafe\u{301} Ünïcode"), "cafe\u{301} ünïcode");
+    }
+
+    #[test]
+    fn query_terms_say_where_their_tokens_sit() {
+        use Fit::*;
+        assert_eq!(term_tokens("factorin"), [("factorin".to_string(), Inside)]);
+        assert_eq!(
+            term_tokens("session-manager.ts"),
+            [("session".to_string(), Suffix), ("manager".to_string(), Exact), ("ts".to_string(), Prefix)]
+        );
+        assert_eq!(term_tokens(".ts"), [("ts".to_string(), Prefix)]);
+        assert_eq!(term_tokens("会话"), [("会".to_string(), Exact), ("话".to_string(), Exact)]);
+        assert!(term_tokens("->").is_empty());
+    }
+}
