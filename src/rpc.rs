@@ -225,7 +225,13 @@ impl RpcServer {
                 self.install(m)
             }
             "inMemory" => {
-                let m = SessionManager::in_memory(a.opt_str(0, "cwd")?.as_deref(), a.options(1)?)?;
+                let entries = match a.opt(2) {
+                    None => Vec::new(),
+                    Some(Value::Array(items)) => items,
+                    Some(_) => return Err(Error::InvalidArgument("entries must be an array".into())),
+                };
+                let m =
+                    SessionManager::in_memory_with_entries(a.opt_str(0, "cwd")?.as_deref(), a.options(1)?, &entries)?;
                 self.install(m)
             }
             "findById" => {

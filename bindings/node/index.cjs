@@ -100,10 +100,8 @@ class SessionManager {
 		return SessionManager.#start("continueRecent", [cwd, sessionDir]);
 	}
 	static inMemory(cwd = process.cwd(), options, entries) {
-		if (entries !== undefined && entries.length > 0) {
-			throw new Error("sessiondb: inMemory(cwd, options, entries) with preloaded entries is not supported; use pi's SessionManager.inMemory for previews");
-		}
-		return SessionManager.#start("inMemory", [cwd, options]);
+		// pi's `preloadedFileEntries?.length`: an empty array is a new session.
+		return SessionManager.#start("inMemory", [cwd, options, entries?.length ? entries : undefined]);
 	}
 	static forkFrom(sourcePath, targetCwd, sessionDir, options) {
 		return SessionManager.#start("forkFrom", [sourcePath, targetCwd, sessionDir, options]);

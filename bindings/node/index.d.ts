@@ -36,7 +36,7 @@ export declare class SessionManager {
 	static create(cwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager;
 	static open(path: string, sessionDir?: string, cwdOverride?: string): SessionManager;
 	static continueRecent(cwd: string, sessionDir?: string): SessionManager;
-	/** `entries` (a preloaded session) is not supported and throws. */
+	/** `entries`: a preloaded session (pi's file entries, with or without the header). */
 	static inMemory(cwd?: string, options?: NewSessionOptions, entries?: FileEntry[]): SessionManager;
 	static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager;
 	static findById(cwd: string, id: string, sessionDir?: string): string | undefined;

@@ -298,6 +298,54 @@ impl SessionManager {
         Ok(m)
     }
 
+    /// pi's `SessionManager.inMemory(cwd?, options?, entries)`: a session preloaded from
+    /// pi's file entries, never saved. With a header among them (pi takes the first `session`
+    /// entry) they load as a file's lines do, migrated to the current version; without one, a
+    /// new header (honouring `opts`) comes first. The cwd stays the constructor's.
+    pub fn in_memory_with_entries(cwd: Option<&str>, opts: NewSessionOptions, entries: &[Value]) -> Result<Self> {
+        if entries.is_empty() {
+            return SessionManager::in_memory(cwd, opts);
+        }
+        let cwd = resolved(cwd.map_or_else(process_cwd, str::to_owned).as_str());
+        let mut m = SessionManager::blank(db::Pooled::unpooled(db::open_in_memory()?), None, cwd, String::new());
+        let is_header =
+            |e: &Value| e.as_object().and_then(|o| o.get("type")).and_then(Value::as_str) == Some("session");
+        let lines: Vec<String> = entries.iter().map(Value::to_json).collect();
+        let Some(h) = entries.iter().position(is_header) else {
+            validate_id(opts.id.as_deref())?;
+            let id = opts.id.clone().unwrap_or_else(ids::new_session_id);
+            let header = build::header(&id, &jstime::now_iso(), &m.cwd, opts.parent_session.as_deref());
+            m.install(header, &lines, None, true)?;
+            return Ok(m);
+        };
+        // The importer reads files and wants the header first; pi's index skips the header
+        // wherever it is, so moving it to the front changes nothing pi shows.
+        let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+        for line in std::iter::once(&lines[h]).chain(lines.iter().enumerate().filter(|(i, _)| *i != h).map(|(_, l)| l))
+        {
+            text.push_str(line);
+            text.push('\n');
+        }
+        let dir = tempfile::tempdir().map_err(|e| Error::io(Path::new("<temporary directory>"), e))?;
+        let file = dir.path().join("preloaded.jsonl");
+        std::fs::write(&file, text).map_err(|e| Error::io(&file, e))?;
+        let r = crate::ingest::import::import_file(
+            &mut m.conn,
+            &file,
+            None,
+            crate::ingest::import::ImportOptions::default(),
+        );
+        if r.status == crate::ingest::import::FileStatus::Failed {
+            let why = r.reason.unwrap_or_default();
+            return Err(Error::InvalidArgument(format!("inMemory: the preloaded entries are not a pi session: {why}")));
+        }
+        let key = r.path.to_string_lossy().into_owned();
+        let sid = find_path(&m.conn, &key)?
+            .ok_or_else(|| Error::InvalidArgument("inMemory: the preloaded entries were not stored".into()))?;
+        m.load(sid, key)?;
+        Ok(m)
+    }
+
     /// pi's `SessionManager.open(path, sessionDir?, cwdOverride?)`: the session recorded at
     /// `path`; a session file there that the database does not hold yet is imported first; a
     /// 0-byte file becomes a new session saved at once; no file: a new session for that path.
