@@ -651,3 +651,41 @@ fn a_database_from_before_the_shares_table_keeps_copies_lines() {
     let left: i64 = conn.query_row("SELECT count(*) FROM shares", [], |r| r.get(0)).unwrap();
     assert_eq!(left, 0);
 }
+
+#[test]
+fn in_memory_with_entries_loads_migrates_and_keeps_its_cwd() {
+    // A v2 header after an entry (pi finds the header anywhere) with a v2 hook message:
+    // migrated to v3 (hookMessage becomes custom), the leaf is the last entry.
+    let entries = [
+        v(
+            r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2025-02-01T00:00:02.000Z","message":{"role":"hookMessage","customType":"x","content":"c","display":true,"timestamp":2}}"#,
+        ),
+        v(
+            r#"{"type":"session","version":2,"id":"preloaded","timestamp":"2025-02-01T00:00:00.000Z","cwd":"/header/cwd"}"#,
+        ),
+        v(
+            r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-02-01T00:00:01.000Z","message":{"role":"user","content":"q","timestamp":1}}"#,
+        ),
+    ];
+    let m = SessionManager::in_memory_with_entries(Some("/ctor/cwd"), NewSessionOptions::default(), &entries).unwrap();
+    assert_eq!(m.session_id(), "preloaded");
+    assert_eq!(m.cwd(), "/ctor/cwd");
+    assert_eq!(m.session_file(), None);
+    assert!(!m.is_persisted());
+    assert_eq!(
+        m.header().unwrap().to_json(),
+        r#"{"type":"session","version":3,"id":"preloaded","timestamp":"2025-02-01T00:00:00.000Z","cwd":"/header/cwd"}"#
+    );
+    assert_eq!(m.leaf_id(), Some("a1"));
+    let first = m.entries().unwrap()[0].to_json();
+    assert!(first.contains(r#""role":"custom""#), "{first}");
+
+    // Without a header: a new one from the options, then the entries as given.
+    let opts = NewSessionOptions { id: Some("my-id".into()), parent_session: Some("/p.jsonl".into()) };
+    let m = SessionManager::in_memory_with_entries(Some("/ctor"), opts, &entries[2..]).unwrap();
+    let h = m.header().unwrap().to_json();
+    assert!(h.starts_with(r#"{"type":"session","version":3,"id":"my-id","timestamp":""#), "{h}");
+    assert!(h.ends_with(r#"","cwd":"/ctor","parentSession":"/p.jsonl"}"#), "{h}");
+    assert_eq!(m.entries().unwrap().iter().map(Value::to_json).collect::<Vec<_>>(), vec![entries[2].to_json()]);
+    assert_eq!(m.leaf_id(), Some("a1"));
+}
