@@ -8,7 +8,7 @@
 //
 // Run through rpc-serve.sh: RPC_ORACLE_BIN=bindings/node/test/rpc-serve.sh cargo test --test rpc_oracle
 import { spawnSync } from "node:child_process";
-import readline from "node:readline";
+import { serveRpc } from "../../../tests/fixtures/rpc/serve-rpc.mjs";
 import { SessionManager } from "../index.js";
 
 const argv = process.argv.slice(2);
@@ -29,36 +29,4 @@ if (rest[0] !== "rpc") {
 }
 if (db) SessionManager.useDatabase(db);
 
-// Where the protocol's null is pi's null rather than undefined (as tests/fixtures/rpc/pi-rpc.mjs).
-const NULLABLE = { appendContextEdit: [1], appendCompaction: [1], branchWithSummary: [0] };
-const CONSTRUCTORS = new Set(["create", "open", "continueRecent", "forkFrom", "inMemory"]);
-const LOOKUPS = new Set(["findById", "list", "listAll"]);
-let sm = null;
-
-async function dispatch(method, params) {
-	const a = params.map((p, i) => (p === null && !(NULLABLE[method] ?? []).includes(i) ? undefined : p));
-	if (CONSTRUCTORS.has(method)) {
-		sm = SessionManager[method](...a);
-		return { sessionId: sm.getSessionId(), sessionFile: sm.getSessionFile() ?? null, cwd: sm.getCwd() };
-	}
-	if (LOOKUPS.has(method)) return await SessionManager[method](...a);
-	if (!sm) throw new Error("no current session");
-	if (typeof sm[method] !== "function") throw new Error(`unknown method ${method}`);
-	return sm[method](...a);
-}
-
-const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-for await (const line of rl) {
-	if (!line.trim()) continue;
-	let id = null;
-	let response;
-	try {
-		const req = JSON.parse(line);
-		id = req.id ?? null;
-		const result = await dispatch(req.method, req.params ?? []);
-		response = { id, result: result === undefined ? null : JSON.parse(JSON.stringify(result)) };
-	} catch (e) {
-		response = { id, error: { message: String(e?.message ?? e) } };
-	}
-	process.stdout.write(`${JSON.stringify(response)}\n`);
-}
+await serveRpc(SessionManager);
