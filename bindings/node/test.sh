@@ -5,10 +5,9 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 export SESSIONDB_NODE_HOME="${SESSIONDB_NODE_HOME:-$HOME/.cache/sessiondb-node}"
-if ! node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>22||(a===22&&b>=19)?0:1)' 2>/dev/null; then
-  NODE="$(bash "$root/.ci/node.sh")"
-  export PATH="$(dirname "$NODE"):$PATH"
-fi
+# .ci/node.sh installs Node 22 and pi once (later calls only print node's path).
+NODE="$(bash "$root/.ci/node.sh")"
+export PATH="$(dirname "$NODE"):$PATH"
 cd "$here"
 npm install --no-audit --no-fund --loglevel=error
 cargo build --release --bin sessiondb --manifest-path "$root/Cargo.toml"
