@@ -27,7 +27,7 @@ pub use store::db::default_path as default_db_path;
 
 /// Opening a database.
 pub mod db {
-    pub use crate::store::db::{access_problem, beside, default_path, open, open_existing, open_in_memory};
+    pub use crate::store::db::{access_problem, beside, default_path, open, open_existing, open_in_memory, Db, Tx};
 }
 
 /// Not part of the API: the layers below the public modules, reachable for the `sessiondb`
@@ -38,7 +38,10 @@ pub mod internals {
     pub use crate::js::{canonical, collate, jstime};
     pub use crate::pi::{entries, ids, layout, migrate, projection, system};
     pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
-    pub use crate::store::{bulk, derive, extract, journal, keys, queries, sessions, signatures, stats, tokens, write};
+    pub use crate::store::{
+        bulk, derive, discovery, entries as entry_rows, extract, integrity, journal, keys, queries, sessions,
+        signatures, stats, tokens, usage, write,
+    };
 
     /// Reading session files line by line.
     pub mod jsonl {

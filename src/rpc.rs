@@ -17,7 +17,7 @@ pub struct RpcServer {
     db: PathBuf,
     current: Option<SessionManager>,
     /// The connection lookups (`list`, `listAll`) use, opened on first use.
-    lookups: Option<rusqlite::Connection>,
+    lookups: Option<crate::store::handle::Db>,
 }
 
 /// Positional arguments with pi's `undefined`/`null` rules.
@@ -163,7 +163,7 @@ impl RpcServer {
 
     /// The connection list and listAll read through, with every journaled append settled
     /// (this process's and any other's), as a fresh open would have them.
-    fn lookup_conn(&mut self) -> Result<&rusqlite::Connection> {
+    fn lookup_conn(&mut self) -> Result<&crate::store::handle::Db> {
         if let Some(m) = &self.current {
             m.settle()?;
         }

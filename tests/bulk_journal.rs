@@ -6,8 +6,8 @@ mod common;
 use sessiondb::internals::bulk::BulkJournal;
 use std::time::{Duration, Instant};
 
-fn journal_mode(conn: &rusqlite::Connection) -> String {
-    conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap()
+fn journal_mode(conn: &sessiondb::db::Db) -> String {
+    conn.sqlite().query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap()
 }
 
 #[test]
@@ -16,11 +16,11 @@ fn an_import_alone_uses_a_rollback_journal_and_leaves_wal_mode_behind() {
     let mut bulk = BulkJournal::enter(&conn);
     assert!(bulk.is_rollback());
     assert_eq!(journal_mode(&conn), "truncate");
-    let sync: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
+    let sync: i64 = conn.sqlite().query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
     assert_eq!(sync, 2, "FULL while in rollback mode");
     bulk.leave(&conn);
     assert_eq!(journal_mode(&conn), "wal");
-    let sync: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
+    let sync: i64 = conn.sqlite().query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
     assert_eq!(sync, 1, "NORMAL again");
     assert!(!sessiondb::db::beside(&db, "-journal").exists());
 }
@@ -29,7 +29,7 @@ fn an_import_alone_uses_a_rollback_journal_and_leaves_wal_mode_behind() {
 fn an_import_beside_another_connection_stays_in_wal_mode() {
     let (_d, db, conn) = common::temp_db();
     let other = sessiondb::db::open(&db).unwrap();
-    let _: i64 = other.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap();
+    let _: i64 = other.sqlite().query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap();
     let bulk = BulkJournal::enter(&conn);
     assert!(!bulk.is_rollback());
     assert_eq!(journal_mode(&conn), "wal");
@@ -41,14 +41,14 @@ fn a_process_opening_the_database_mid_import_gets_wal_mode_back_at_the_next_tran
     let mut bulk = BulkJournal::enter(&conn);
     assert!(bulk.is_rollback());
     // A batch in progress: its write lock keeps the newcomer out.
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).unwrap();
+    let tx = conn.sqlite_mut().transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).unwrap();
     tx.execute_batch("CREATE TABLE probe (x); INSERT INTO probe VALUES (1)").unwrap();
     let newcomer = {
         let db = db.clone();
         std::thread::spawn(move || {
             let c = sessiondb::db::open(&db)?;
-            let mode: String = c.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
-            let seen: i64 = c.query_row("SELECT count(*) FROM probe", [], |r| r.get(0))?;
+            let mode: String = c.sqlite().query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+            let seen: i64 = c.sqlite().query_row("SELECT count(*) FROM probe", [], |r| r.get(0))?;
             Ok::<_, sessiondb::Error>((mode, seen))
         })
     };
@@ -78,7 +78,7 @@ fn a_cli_import_leaves_the_database_in_wal_mode_with_everything_in_it() {
     let (code, _, err) = common::run(&db, &["import", common::oracle().join("sessions").to_str().unwrap()]);
     assert!(code == 0 || code == 1, "{err}"); // 1: the corpus holds deliberately broken files
     let conn = rusqlite::Connection::open(&db).unwrap();
-    assert_eq!(journal_mode(&conn), "wal");
+    assert_eq!(journal_mode(sessiondb::db::Db::of(&conn)), "wal");
     let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
     assert_eq!(ok, "ok");
     let sessions: i64 = conn.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap();

@@ -11,7 +11,7 @@ use sessiondb::tree::SessionTree;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-fn import_corpus(conn: &mut rusqlite::Connection) {
+fn import_corpus(conn: &mut sessiondb::db::Db) {
     let c = common::oracle();
     let targets = collect_targets(&[c.join("sessions"), c.join("cycles")]).unwrap();
     import_targets(conn, &targets, ImportOptions::default(), |_| {});
@@ -82,6 +82,7 @@ fn compaction_findings_agree_with_path_walks() {
     let (_d, _p, mut conn) = common::temp_db();
     import_corpus(&mut conn);
     let sids: Vec<(i64, String)> = conn
+        .sqlite()
         .prepare("SELECT sid, path FROM sessions")
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))

@@ -121,7 +121,7 @@ fn assert_whole(db: &Path, expected: &HashMap<String, i64>, context: &str) -> us
         assert_eq!(Some(count), expected.get(path), "{context}: {path} is not whole");
         assert_eq!(count, lines, "{context}: {path}: counters and lines differ");
     }
-    let report = sessiondb::check::check_all(&conn, |_| {}).unwrap();
+    let report = sessiondb::check::check_all(sessiondb::db::Db::of(&conn), |_| {}).unwrap();
     assert!(report.is_clean(), "{context}: {:?}", report.problems);
     rows.len()
 }
@@ -299,12 +299,13 @@ fn sigkill_during_rpc_appends_keeps_every_acknowledged_entry_once() {
         // Opening the database settles the appends the killed process left in its journal.
         let conn = sessiondb::db::open(&db).unwrap();
         assert!(!sessiondb::internals::journal::has_pending(&db), "{context}: the journal is settled");
-        let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+        let ok: String = conn.sqlite().query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
         assert_eq!(ok, "ok", "{context}");
         let (sid, count): (i64, i64) = conn
+            .sqlite()
             .query_row("SELECT sid, entry_count FROM sessions WHERE path = ?1", [&file], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap();
-        let mut st = conn.prepare("SELECT id, body FROM entries WHERE session = ?1 ORDER BY key").unwrap();
+        let mut st = conn.sqlite().prepare("SELECT id, body FROM entries WHERE session = ?1 ORDER BY key").unwrap();
         let stored: Vec<(String, String)> =
             st.query_map([sid], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
         assert_eq!(stored.len() as i64, count, "{context}: counters and rows differ");

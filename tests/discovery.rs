@@ -10,7 +10,7 @@ fn rel(corpus: &str, path: &str) -> String {
     path.strip_prefix(&format!("{corpus}/")).unwrap_or(path).to_string()
 }
 
-fn infos_json(corpus: &str, conn: &rusqlite::Connection, mut infos: Vec<SessionInfo>) -> J {
+fn infos_json(corpus: &str, conn: &sessiondb::db::Db, mut infos: Vec<SessionInfo>) -> J {
     discovery::fill_all_text(conn, &mut infos).unwrap();
     J::Array(
         infos
@@ -105,17 +105,17 @@ fn list_find_and_recent_equal_pi() {
 }
 
 /// `allMessagesText` as read from every message row: what the joined copy must equal.
-fn reference_texts(conn: &rusqlite::Connection, infos: &[SessionInfo]) -> Vec<String> {
+fn reference_texts(conn: &sessiondb::db::Db, infos: &[SessionInfo]) -> Vec<String> {
     infos.iter().map(|i| discovery::all_messages_text(conn, i.sid).unwrap()).collect()
 }
 
-fn listed_texts(conn: &rusqlite::Connection, mut infos: Vec<SessionInfo>) -> Vec<String> {
+fn listed_texts(conn: &sessiondb::db::Db, mut infos: Vec<SessionInfo>) -> Vec<String> {
     discovery::fill_all_text(conn, &mut infos).unwrap();
     infos.into_iter().map(|i| i.all_messages_text).collect()
 }
 
-fn count(conn: &rusqlite::Connection, sql: &str) -> i64 {
-    conn.query_row(sql, [], |r| r.get(0)).unwrap()
+fn count(conn: &sessiondb::db::Db, sql: &str) -> i64 {
+    conn.sqlite().query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
 /// The joined `allMessagesText` kept per session equals the text read from the message rows
@@ -150,7 +150,7 @@ fn joined_list_texts_stay_exact() {
         0
     );
 
-    let check = |conn: &rusqlite::Connection, what: &str| {
+    let check = |conn: &sessiondb::db::Db, what: &str| {
         let all = discovery::list_everything(conn).unwrap();
         let want = reference_texts(conn, &all);
         assert!(want.iter().any(|t| t.len() > 12 << 20), "{what}: the big session is listed");
@@ -205,12 +205,15 @@ fn joined_list_texts_stay_exact() {
     .unwrap();
     let fork_path = f.session_file().unwrap().to_string();
     drop(f);
-    let forked: i64 = conn.query_row("SELECT sid FROM sessions WHERE path = ?1", [&fork_path], |r| r.get(0)).unwrap();
+    let forked: i64 =
+        conn.sqlite().query_row("SELECT sid FROM sessions WHERE path = ?1", [&fork_path], |r| r.get(0)).unwrap();
     assert_eq!(count(&conn, &format!("SELECT count(*) FROM list_texts WHERE sid = {forked}")), 1);
     check(&conn, "after a fork");
 
     // A database from before the joined texts: the migration's maintenance task rebuilds them.
-    conn.execute_batch("DELETE FROM list_texts; INSERT INTO maintenance(task) VALUES ('list-texts');").unwrap();
+    conn.sqlite()
+        .execute_batch("DELETE FROM list_texts; INSERT INTO maintenance(task) VALUES ('list-texts');")
+        .unwrap();
     drop(conn);
     let conn = sessiondb::db::open(&db).unwrap();
     assert_eq!(count(&conn, "SELECT count(*) FROM maintenance"), 0);

@@ -6,7 +6,7 @@ use sessiondb::import::{import_file, FileStatus, ImportOptions};
 use std::collections::HashMap;
 use std::path::Path;
 
-fn export_bytes(conn: &rusqlite::Connection, path: &Path) -> Vec<u8> {
+fn export_bytes(conn: &sessiondb::db::Db, path: &Path) -> Vec<u8> {
     let s = sessiondb::resolve::resolve(conn, &path.to_string_lossy()).unwrap();
     let mut out = Vec::new();
     sessiondb::export::write_session(conn, s.sid, &mut out).unwrap();
@@ -172,7 +172,7 @@ fn the_real_legacy_files_migrate_like_pi() {
 #[test]
 fn edge_files_import_as_the_spec_says() {
     let (_d, _p, mut conn) = common::temp_db();
-    let imp = |conn: &mut rusqlite::Connection, suffix: &str| {
+    let imp = |conn: &mut sessiondb::db::Db, suffix: &str| {
         let (file, g) = common::golden(suffix);
         (import_file(conn, &file, None, ImportOptions::default()), g, file)
     };
@@ -199,7 +199,7 @@ fn edge_files_import_as_the_spec_says() {
     let (r, _, _) = imp(&mut conn, "x-bom.jsonl");
     assert_eq!(r.status, FileStatus::Failed, "a BOM-prefixed header does not parse");
     // Nothing from the failed files reached the database.
-    let sessions: i64 = conn.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap();
+    let sessions: i64 = conn.sqlite().query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap();
     assert_eq!(sessions, 6);
 }
 
@@ -209,8 +209,8 @@ fn importing_again_changes_nothing() {
     let dir = common::oracle().join("sessions");
     let targets = sessiondb::import::collect_targets(&[dir]).unwrap();
     let first = sessiondb::import::import_targets(&mut conn, &targets, ImportOptions::default(), |_| {});
-    let snapshot = |conn: &rusqlite::Connection| -> Vec<(String, i64, String)> {
-        let mut st = conn.prepare("SELECT s.path, e.seq, e.body FROM entries e JOIN sessions s ON s.sid = e.session ORDER BY s.path, e.seq").unwrap();
+    let snapshot = |conn: &sessiondb::db::Db| -> Vec<(String, i64, String)> {
+        let mut st = conn.sqlite().prepare("SELECT s.path, e.seq, e.body FROM entries e JOIN sessions s ON s.sid = e.session ORDER BY s.path, e.seq").unwrap();
         st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
     };
     let before = snapshot(&conn);
@@ -248,7 +248,7 @@ fn a_file_failing_midway_leaves_nothing_and_its_batch_mates_stay() {
         std::fs::write(dir.path().join(name), lines.join("\n") + "\n").unwrap();
     }
     // The second file fails after some of its rows were written.
-    conn.execute_batch(
+    conn.sqlite().execute_batch(
         "CREATE TEMP TRIGGER boom BEFORE INSERT ON entries WHEN new.id = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END;",
     )
     .unwrap();
@@ -258,6 +258,7 @@ fn a_file_failing_midway_leaves_nothing_and_its_batch_mates_stay() {
     assert_eq!(statuses, [FileStatus::Imported, FileStatus::Failed, FileStatus::Imported]);
     assert!(s.reports[1].reason.as_deref().is_some_and(|r| r.contains("boom")), "{:?}", s.reports[1].reason);
     let ids: Vec<String> = conn
+        .sqlite()
         .prepare("SELECT id FROM sessions ORDER BY id")
         .unwrap()
         .query_map([], |r| r.get(0))
@@ -265,7 +266,7 @@ fn a_file_failing_midway_leaves_nothing_and_its_batch_mates_stay() {
         .map(Result::unwrap)
         .collect();
     assert_eq!(ids, ["s-a", "s-c"]);
-    let rows: i64 = conn.query_row("SELECT count(*) FROM entries", [], |r| r.get(0)).unwrap();
+    let rows: i64 = conn.sqlite().query_row("SELECT count(*) FROM entries", [], |r| r.get(0)).unwrap();
     assert_eq!(rows, 3, "no row of the failed file is left");
     for (name, lines) in [&files[0], &files[2]] {
         assert_eq!(export_bytes(&conn, &dir.path().join(name)), (lines.join("\n") + "\n").into_bytes());
@@ -275,7 +276,8 @@ fn a_file_failing_midway_leaves_nothing_and_its_batch_mates_stay() {
 #[test]
 fn new_databases_get_8k_pages_and_old_ones_keep_theirs() {
     let dir = tempfile::tempdir().unwrap();
-    let page_size = |c: &rusqlite::Connection| -> i64 { c.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap() };
+    let page_size =
+        |c: &sessiondb::db::Db| -> i64 { c.sqlite().query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap() };
     let fresh = sessiondb::db::open(&dir.path().join("new.sqlite")).unwrap();
     assert_eq!(page_size(&fresh), 8192);
     let old_path = dir.path().join("old.sqlite");
@@ -286,6 +288,6 @@ fn new_databases_get_8k_pages_and_old_ones_keep_theirs() {
     assert_eq!(page_size(&old), 4096);
     // The checkpoint threshold follows the page size: 32 MiB of WAL either way.
     let pages =
-        |c: &rusqlite::Connection| -> i64 { c.query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0)).unwrap() };
+        |c: &sessiondb::db::Db| -> i64 { c.sqlite().query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0)).unwrap() };
     assert_eq!((pages(&fresh) * 8192, pages(&old) * 4096), (32 << 20, 32 << 20));
 }

@@ -1,7 +1,8 @@
 //! The shape of the source tree, checked so that it stays true (ARCHITECTURE.md describes it):
 //! the library's folders are layers and every import points down the order below; no two
 //! modules import each other, directly or through a loop, in the library or the binary; and
-//! SQL text appears only under `src/store/` (and `migrations/`).
+//! SQL text appears only under `src/store/` (and `migrations/`); and no module above
+//! `src/store/` names rusqlite (the storage boundary a second backend plugs into).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -280,6 +281,42 @@ fn sql_only_in_the_store() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// Library modules outside `src/store/` that may name rusqlite, and why.
+const RUSQLITE_ALLOWED: &[(&str, &str)] = &[
+    // The error type sits below the store and carries the backend's error, so that callers
+    // can tell its cases apart (a second backend adds its own variant).
+    ("error", "Error::Sqlite"),
+    // search: moved by the fts branch.
+    ("read::search", "the word index"),
+];
+
+/// The library modules above `src/store/` that name rusqlite (its types, its macros) or take
+/// the SQLite connection out of a `Db` (its hidden escape hatch for tests and the benchmark).
+fn rusqlite_outside_store(c: &Crate) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (module, code) in &c.files {
+        if module == "store" || module.starts_with("store::") || RUSQLITE_ALLOWED.iter().any(|(m, _)| m == module) {
+            continue;
+        }
+        for word in ["rusqlite", "sqlite(", "sqlite_mut(", "into_sqlite(", "from_sqlite(", "Db::of"] {
+            for (at, _) in code.match_indices(word) {
+                let word_start = !code[..at].ends_with(|ch: char| ch.is_alphanumeric() || ch == '_');
+                if word_start {
+                    let line = code[at..].lines().next().unwrap_or("");
+                    problems.push(format!("src/{}: rusqlite outside src/store/: {line}", module.replace("::", "/")));
+                }
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn rusqlite_only_in_the_store() {
+    let problems = rusqlite_outside_store(&library());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 /// The checks above can fail: a planted loop and planted SQL are found.
 #[test]
 fn the_checks_find_planted_violations() {
@@ -299,4 +336,14 @@ fn the_checks_find_planted_violations() {
     assert_eq!(sql_literals("let q = \"SELECT id FROM entries\";"), ["SELECT id FROM entries"]);
     assert!(sql_literals("let q = '\"'; let s = \"UPDATE the docs\";").len() == 1);
     assert!(sql_literals("let q = \"select a thing\";").is_empty());
+
+    let mut c = library();
+    c.files.get_mut("read::tree").unwrap().push_str("\nfn f(c: &rusqlite::Connection) {}\n");
+    c.files.get_mut("manager").unwrap().push_str("\nuse rusqlite::params;\n");
+    c.files.get_mut("rpc").unwrap().push_str("\nfn g(db: &Db) { db.sqlite(); }\n");
+    let problems = rusqlite_outside_store(&c);
+    assert!(problems.iter().any(|p| p.starts_with("src/read/tree: rusqlite outside")), "{problems:?}");
+    assert!(problems.iter().any(|p| p.starts_with("src/manager: rusqlite outside")), "{problems:?}");
+    assert!(problems.iter().any(|p| p.starts_with("src/rpc: rusqlite outside")), "{problems:?}");
+    assert_eq!(problems.len(), 3, "{problems:?}");
 }

@@ -216,21 +216,23 @@ fn forks_share_lines_and_keep_them_when_the_source_goes() {
     drop((a, b, m));
     let conn = sessiondb::db::open(&db).unwrap();
     let sid = |path: &str| -> i64 {
-        conn.query_row("SELECT sid FROM sessions WHERE path = ?1", [path], |r| r.get(0)).unwrap()
+        conn.sqlite().query_row("SELECT sid FROM sessions WHERE path = ?1", [path], |r| r.get(0)).unwrap()
     };
     let (src, fa, fb, fc) = (sid(source), sid(&a_file), sid(&b_file), sid(&c_file));
     // (rows, rows holding their own line, rows sharing a line of the source itself)
     let sharing = |s: i64| -> (i64, i64, i64) {
-        conn.query_row(
-            "SELECT count(*), count(*) FILTER (WHERE body_key IS NULL AND body <> ''), \
+        conn.sqlite()
+            .query_row(
+                "SELECT count(*), count(*) FILTER (WHERE body_key IS NULL AND body <> ''), \
              count(*) FILTER (WHERE body_key >> 32 = ?2) FROM entries WHERE session = ?1",
-            [s, src],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .unwrap()
+                [s, src],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap()
     };
     // Lines typed "session" (a second header) are not copied.
     let n: i64 = conn
+        .sqlite()
         .query_row("SELECT count(*) FROM entries WHERE session = ?1 AND type IS NOT 'session'", [src], |r| r.get(0))
         .unwrap();
     assert!(n > 5);
@@ -264,7 +266,7 @@ fn forks_share_lines_and_keep_them_when_the_source_goes() {
     };
     let problems = fork_problems();
     // Removing the source (as `sync --prune` or a re-import does) gives the forks their lines.
-    conn.execute(sessiondb::internals::queries::DELETE_SESSION, [src]).unwrap();
+    conn.sqlite().execute(sessiondb::internals::sessions::DELETE_SESSION, [src]).unwrap();
     assert_eq!(sharing(fa), (n, n, 0));
     assert_eq!(sharing(fb), (n, n, 0));
     assert_eq!((export(fa), export(fb), export(fc)), (before_a, before_b, before_c));
@@ -272,7 +274,7 @@ fn forks_share_lines_and_keep_them_when_the_source_goes() {
     assert_eq!(fork_problems(), problems);
     // A copy pointing at a line that is not there is a finding.
     let (lo, hi) = sessiondb::internals::write::key_range(fb);
-    conn.execute("UPDATE entries SET body = '', body_key = ?1 WHERE key = ?2", [hi, lo + 1]).unwrap();
+    conn.sqlite().execute("UPDATE entries SET body = '', body_key = ?1 WHERE key = ?2", [hi, lo + 1]).unwrap();
     let (code, out, _) = common::run(&db, &["check", "--json"]);
     assert_eq!(code, 1);
     assert!(out.contains("\"shared-line\""), "{out}");
@@ -466,6 +468,7 @@ fn journaled_appends_settle_exactly_once() {
     assert_eq!(count(&db, "SELECT count(*) FROM entries"), total, "still journaled");
     let conn = sessiondb::db::open(&db).unwrap();
     let (entries, messages): (i64, i64) = conn
+        .sqlite()
         .query_row("SELECT entry_count, message_count FROM sessions WHERE path = ?1", [&file], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })
@@ -541,9 +544,11 @@ fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
     assert_eq!(got[1..], want[..]);
     // Shared lines are exactly the stored ones; the others were rewritten.
     let conn = sessiondb::db::open(&db).unwrap();
-    let sid =
-        |p: &str| -> i64 { conn.query_row("SELECT sid FROM sessions WHERE path = ?1", [p], |r| r.get(0)).unwrap() };
+    let sid = |p: &str| -> i64 {
+        conn.sqlite().query_row("SELECT sid FROM sessions WHERE path = ?1", [p], |r| r.get(0)).unwrap()
+    };
     let shared: Vec<String> = conn
+        .sqlite()
         .prepare("SELECT id FROM entries WHERE session = ?1 AND body_key IS NOT NULL ORDER BY key")
         .unwrap()
         .query_map([sid(&branched)], |r| r.get(0))
@@ -562,7 +567,7 @@ fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
     let fresh_db = dir.path().join("fresh.sqlite");
     drop(SessionManager::open(&fresh_db, copy.to_str().unwrap(), None, None).unwrap());
     let fresh = sessiondb::db::open(&fresh_db).unwrap();
-    let derived = |c: &rusqlite::Connection, s: i64| -> Vec<String> {
+    let derived = |c: &sessiondb::db::Db, s: i64| -> Vec<String> {
         let mut out = Vec::new();
         for sql in [
             "SELECT role, ts_ms, list_text FROM texts WHERE session = ?1 ORDER BY key",
@@ -575,7 +580,7 @@ fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
              compaction_key & 4294967295, thinking_key & 4294967295, model_key & 4294967295 \
              FROM entries WHERE session = ?1 ORDER BY key",
         ] {
-            let mut st = c.prepare(sql).unwrap();
+            let mut st = c.sqlite().prepare(sql).unwrap();
             let n = st.column_count();
             let rows = st
                 .query_map([s], |r| {
@@ -586,7 +591,7 @@ fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
         }
         out
     };
-    let fresh_sid: i64 = fresh.query_row("SELECT sid FROM sessions", [], |r| r.get(0)).unwrap();
+    let fresh_sid: i64 = fresh.sqlite().query_row("SELECT sid FROM sessions", [], |r| r.get(0)).unwrap();
     let ours = derived(&conn, sid(&branched));
     assert!(ours.len() > 20, "{ours:?}");
     assert_eq!(ours, derived(&fresh, fresh_sid));
@@ -629,6 +634,7 @@ fn a_database_from_before_the_shares_table_keeps_copies_lines() {
     // Opening migrates it: the copy's session is recorded as sharing the first one's lines.
     let conn = sessiondb::db::open(&db).unwrap();
     let shares: Vec<(i64, i64)> = conn
+        .sqlite()
         .prepare("SELECT copy, owner FROM shares")
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -639,8 +645,9 @@ fn a_database_from_before_the_shares_table_keeps_copies_lines() {
     let (code, out, _) = common::run(&db, &["check", "--json"]);
     assert!(!out.contains("shared-line"), "{code} {out}");
     // Deleting the first session gives the copies their lines and forgets the share.
-    conn.execute(sessiondb::internals::queries::DELETE_SESSION, [1]).unwrap();
+    conn.sqlite().execute(sessiondb::internals::sessions::DELETE_SESSION, [1]).unwrap();
     let copies: Vec<(String, Option<i64>)> = conn
+        .sqlite()
         .prepare("SELECT body, body_key FROM entries WHERE session = 2 ORDER BY key")
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -648,7 +655,7 @@ fn a_database_from_before_the_shares_table_keeps_copies_lines() {
         .map(Result::unwrap)
         .collect();
     assert_eq!(copies, [(lines[0].to_string(), None), (lines[1].to_string(), None)]);
-    let left: i64 = conn.query_row("SELECT count(*) FROM shares", [], |r| r.get(0)).unwrap();
+    let left: i64 = conn.sqlite().query_row("SELECT count(*) FROM shares", [], |r| r.get(0)).unwrap();
     assert_eq!(left, 0);
 }
 

@@ -3,10 +3,15 @@
 
 mod common;
 
+use sessiondb::internals::discovery as d;
+use sessiondb::internals::entry_rows as e;
+use sessiondb::internals::integrity as i;
 use sessiondb::internals::queries as q;
+use sessiondb::internals::sessions as ss;
+use sessiondb::internals::write as w;
 
-fn plan(conn: &rusqlite::Connection, sql: &str) -> String {
-    let mut st = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+fn plan(conn: &sessiondb::db::Db, sql: &str) -> String {
+    let mut st = conn.sqlite().prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
     let n = st.parameter_count();
     let params: Vec<rusqlite::types::Value> = (0..n).map(|_| rusqlite::types::Value::Integer(1)).collect();
     let rows = st.query_map(rusqlite::params_from_iter(params), |r| r.get::<_, String>(3)).unwrap();
@@ -15,46 +20,46 @@ fn plan(conn: &rusqlite::Connection, sql: &str) -> String {
 
 /// (name, query, a fragment the plan must contain)
 const HOT: &[(&str, &str, &str)] = &[
-    ("SESSION_BY_PATH", q::SESSION_BY_PATH, "USING INDEX sqlite_autoindex_sessions_1"),
+    ("SESSION_FILE_BY_PATH", ss::SESSION_FILE_BY_PATH, "USING INDEX sqlite_autoindex_sessions_1"),
     (
         "SESSION_REF_BY_PATH",
         sessiondb::internals::sessions::SESSION_REF_BY_PATH,
         "USING INDEX sqlite_autoindex_sessions_1",
     ),
-    ("SESSIONS_BY_ID", q::SESSIONS_BY_ID, "USING INDEX sessions_by_id"),
-    ("SESSIONS_BY_ID_PREFIX", q::SESSIONS_BY_ID_PREFIX, "USING INDEX sessions_by_id"),
+    ("SESSIONS_BY_ID", d::SESSIONS_BY_ID, "USING INDEX sessions_by_id"),
+    ("SESSIONS_BY_ID_PREFIX", d::SESSIONS_BY_ID_PREFIX, "USING INDEX sessions_by_id"),
     ("SESSION_HEADER", sessiondb::internals::sessions::SESSION_HEADER, "USING INTEGER PRIMARY KEY"),
-    ("SESSION_TREE_STATE", q::SESSION_TREE_STATE, "USING INTEGER PRIMARY KEY"),
-    ("ENTRY_BODIES", q::ENTRY_BODIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-    ("LAST_ENTRY", q::LAST_ENTRY, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-    ("ALL_ENTRIES", q::ALL_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-    ("LINES_FROM", q::LINES_FROM, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-    ("ENTRY_BY_KEY", q::ENTRY_BY_KEY, "USING INTEGER PRIMARY KEY (rowid=?)"),
-    ("ENTRY_BY_ID", q::ENTRY_BY_ID, "USING INDEX entries_by_id (session=? AND id=?)"),
-    ("CHILDREN", q::CHILDREN, "USING INDEX entries_by_parent (session=? AND parent_id=?)"),
-    ("LABEL_ENTRIES", q::LABEL_ENTRIES, "USING INDEX entries_labels"),
-    ("WALK_UP", q::WALK_UP, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
-    ("WALK_UP_STEPS", q::WALK_UP_STEPS, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("SESSION_TREE_STATE", e::SESSION_TREE_STATE, "USING INTEGER PRIMARY KEY"),
+    ("ENTRY_BODIES", e::ENTRY_BODIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("LAST_ENTRY", e::LAST_ENTRY, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("ALL_ENTRIES", e::ALL_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("LINES_FROM", e::LINES_FROM, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("ENTRY_BY_KEY", e::ENTRY_BY_KEY, "USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("ENTRY_BY_ID", e::ENTRY_BY_ID, "USING INDEX entries_by_id (session=? AND id=?)"),
+    ("CHILDREN", e::CHILDREN, "USING INDEX entries_by_parent (session=? AND parent_id=?)"),
+    ("LABEL_ENTRIES", e::LABEL_ENTRIES, "USING INDEX entries_labels"),
+    ("WALK_UP", e::WALK_UP, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("WALK_UP_STEPS", e::WALK_UP_STEPS, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
     ("RELINK_PARENTS", q::RELINK_PARENTS, "USING INDEX entries_by_id (session=? AND id=?)"),
-    ("DELETE_SESSION", q::DELETE_SESSION, "USING INTEGER PRIMARY KEY"),
-    ("ENTRY_NODE", q::ENTRY_NODE, "USING INDEX entries_by_id (session=? AND id=?)"),
+    ("DELETE_SESSION", ss::DELETE_SESSION, "USING INTEGER PRIMARY KEY"),
+    ("ENTRY_NODE", w::ENTRY_NODE, "USING INDEX entries_by_id (session=? AND id=?)"),
     (
         "ENTRY_ID_EXISTS",
         sessiondb::internals::sessions::ENTRY_ID_EXISTS,
         "USING COVERING INDEX entries_by_id (session=? AND id=?)",
     ),
     ("SESSION_STATS", sessiondb::internals::write::SESSION_STATS, "USING INTEGER PRIMARY KEY"),
-    ("SESSIONS_IN_DIR_BY_RECENCY", q::SESSIONS_IN_DIR_BY_RECENCY, "USING INDEX sessions_by_dir (dir=?)"),
-    ("SESSIONS_WITH_ID_IN_DIR", q::SESSIONS_WITH_ID_IN_DIR, "USING INDEX sessions_by_"),
-    ("SESSION_INFOS_IN_DIR", q::SESSION_INFOS_IN_DIR, "USING INDEX sessions_by_dir (dir=?)"),
-    ("SESSION_INFOS_FOR_CWD", q::SESSION_INFOS_FOR_CWD, "USING INDEX sessions_by_cwd (cwd=?)"),
-    ("SESSION_INFOS_UNDER", q::SESSION_INFOS_UNDER, "USING INDEX sessions_by_dir (dir>? AND dir<?)"),
-    ("MOST_RECENT_SESSION", q::MOST_RECENT_SESSION, "SCAN sessions USING INDEX sessions_by_written"),
-    ("LIST_TEXTS", q::LIST_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-    ("LIST_TEXT_CACHED", q::LIST_TEXT_CACHED, "USING INTEGER PRIMARY KEY (rowid=?)"),
-    ("SESSION_LAST_SEQ", q::SESSION_LAST_SEQ, "USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("SESSIONS_IN_DIR_BY_RECENCY", d::SESSIONS_IN_DIR_BY_RECENCY, "USING INDEX sessions_by_dir (dir=?)"),
+    ("SESSIONS_WITH_ID_IN_DIR", d::SESSIONS_WITH_ID_IN_DIR, "USING INDEX sessions_by_"),
+    ("SESSION_INFOS_IN_DIR", d::SESSION_INFOS_IN_DIR, "USING INDEX sessions_by_dir (dir=?)"),
+    ("SESSION_INFOS_FOR_CWD", d::SESSION_INFOS_FOR_CWD, "USING INDEX sessions_by_cwd (cwd=?)"),
+    ("SESSION_INFOS_UNDER", d::SESSION_INFOS_UNDER, "USING INDEX sessions_by_dir (dir>? AND dir<?)"),
+    ("MOST_RECENT_SESSION", d::MOST_RECENT_SESSION, "SCAN sessions USING INDEX sessions_by_written"),
+    ("LIST_TEXTS", d::LIST_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("LIST_TEXT_CACHED", d::LIST_TEXT_CACHED, "USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("SESSION_LAST_SEQ", d::SESSION_LAST_SEQ, "USING INTEGER PRIMARY KEY (rowid=?)"),
     ("COPY_LIST_TEXT", sessiondb::internals::write::COPY_LIST_TEXT, "USING INTEGER PRIMARY KEY (rowid=?)"),
-    ("DROP_LIST_TEXT", q::DROP_LIST_TEXT, "USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("DROP_LIST_TEXT", d::DROP_LIST_TEXT, "USING INTEGER PRIMARY KEY (rowid=?)"),
     ("SEARCH_CANDIDATES", q::SEARCH_CANDIDATES, "VIRTUAL TABLE INDEX"),
     ("SEARCH_ROW", q::SEARCH_ROW, "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"),
     ("TERM_INSERT", q::TERM_INSERT, ""),
@@ -62,10 +67,10 @@ const HOT: &[(&str, &str, &str)] = &[
     ("COPY_TEXTS", q::COPY_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("COPY_USAGE", q::COPY_USAGE, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("FTS_PENDING_BATCH", q::FTS_PENDING_BATCH, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
-    ("CHECK_ENTRIES", q::CHECK_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-    ("CHECK_SESSION", q::CHECK_SESSION, "USING INTEGER PRIMARY KEY"),
+    ("CHECK_ENTRIES", i::CHECK_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("CHECK_SESSION", i::CHECK_SESSION, "USING INTEGER PRIMARY KEY"),
     ("COPY_PATH_RUN", q::COPY_PATH_RUN, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-    ("BRANCH_SOURCE_ROWS", q::BRANCH_SOURCE_ROWS, "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("BRANCH_SOURCE_ROWS", w::BRANCH_SOURCE_ROWS, "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"),
     ("RECORD_SHARES", q::RECORD_SHARES, "SEARCH shares USING PRIMARY KEY (copy=?)"),
 ];
 
@@ -89,7 +94,7 @@ fn hot_queries_use_indexes() {
         }
     }
     // Passes over every session (maintenance, `index`) read each session's rows by key.
-    for sql in [q::REBUILD_LIST_TEXTS, q::STALE_LIST_TEXTS] {
+    for sql in [q::REBUILD_LIST_TEXTS, d::STALE_LIST_TEXTS] {
         let p = plan(&conn, sql);
         assert!(p.contains("SCAN s") && p.contains("USING INTEGER PRIMARY KEY (rowid"), "{p}");
         assert!(!p.contains("SCAN t") && !p.contains("SCAN l"), "{p}");
@@ -98,11 +103,12 @@ fn hot_queries_use_indexes() {
     let p = plan(&conn, "DELETE FROM list_texts WHERE sid = 1");
     assert!(p.contains("USING INTEGER PRIMARY KEY"), "{p}");
     // Lines read through `entry_lines` come from the copy's source row by key.
-    let p = plan(&conn, q::ENTRY_BODIES);
+    let p = plan(&conn, e::ENTRY_BODIES);
     assert!(p.contains("SEARCH o USING INTEGER PRIMARY KEY (rowid=?)"), "{p}");
     // Before a session goes, the trigger finds the sessions sharing its lines by index, and
     // their copies by key range.
     let trigger: String = conn
+        .sqlite()
         .query_row("SELECT sql FROM sqlite_schema WHERE name = 'sessions_keep_shared_lines'", [], |r| r.get(0))
         .unwrap();
     let body = trigger.split_once("BEGIN").unwrap().1.rsplit_once("END").unwrap().0.replace("old.sid", "1");
@@ -127,7 +133,7 @@ fn hot_queries_are_not_prepared_again_when_run_again() {
         if matches!(*name, "SEARCH" | "FTS_PENDING_BATCH") {
             continue;
         }
-        let mut st = conn.prepare(sql).unwrap();
+        let mut st = conn.sqlite().prepare(sql).unwrap();
         // Text, as ids and paths are bound (an integer compared with a text column is
         // prepared again too); integer columns take it by their affinity.
         for value in ["1", "2", "3"] {

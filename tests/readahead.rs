@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 /// Every row of the tables an import writes, as text, in key order. Migrated sessions' rows
 /// are left out: migrating gives entries new random ids.
-fn contents(conn: &rusqlite::Connection) -> Vec<String> {
+fn contents(conn: &sessiondb::db::Db) -> Vec<String> {
     let mut out = Vec::new();
     let migrated = "(SELECT sid FROM sessions WHERE source_version < version)";
     let tables = [
@@ -22,7 +22,7 @@ fn contents(conn: &rusqlite::Connection) -> Vec<String> {
     ];
     for (table, filter) in tables {
         let sql = format!("SELECT * FROM {table} WHERE {} ORDER BY rowid", filter.replace("migrated", migrated));
-        let mut st = conn.prepare(&sql).unwrap();
+        let mut st = conn.sqlite().prepare(&sql).unwrap();
         let n = st.column_count();
         let rows = st
             .query_map([], |r| {

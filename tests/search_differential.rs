@@ -13,8 +13,9 @@ fn fold(s: &str) -> String {
 }
 
 /// Every searchable entry: (session file, entry id) → its text, folded.
-fn texts(conn: &rusqlite::Connection) -> Vec<((String, String), String)> {
+fn texts(conn: &sessiondb::db::Db) -> Vec<((String, String), String)> {
     let mut st = conn
+        .sqlite()
         .prepare(
             "SELECT s.path, e.id, e.body FROM texts t JOIN sessions s ON s.sid = t.session \
              JOIN entry_lines e ON e.key = t.key",
@@ -90,7 +91,7 @@ fn terms(q: &str) -> Vec<String> {
     out
 }
 
-fn differential(conn: &rusqlite::Connection, qs: &[String]) {
+fn differential(conn: &sessiondb::db::Db, qs: &[String]) {
     let all = texts(conn);
     let everything = SearchFilter { limit: i64::MAX, ..SearchFilter::default() };
     for q in qs {
@@ -101,7 +102,7 @@ fn differential(conn: &rusqlite::Connection, qs: &[String]) {
                 *want.entry(id.clone()).or_default() += 1;
             }
         }
-        let hits = search::search(conn, q, &everything).unwrap();
+        let hits = search::search(conn.sqlite(), q, &everything).unwrap();
         let mut got: BTreeMap<(String, String), usize> = BTreeMap::new();
         for h in &hits {
             // The snippet shows the first term's match, in brackets.
@@ -117,7 +118,7 @@ fn search_hits_are_exactly_the_entries_containing_every_term_on_the_oracle_corpu
     let (_dir, db, mut conn) = common::temp_db();
     let (code, _, err) = common::run(&db, &["import", common::oracle().join("sessions").to_str().unwrap()]);
     assert!(code == 0 || code == 1, "{err}"); // 1: the corpus holds deliberately broken files
-    search::catch_up(&mut conn, |_, _| {}).unwrap();
+    search::catch_up(conn.sqlite_mut(), |_, _| {}).unwrap();
     let all = texts(&conn);
     assert!(all.len() > 1000, "{} texts", all.len());
     let mut qs = queries(&all, 300, 7);

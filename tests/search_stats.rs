@@ -36,7 +36,7 @@ const B: &str = concat!(
     "\n",
 );
 
-fn setup() -> (tempfile::TempDir, std::path::PathBuf, rusqlite::Connection) {
+fn setup() -> (tempfile::TempDir, std::path::PathBuf, sessiondb::db::Db) {
     let (dir, db, mut conn) = common::temp_db();
     for (name, text) in [("a.jsonl", A), ("b.jsonl", B)] {
         let p = dir.path().join(name);
@@ -44,12 +44,12 @@ fn setup() -> (tempfile::TempDir, std::path::PathBuf, rusqlite::Connection) {
         let r = sessiondb::import::import_file(&mut conn, &p, None, Default::default());
         assert_eq!(r.status, sessiondb::import::FileStatus::Imported);
     }
-    search::catch_up(&mut conn, |_, _| {}).unwrap();
+    search::catch_up(conn.sqlite_mut(), |_, _| {}).unwrap();
     (dir, db, conn)
 }
 
-fn hits(conn: &rusqlite::Connection, q: &str, f: SearchFilter) -> Vec<(String, String, String)> {
-    search::search(conn, q, &f)
+fn hits(conn: &sessiondb::db::Db, q: &str, f: SearchFilter) -> Vec<(String, String, String)> {
+    search::search(conn.sqlite(), q, &f)
         .unwrap()
         .into_iter()
         .map(|h| (h.session_id, h.entry_id.unwrap_or_default(), h.role))
@@ -81,7 +81,7 @@ fn search_finds_substrings_cjk_and_tool_output() {
     assert_eq!(hits(&conn, "zebra", later).len(), 1);
     assert_eq!(hits(&conn, "42", any()), [("sess-a".into(), "a3".into(), "toolResult".into())], "short queries scan");
     assert!(hits(&conn, "\"; DROP TABLE entries; --", any()).is_empty(), "queries are text, not FTS syntax");
-    let snippet = &search::search(&conn, "refused", &any()).unwrap()[0].snippet;
+    let snippet = &search::search(conn.sqlite(), "refused", &any()).unwrap()[0].snippet;
     assert!(snippet.contains("[refused]"), "{snippet}");
 }
 
@@ -131,7 +131,7 @@ fn independent_totals(files: &[&str]) -> (i64, i64, i64, i64, i64, f64, i64) {
 fn stats_equal_independent_sums_and_count_forked_copies_once() {
     let (dir, db, conn) = setup();
     let want = independent_totals(&[A, B]);
-    let check = |conn: &rusqlite::Connection| {
+    let check = |conn: &sessiondb::db::Db| {
         let rows = usage_stats::totals(conn, None, &StatsFilter::default()).unwrap();
         let t = usage_stats::sum(&rows);
         assert_eq!(
@@ -189,6 +189,7 @@ fn stats_leave_out_and_count_usage_values_outside_0_to_2_pow_53_on_the_oracle_co
     let (code, _, err) = common::run(&db, &["import", common::oracle().join("sessions").to_str().unwrap()]);
     assert!(code == 0 || code == 1, "{err}"); // 1: the corpus holds deliberately broken files
     let paths: Vec<String> = conn
+        .sqlite()
         .prepare("SELECT path FROM sessions")
         .unwrap()
         .query_map([], |r| r.get(0))

@@ -21,7 +21,7 @@ fn snapshot(db: &Path) -> BTreeMap<String, (String, Option<i64>)> {
     let mut out = BTreeMap::new();
     for (sid, path, v) in rows {
         let mut buf = Vec::new();
-        sessiondb::export::write_session(&conn, sid, &mut buf).unwrap();
+        sessiondb::export::write_session(sessiondb::db::Db::of(&conn), sid, &mut buf).unwrap();
         out.insert(path, (String::from_utf8(buf).unwrap(), v));
     }
     out
@@ -73,7 +73,7 @@ fn settle(path: &Path) {
     f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(10)).unwrap();
 }
 
-fn run_sync(conn: &mut rusqlite::Connection, dir: &Path) -> sync::SyncSummary {
+fn run_sync(conn: &mut sessiondb::db::Db, dir: &Path) -> sync::SyncSummary {
     sync::sync_dir(conn, dir, SyncOptions::default(), |_, _| {}).unwrap()
 }
 
@@ -155,8 +155,8 @@ fn sync_follows_a_growing_directory() {
     let s = run_sync(&mut conn, &root);
     assert_eq!(s.missing, 1);
     assert_equals_fresh_import(&db, &root, "deleted");
-    let count = |conn: &rusqlite::Connection| {
-        conn.query_row("SELECT count(*) FROM sessions", [], |r| r.get::<_, i64>(0)).unwrap()
+    let count = |conn: &sessiondb::db::Db| {
+        conn.sqlite().query_row("SELECT count(*) FROM sessions", [], |r| r.get::<_, i64>(0)).unwrap()
     };
     assert_eq!(count(&conn), 3, "the deleted file's session is kept");
     let s = sync::sync_dir(&mut conn, &root, SyncOptions { prune: true }, |_, _| {}).unwrap();

@@ -117,7 +117,7 @@ fn tree_json(t: &SessionTree<'_>, all: &[Row]) -> J {
     )
 }
 
-fn check_file(conn: &rusqlite::Connection, sid: i64, g: &J, shortcuts: bool) -> usize {
+fn check_file(conn: &sessiondb::db::Db, sid: i64, g: &J, shortcuts: bool) -> usize {
     let name = g["file"].as_str().unwrap();
     let mut t = SessionTree::open(conn, sid).unwrap();
     if !shortcuts {

@@ -8,11 +8,10 @@ use crate::js::json::{self, Value};
 use crate::jsonl::signature::{file_signature, FileSignature};
 use crate::jsonl::{classify, LineKind, LineReader};
 use crate::pi::migrate;
-use crate::store::queries;
+use crate::store::handle::Db;
 use crate::store::signatures;
 use crate::store::stats::SessionStats;
 use crate::store::write::{self, EntryWriter, NewSession};
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fs::File;
@@ -230,7 +229,7 @@ pub const BATCH_FILES: usize = 512;
 /// others and every file that fits is kept. The database leaves WAL mode for the import when
 /// nothing else has it open ([`crate::store::bulk::BulkJournal`]).
 pub fn import_targets(
-    conn: &mut Connection,
+    conn: &mut Db,
     targets: &[ImportTarget],
     opts: ImportOptions,
     mut progress: impl FnMut(&FileReport),
@@ -269,7 +268,7 @@ pub fn import_targets(
 
 /// Size and modification time of every imported file, by path: files the reading thread
 /// need not read. (Empty if they cannot be read: the reader then reads every file.)
-fn known_signatures(conn: &Connection) -> HashMap<PathBuf, FileSignature> {
+fn known_signatures(conn: &Db) -> HashMap<PathBuf, FileSignature> {
     signatures::known(conn).unwrap_or_default()
 }
 
@@ -277,7 +276,7 @@ fn known_signatures(conn: &Connection) -> HashMap<PathBuf, FileSignature> {
 /// [`BATCH_FILES`]; returns their reports (`None` when the batch must be done again file by
 /// file) and how many targets it took.
 fn import_batch(
-    conn: &mut Connection,
+    conn: &mut Db,
     targets: &[ImportTarget],
     opts: ImportOptions,
     mut ahead: impl FnMut(usize) -> Option<FileStream>,
@@ -285,7 +284,7 @@ fn import_batch(
     // No savepoint per file: a savepoint copies every page a file touches first into a
     // sub-journal, a tenth of a small-session import's time. Most failures (not a session)
     // are found before anything is written; one found after is rare, and redoes the batch.
-    let Ok(tx) = conn.transaction_with_behavior(TransactionBehavior::Immediate) else { return (None, 1) };
+    let Ok(tx) = conn.write() else { return (None, 1) };
     let (mut reports, mut bytes) = (Vec::new(), 0u64);
     for (i, t) in targets.iter().enumerate().take(BATCH_FILES) {
         let written = tx.total_changes();
@@ -294,7 +293,7 @@ fn import_batch(
         bytes += r.size; // 0 for an unchanged file
         reports.push(r);
         // (autocommit: SQLite rolled the whole transaction back, on a full disk or I/O error)
-        if failed_midway || tx.is_autocommit() {
+        if failed_midway || tx.is_idle() {
             return (None, reports.len());
         }
         if bytes >= BATCH_BYTES {
@@ -307,11 +306,10 @@ fn import_batch(
 
 /// Imports one file in its own transaction. Failures are reported, never raised: one bad
 /// file does not stop others.
-pub fn import_file(conn: &mut Connection, path: &Path, rel_path: Option<&str>, opts: ImportOptions) -> FileReport {
-    let failed = |e: rusqlite::Error| {
-        FileReport::failed(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()), Error::from(e).to_string())
-    };
-    let tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+pub fn import_file(conn: &mut Db, path: &Path, rel_path: Option<&str>, opts: ImportOptions) -> FileReport {
+    let failed =
+        |e: Error| FileReport::failed(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()), e.to_string());
+    let tx = match conn.write() {
         Ok(tx) => tx,
         Err(e) => return failed(e),
     };
@@ -328,7 +326,7 @@ pub fn import_file(conn: &mut Connection, path: &Path, rel_path: Option<&str>, o
 /// Imports one file inside the open transaction `tx`; a failure is reported, and what the file
 /// wrote before it stays in the transaction (the caller rolls back).
 fn import_file_in(
-    tx: &Connection,
+    tx: &Db,
     path: &Path,
     rel_path: Option<&str>,
     opts: ImportOptions,
@@ -425,7 +423,7 @@ impl Source {
 /// Imports one file inside the caller's write transaction: deciding there whether to write
 /// means two imports or syncs of one file cannot both act.
 fn import_file_inner(
-    tx: &Connection,
+    tx: &Db,
     path: &Path,
     rel: &str,
     opts: ImportOptions,
@@ -438,8 +436,7 @@ fn import_file_inner(
     };
     let (size, mtime) = (sig.size, sig.mtime_ns);
     let path_text = path.to_string_lossy().into_owned();
-    let existing: Option<(i64, Option<i64>, Option<i64>)> =
-        tx.query_row(queries::SESSION_BY_PATH, [&path_text], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()?;
+    let existing: Option<(i64, Option<i64>, Option<i64>)> = crate::store::sessions::file_at(tx, &path_text)?;
     if let Some((_, Some(s), Some(m))) = existing {
         if !opts.force && s == size && m == mtime {
             return Ok(FileReport::new(path.to_path_buf(), FileStatus::Unchanged));
@@ -490,7 +487,7 @@ fn import_file_inner(
         _ => String::new(),
     });
     if let Some((sid, _, _)) = existing {
-        tx.execute(queries::DELETE_SESSION, [sid])?;
+        crate::store::sessions::delete(tx, sid)?;
     }
     let source_version = migrate::header_version(&header);
     let (sid, stats) = if migrate::needs_migration(&header) {
@@ -539,7 +536,7 @@ fn not_session(path: &Path, reason: &str) -> Error {
 
 /// Reads the rest of a v1/v2 file, migrates it as pi does and stores the rewritten lines.
 fn import_migrated(
-    tx: &Connection,
+    tx: &Db,
     path: &Path,
     rel: &str,
     sig: FileSignature,

@@ -12,11 +12,10 @@ use crate::ingest::import::{self, tail_hash, FileReport, FileStatus, ImportOptio
 use crate::jsonl::signature::{file_signature, FileSignature};
 use crate::jsonl::{classify, LineKind};
 use crate::store::derive::EntryFields;
-use crate::store::queries;
+use crate::store::handle::Db;
 use crate::store::sync_state::{self, SyncState};
 use crate::store::write;
 use crate::store::{sessions, signatures};
-use rusqlite::{Connection, TransactionBehavior};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -62,11 +61,11 @@ pub struct SyncSummary {
 /// A session file as last synced.
 type Known = SyncState;
 
-fn known_under(conn: &Connection, dir: &Path) -> Result<HashMap<PathBuf, Known>> {
+fn known_under(conn: &Db, dir: &Path) -> Result<HashMap<PathBuf, Known>> {
     Ok(sync_state::states_under(conn, dir)?)
 }
 
-fn known_at(conn: &Connection, path: &Path) -> Result<Option<Known>> {
+fn known_at(conn: &Db, path: &Path) -> Result<Option<Known>> {
     Ok(sync_state::state_at(conn, path)?)
 }
 
@@ -81,8 +80,8 @@ enum Tail {
 }
 
 /// Appends the complete lines written after the stored position, in one transaction.
-fn append_tail(conn: &mut Connection, path: &Path, seen: &Known, sig: FileSignature) -> Result<Tail> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+fn append_tail(conn: &mut Db, path: &Path, seen: &Known, sig: FileSignature) -> Result<Tail> {
+    let tx = conn.write()?;
     let Some(sync_state::Position { size, mtime, offset, tree_ok }) = sync_state::position(&tx, seen.sid)? else {
         return Ok(Tail::AlreadyDone);
     };
@@ -129,10 +128,10 @@ fn append_tail(conn: &mut Connection, path: &Path, seen: &Known, sig: FileSignat
 }
 
 /// Brings one file into the database; updates the summary.
-fn sync_file(conn: &mut Connection, path: &Path, rel: &str, seen: Option<&Known>, s: &mut SyncSummary) -> Result<()> {
+fn sync_file(conn: &mut Db, path: &Path, rel: &str, seen: Option<&Known>, s: &mut SyncSummary) -> Result<()> {
     let sig = file_signature(path)?;
     let live = ImportOptions { force: false, live: true };
-    let whole = |conn: &mut Connection, s: &mut SyncSummary, force: bool| {
+    let whole = |conn: &mut Db, s: &mut SyncSummary, force: bool| {
         let r = import::import_file(conn, path, Some(rel), ImportOptions { force, ..live });
         match r.status {
             FileStatus::Imported | FileStatus::Replaced => {
@@ -185,7 +184,7 @@ fn sync_file(conn: &mut Connection, path: &Path, rel: &str, seen: Option<&Known>
 
 /// Syncs every `*.jsonl` below `dir`; `progress(done, total)` after each file.
 pub fn sync_dir(
-    conn: &mut Connection,
+    conn: &mut Db,
     dir: &Path,
     opts: SyncOptions,
     mut progress: impl FnMut(usize, usize),
@@ -213,7 +212,7 @@ pub fn sync_dir(
             continue; // not a *.jsonl any more, or outside the walk: leave it alone
         }
         if opts.prune {
-            conn.execute(queries::DELETE_SESSION, [k.sid])?;
+            sessions::delete(conn, k.sid)?;
             s.pruned += 1;
         } else {
             if !k.missing {
@@ -227,7 +226,7 @@ pub fn sync_dir(
 }
 
 /// Syncs only the given files (from file-system notifications) below `dir`.
-pub fn sync_paths(conn: &mut Connection, dir: &Path, paths: &[PathBuf], s: &mut SyncSummary) -> Result<()> {
+pub fn sync_paths(conn: &mut Db, dir: &Path, paths: &[PathBuf], s: &mut SyncSummary) -> Result<()> {
     let dir = std::path::absolute(dir).map_err(|e| Error::io(dir, e))?;
     for p in paths {
         if p.extension().is_none_or(|e| e != "jsonl") || !p.starts_with(&dir) {

@@ -9,11 +9,9 @@ use crate::js::canonical;
 use crate::js::json::{self, Value};
 use crate::pi::entries as build;
 use crate::pi::ids;
-use crate::store::derive::EntryFields;
-use crate::store::queries;
-use crate::store::write::{SharedLine, COPY_SLICE};
+use crate::store::handle::Db;
+use crate::store::write::{self, SharedLine, COPY_SLICE};
 use indexmap::IndexMap;
-use rusqlite::{params, Connection};
 use std::collections::{HashMap, HashSet};
 
 /// One entry line of a new session.
@@ -33,43 +31,16 @@ struct SourceRow {
     body: String,
 }
 
-/// The rows stored under `keys` (absent keys skipped), in that order: consecutive keys are
-/// read by one range query.
-fn read_rows(src: &Connection, keys: &[i64]) -> Result<Vec<SourceRow>> {
-    let mut st = src.prepare_cached(queries::BRANCH_SOURCE_ROWS)?;
-    let mut out = Vec::with_capacity(keys.len());
-    let mut rest = keys;
-    while let Some(&lo) = rest.first() {
-        let len = rest.windows(2).take_while(|w| w[1] == w[0] + 1).count() + 1;
-        let mut rows = st.query(params![lo, lo + len as i64 - 1])?;
-        while let Some(r) = rows.next()? {
-            out.push(SourceRow {
-                line: SharedLine {
-                    key: r.get(0)?,
-                    fields: EntryFields {
-                        id: r.get(1)?,
-                        parent_id: r.get(2)?,
-                        kind: r.get(3)?,
-                        ts: r.get(4)?,
-                        ts_ms: r.get(5)?,
-                        role: r.get(6)?,
-                    },
-                    derived: crate::store::write::derived_at(r, 8)?,
-                    list_text: r.get(13)?,
-                },
-                body: r.get(7)?,
-            });
-        }
-        rest = &rest[len..];
-    }
-    Ok(out)
+/// The rows stored under `keys` (absent keys skipped), in that order.
+fn read_rows(src: &Db, keys: &[i64]) -> Result<Vec<SourceRow>> {
+    Ok(write::branch_source_rows(src, keys)?.into_iter().map(|(line, body)| SourceRow { line, body }).collect())
 }
 
 /// Hands the branched session's lines for the path `keys` (root first) of the session in
 /// `src` to `sink`, with the labels of kept entries (from `labels`) last. With `share`, lines
 /// that stay as the source row holds them are handed on as [`Line::Shared`].
 pub fn branch_lines(
-    src: &Connection,
+    src: &Db,
     keys: &[i64],
     labels: &IndexMap<String, (Value, Option<Value>)>,
     share: bool,

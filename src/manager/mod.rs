@@ -17,7 +17,7 @@ use crate::pi::layout;
 use crate::pi::projection::ParsedEntry;
 use crate::pi::system;
 use crate::read::tree::{Leaf, Row, SessionTree, TreeNode};
-use crate::store::db;
+use crate::store::db::{self, Db};
 use crate::store::derive::{Derived, EntryFields};
 use crate::store::journal::{self, Journal};
 use crate::store::sessions;
@@ -25,7 +25,6 @@ use crate::store::stats::Observation;
 use crate::store::write::{self, EntryWriter, NewSession};
 use branch::{branch_lines, Line, LineSink};
 use indexmap::IndexMap;
-use rusqlite::{Connection, TransactionBehavior};
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -74,7 +73,7 @@ enum Persistence {
     /// A new session without a user or assistant message yet (pi writes no file until then):
     /// in `stage`, a private in-memory database; the first such message moves the session
     /// into the database at `db_path` in one transaction.
-    Staged { db_path: PathBuf, file: String, stage: Connection },
+    Staged { db_path: PathBuf, file: String, stage: Db },
     /// In the database at `db_path`; appends are written to its append journal (opened at
     /// the first append) and settled into the tables in batches.
     Saved { db_path: PathBuf, file: String, journal: Option<Journal> },
@@ -99,7 +98,7 @@ impl Persistence {
 
     /// The same database, for the session at `file`, staged in `stage` or saved. A manager in
     /// memory stays in memory; a saved one keeps its open journal.
-    fn next(self, file: Option<String>, stage: Option<Connection>) -> Persistence {
+    fn next(self, file: Option<String>, stage: Option<Db>) -> Persistence {
         let (db_path, journal) = match self {
             Persistence::InMemory => return Persistence::InMemory,
             Persistence::Staged { db_path, .. } => (db_path, None),
@@ -142,20 +141,20 @@ fn validate_id(id: Option<&str>) -> Result<()> {
 }
 
 /// Inserts a session with its entry lines into `conn` in one transaction; returns its sid.
-fn write_session(conn: &mut Connection, path: &Path, header: &Object, lines: &[String]) -> Result<i64> {
+fn write_session(conn: &mut Db, path: &Path, header: &Object, lines: &[String]) -> Result<i64> {
     write_session_from(conn, path, header, &mut |_, sink| lines.iter().try_for_each(|l| sink(Line::Text(l))))
 }
 
 /// Hands each entry line of a new session to the sink; gets the transaction the session is
 /// being written in (to read from the same database).
-type LineSource<'a> = dyn FnMut(&Connection, &mut LineSink<'_>) -> Result<()> + 'a;
+type LineSource<'a> = dyn FnMut(&Db, &mut LineSink<'_>) -> Result<()> + 'a;
 
 /// Writes a new session at `path`: header, then the lines `fill` produces, in one transaction.
-fn write_session_from(conn: &mut Connection, path: &Path, header: &Object, fill: &mut LineSource<'_>) -> Result<i64> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+fn write_session_from(conn: &mut Db, path: &Path, header: &Object, fill: &mut LineSource<'_>) -> Result<i64> {
+    let tx = conn.write()?;
     let header_line = Value::Object(header.clone()).to_json();
     let sid = write::insert_session(&tx, &NewSession::made_now(path, header, &header_line)).map_err(|e| match e {
-        Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::ConstraintViolation => {
+        e if db::is_constraint_violation(&e) => {
             Error::InvalidArgument(format!("EEXIST: file already exists, open '{}'", path.display()))
         }
         other => other,
@@ -220,7 +219,7 @@ impl SessionManager {
     }
 
     /// Makes the session at `file` current: staged in `stage`, or saved.
-    fn set_persistence(&mut self, file: Option<String>, stage: Option<Connection>) {
+    fn set_persistence(&mut self, file: Option<String>, stage: Option<Db>) {
         let previous = std::mem::replace(&mut self.persistence, Persistence::InMemory);
         self.persistence = previous.next(file, stage);
     }
@@ -442,7 +441,7 @@ impl SessionManager {
         let ts = jstime::now_iso();
         let file = Path::new(&dir).join(layout::session_file_name(&ts, &id)).to_string_lossy().into_owned();
         let header = build::header(&id, &ts, &target, Some(&source));
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = conn.write()?;
         let header_line = Value::Object(header.clone()).to_json();
         let new_sid = write::insert_session(&tx, &NewSession::made_now(Path::new(&file), &header, &header_line))?;
         write::copy_session(&tx, source_sid, new_sid)?;
@@ -464,7 +463,7 @@ impl SessionManager {
     // ----- persistence --------------------------------------------------------------------
 
     /// The database holding the session, as it is (journaled appends not yet in it).
-    fn raw_db(&self) -> &Connection {
+    fn raw_db(&self) -> &Db {
         match &self.persistence {
             Persistence::Staged { stage, .. } => stage,
             _ => &self.conn,
@@ -472,7 +471,7 @@ impl SessionManager {
     }
 
     /// The database holding the session, with this manager's journaled appends settled.
-    fn db(&self) -> Result<&Connection> {
+    fn db(&self) -> Result<&Db> {
         self.settle()?;
         Ok(self.raw_db())
     }
@@ -543,7 +542,7 @@ impl SessionManager {
                 Persistence::Staged { stage, .. } => stage,
                 _ => &mut *self.conn,
             };
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let tx = conn.write()?;
             write::append_entry(&tx, sid, &text, parent)?;
             tx.commit()?;
         }
@@ -1043,6 +1042,6 @@ impl SessionManager {
 }
 
 /// The session recorded at an absolute path.
-fn find_path(conn: &Connection, path: &str) -> Result<Option<i64>> {
+fn find_path(conn: &Db, path: &str) -> Result<Option<i64>> {
     Ok(sessions::sid_by_path(conn, path)?)
 }

@@ -9,10 +9,9 @@
 
 use crate::error::Result;
 use crate::js::json;
+use crate::store::handle::Db;
+use crate::store::integrity::{self, is_corruption, CheckedEntry as EntryRow, CheckedSession as SessionRow};
 use crate::store::keys::EntryKey;
-use crate::store::queries;
-use crate::store::write;
-use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -121,127 +120,67 @@ fn db_finding(kind: Kind, message: String) -> Finding {
     Finding { kind, session_id: None, session_path: None, entry_id: None, line: None, message }
 }
 
-/// True for SQLite's "the file is damaged" errors, which `check` reports instead of failing.
-fn is_corruption(e: &crate::Error) -> bool {
-    matches!(
-        e,
-        crate::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
-            if matches!(f.code, rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
-    )
-}
-
 /// Runs SQLite's `integrity_check` and `foreign_key_check`, and checks that forks' shared
 /// lines are there and recorded. A file too damaged for them to finish is reported as an
 /// integrity problem, not an error.
-pub fn check_database(conn: &Connection) -> Result<Vec<Finding>> {
+pub fn check_database(db: &Db) -> Result<Vec<Finding>> {
     let mut out = Vec::new();
-    if let Err(e) = pragma_rows(conn, queries::INTEGRITY_CHECK, &mut out, |r| {
-        let text: String = r.get(0)?;
-        Ok((text != "ok").then(|| db_finding(Kind::Integrity, text)))
-    }) {
+    let mut limit = Limit::default();
+    if let Err(e) =
+        integrity::integrity_check(db, |text| text == "ok" || limit.push(&mut out, db_finding(Kind::Integrity, text)))
+    {
         out.push(db_finding(Kind::Integrity, format!("the integrity check stopped: {e}")));
     }
-    if let Err(e) = pragma_rows(conn, queries::FOREIGN_KEY_CHECK, &mut out, |r| {
-        let table: String = r.get(0)?;
-        let rowid: Option<i64> = r.get(1)?;
-        let parent: String = r.get(2)?;
-        let row = rowid.map_or_else(|| "?".to_string(), |r| r.to_string());
-        Ok(Some(db_finding(
-            Kind::ForeignKey,
-            format!("row {row} of table {table} points at a missing row of {parent}"),
-        )))
+    let mut limit = Limit::default();
+    if let Err(e) = integrity::foreign_key_check(db, |p| {
+        let row = p.rowid.map_or_else(|| "?".to_string(), |r| r.to_string());
+        let message = format!("row {row} of table {} points at a missing row of {}", p.table, p.parent);
+        limit.push(&mut out, db_finding(Kind::ForeignKey, message))
     }) {
         out.push(db_finding(Kind::ForeignKey, format!("the foreign-key check stopped: {e}")));
     }
-    if let Err(e) = pragma_rows(conn, queries::CHECK_SHARED_LINES, &mut out, |r| {
-        let (key, from, missing): (i64, i64, bool) = (r.get(0)?, r.get(1)?, r.get(2)?);
-        Ok(Some(db_finding(
-            Kind::SharedLine,
-            if missing {
-                format!("entry row {key} takes its line from row {from}, which is missing or itself a copy")
-            } else {
-                format!(
-                    "entry row {key} takes its line from row {from}, but session {} is not recorded as sharing \
-                     lines of session {}: deleting that session would lose the line",
-                    EntryKey(key).session().0,
-                    EntryKey(from).session().0
-                )
-            },
-        )))
+    let mut limit = Limit::default();
+    if let Err(e) = integrity::shared_line_check(db, |p| {
+        let (key, from) = (p.key, p.from);
+        let message = if p.missing {
+            format!("entry row {key} takes its line from row {from}, which is missing or itself a copy")
+        } else {
+            format!(
+                "entry row {key} takes its line from row {from}, but session {} is not recorded as sharing \
+                 lines of session {}: deleting that session would lose the line",
+                EntryKey(key).session().0,
+                EntryKey(from).session().0
+            )
+        };
+        limit.push(&mut out, db_finding(Kind::SharedLine, message))
     }) {
         out.push(db_finding(Kind::Integrity, format!("the shared-line check stopped: {e}")));
     }
     Ok(out)
 }
 
-/// Runs a checking pragma, adding at most [`MAX_DB_FINDINGS`] findings.
-fn pragma_rows(
-    conn: &Connection,
-    sql: &str,
-    out: &mut Vec<Finding>,
-    f: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<Option<Finding>>,
-) -> rusqlite::Result<()> {
-    let mut st = conn.prepare(sql)?;
-    let mut rows = st.query([])?;
-    let mut n = 0;
-    while let Some(r) = rows.next()? {
-        if let Some(finding) = f(r)? {
-            n += 1;
-            if n > MAX_DB_FINDINGS {
-                break;
-            }
-            out.push(finding);
+/// Keeps at most [`MAX_DB_FINDINGS`] findings of one check.
+#[derive(Default)]
+struct Limit(usize);
+
+impl Limit {
+    /// Adds `finding` unless the limit is reached; returns whether to read on.
+    fn push(&mut self, out: &mut Vec<Finding>, finding: Finding) -> bool {
+        self.0 += 1;
+        if self.0 > MAX_DB_FINDINGS {
+            return false;
         }
+        out.push(finding);
+        true
     }
-    Ok(())
-}
-
-/// A session row as the check reads it.
-struct SessionRow {
-    sid: i64,
-    id: String,
-    path: String,
-    cwd: Option<String>,
-    entry_count: i64,
-    last_seq: i64,
-    tree_ok: bool,
-}
-
-impl SessionRow {
-    fn from_sql(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
-        Ok(SessionRow {
-            sid: r.get(0)?,
-            id: r.get(1)?,
-            path: r.get(2)?,
-            cwd: r.get(3)?,
-            entry_count: r.get(4)?,
-            last_seq: r.get(5)?,
-            tree_ok: r.get::<_, i64>(6)? != 0,
-        })
-    }
-}
-
-/// An entry line as the check reads it.
-struct EntryRow {
-    seq: i64,
-    id: Option<String>,
-    parent_id: Option<String>,
-    kind: Option<String>,
-    /// Only for labels, context edits and compactions.
-    body: Option<String>,
 }
 
 /// Checks every session and the database; `progress` is called after each session.
-pub fn check_all(conn: &Connection, mut progress: impl FnMut(u64)) -> Result<Report> {
-    let mut problems = check_database(conn)?;
+pub fn check_all(db: &Db, mut progress: impl FnMut(u64)) -> Result<Report> {
+    let mut problems = check_database(db)?;
     let integrity_ok = problems.is_empty();
     let mut report = Report { integrity_ok, ..Report::default() };
-    let sessions = (|| -> Result<Vec<SessionRow>> {
-        let mut st = conn.prepare(queries::CHECK_SESSIONS)?;
-        let rows = st.query_map([], SessionRow::from_sql)?.collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
-    })();
-    let sessions = match sessions {
+    let sessions = match integrity::sessions(db) {
         Ok(s) => s,
         Err(e) if is_corruption(&e) => {
             problems.push(db_finding(Kind::Integrity, format!("the sessions cannot be listed: {e}")));
@@ -251,7 +190,7 @@ pub fn check_all(conn: &Connection, mut progress: impl FnMut(u64)) -> Result<Rep
         Err(e) => return Err(e),
     };
     for s in &sessions {
-        report.entries += check_readable(conn, s, &mut problems)?;
+        report.entries += check_readable(db, s, &mut problems)?;
         report.sessions += 1;
         progress(report.sessions);
     }
@@ -260,13 +199,12 @@ pub fn check_all(conn: &Connection, mut progress: impl FnMut(u64)) -> Result<Rep
 }
 
 /// Checks one session (internal key `sid`) and the database.
-pub fn check_session_and_database(conn: &Connection, sid: i64) -> Result<Report> {
-    let mut problems = check_database(conn)?;
+pub fn check_session_and_database(db: &Db, sid: i64) -> Result<Report> {
+    let mut problems = check_database(db)?;
     let integrity_ok = problems.is_empty();
     let mut report = Report { integrity_ok, ..Report::default() };
-    let s = conn.query_row(queries::CHECK_SESSION, [sid], SessionRow::from_sql).optional()?;
-    if let Some(s) = s {
-        report.entries = check_readable(conn, &s, &mut problems)?;
+    if let Some(s) = integrity::session(db, sid)? {
+        report.entries = check_readable(db, &s, &mut problems)?;
         report.sessions = 1;
     }
     report.problems = problems;
@@ -274,18 +212,18 @@ pub fn check_session_and_database(conn: &Connection, sid: i64) -> Result<Report>
 }
 
 /// The session-level problems of session `sid` (no database-level checks).
-pub fn check_session(conn: &Connection, sid: i64) -> Result<Vec<Finding>> {
+pub fn check_session(db: &Db, sid: i64) -> Result<Vec<Finding>> {
     let mut out = Vec::new();
-    if let Some(s) = conn.query_row(queries::CHECK_SESSION, [sid], SessionRow::from_sql).optional()? {
-        check_one(conn, &s, &mut out)?;
+    if let Some(s) = integrity::session(db, sid)? {
+        check_one(db, &s, &mut out)?;
     }
     Ok(out)
 }
 
 /// [`check_one`], reporting a session that a damaged file does not let it read.
-fn check_readable(conn: &Connection, s: &SessionRow, out: &mut Vec<Finding>) -> Result<u64> {
+fn check_readable(db: &Db, s: &SessionRow, out: &mut Vec<Finding>) -> Result<u64> {
     let mut found = Vec::new();
-    match check_one(conn, s, &mut found) {
+    match check_one(db, s, &mut found) {
         Ok(n) => {
             out.append(&mut found);
             Ok(n)
@@ -306,14 +244,8 @@ fn check_readable(conn: &Connection, s: &SessionRow, out: &mut Vec<Finding>) -> 
 }
 
 /// Checks one session, appending findings; returns the number of lines read.
-fn check_one(conn: &Connection, s: &SessionRow, out: &mut Vec<Finding>) -> Result<u64> {
-    let (lo, hi) = write::key_range(s.sid);
-    let mut st = conn.prepare_cached(queries::CHECK_ENTRIES)?;
-    let lines = st
-        .query_map([lo, hi], |r| {
-            Ok(EntryRow { seq: r.get(0)?, id: r.get(1)?, parent_id: r.get(2)?, kind: r.get(3)?, body: r.get(4)? })
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+fn check_one(db: &Db, s: &SessionRow, out: &mut Vec<Finding>) -> Result<u64> {
+    let lines = integrity::entries(db, s.sid)?;
     let read = lines.len() as u64;
     let finding = |kind, entry: Option<&EntryRow>, message: String| Finding {
         kind,

@@ -3,34 +3,30 @@
 
 use crate::error::{Error, Result};
 use crate::pi::layout;
-use crate::store::queries;
-use crate::store::sessions;
-use rusqlite::Connection;
+use crate::store::handle::Db;
+use crate::store::{entries, sessions};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 /// Writes session `sid` as JSONL to `out`. Returns the bytes written.
-pub fn write_session(conn: &Connection, sid: i64, out: &mut impl Write) -> Result<u64> {
-    let header = sessions::session_row(conn, sid)?.header;
+pub fn write_session(db: &Db, sid: i64, out: &mut impl Write) -> Result<u64> {
+    let header = sessions::session_row(db, sid)?.header;
     let io = |e: std::io::Error| Error::io("<output>", e);
     let mut bytes = header.len() as u64 + 1;
     out.write_all(header.as_bytes()).map_err(io)?;
     out.write_all(b"\n").map_err(io)?;
-    let mut stmt = conn.prepare_cached(queries::ENTRY_BODIES)?;
-    let (lo, hi) = crate::store::write::key_range(sid);
-    let mut rows = stmt.query([lo, hi])?;
-    while let Some(row) = rows.next()? {
-        let body = row.get_ref(0)?.as_str().map_err(|e| Error::Sqlite(e.into()))?;
+    entries::each_line(db, sid, |body| {
         out.write_all(body.as_bytes()).map_err(io)?;
         out.write_all(b"\n").map_err(io)?;
         bytes += body.len() as u64 + 1;
-    }
+        Ok(())
+    })?;
     Ok(bytes)
 }
 
 /// Writes session `sid` to the file `path` atomically (temporary file, then rename).
-pub fn write_session_file(conn: &Connection, sid: i64, path: &Path) -> Result<u64> {
+pub fn write_session_file(db: &Db, sid: i64, path: &Path) -> Result<u64> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
@@ -44,7 +40,7 @@ pub fn write_session_file(conn: &Connection, sid: i64, path: &Path) -> Result<u6
         let file =
             std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| Error::io(&tmp, e))?;
         let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-        let n = write_session(conn, sid, &mut w).map_err(|e| retarget(e, path))?;
+        let n = write_session(db, sid, &mut w).map_err(|e| retarget(e, path))?;
         let file = w.into_inner().map_err(|e| Error::io(path, e.into_error()))?;
         file.sync_all().map_err(|e| Error::io(path, e))?;
         std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
@@ -77,19 +73,14 @@ pub struct ExportedFile {
 /// Writes every session under `out_dir`: imported sessions at the path they had below the
 /// directory they were imported from, others in pi's layout (`--<cwd>--/<time>_<id>.jsonl`).
 /// Refuses any path that would leave `out_dir`.
-pub fn export_all(
-    conn: &Connection,
-    out_dir: &Path,
-    mut progress: impl FnMut(&ExportedFile),
-) -> Result<Vec<ExportedFile>> {
+pub fn export_all(db: &Db, out_dir: &Path, mut progress: impl FnMut(&ExportedFile)) -> Result<Vec<ExportedFile>> {
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
     let canonical_out = out_dir.canonicalize().map_err(|e| Error::io(out_dir, e))?;
-    let sids: Vec<i64> =
-        conn.prepare(queries::ALL_SESSIONS)?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    let sids = entries::all_sessions(db)?;
     let mut written = Vec::with_capacity(sids.len());
     let mut used = std::collections::HashSet::new();
     for sid in sids {
-        let sessions::SessionRow { rel_path: rel, id, cwd, created, .. } = sessions::session_row(conn, sid)?;
+        let sessions::SessionRow { rel_path: rel, id, cwd, created, .. } = sessions::session_row(db, sid)?;
         let cwd = cwd.as_deref().unwrap_or("");
         let layout_rel = || layout::relative_session_path(cwd, created.as_deref().unwrap_or(""), &id);
         let candidates = [
@@ -104,7 +95,7 @@ pub fn export_all(
         };
         let path = out_dir.join(&rel);
         ensure_inside(out_dir, &rel, &canonical_out)?;
-        let bytes = write_session_file(conn, sid, &path)?;
+        let bytes = write_session_file(db, sid, &path)?;
         let f = ExportedFile { session_id: id, path, bytes };
         progress(&f);
         written.push(f);

@@ -1,30 +1,12 @@
 //! Turning what a user types (a session id, a unique id prefix, or a file path) into a session.
 
 use crate::error::{Error, Result};
-use crate::store::queries;
-use rusqlite::Connection;
+use crate::store::discovery as stored;
+pub use crate::store::discovery::SessionRef;
+use crate::store::handle::Db;
 
 /// Shortest id prefix accepted.
 pub const MIN_PREFIX: usize = 4;
-
-/// A session found in the database.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionRef {
-    /// Internal key.
-    pub sid: i64,
-    /// Header id.
-    pub id: String,
-    /// The session's file path.
-    pub path: String,
-}
-
-fn rows(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<Vec<SessionRef>> {
-    let mut stmt = conn.prepare_cached(sql)?;
-    let found = stmt
-        .query_map(params, |r| Ok(SessionRef { sid: r.get(0)?, id: r.get(1)?, path: r.get(2)? }))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(found)
-}
 
 fn one(what: &str, found: Vec<SessionRef>) -> Result<Option<SessionRef>> {
     match found.len() {
@@ -39,14 +21,14 @@ fn one(what: &str, found: Vec<SessionRef>) -> Result<Option<SessionRef>> {
 
 /// Finds the session `reference` names: its file path, its exact id, or a unique id prefix of
 /// at least [`MIN_PREFIX`] characters. Several matches are an error listing them.
-pub fn resolve(conn: &Connection, reference: &str) -> Result<SessionRef> {
+pub fn resolve(db: &Db, reference: &str) -> Result<SessionRef> {
     if reference.is_empty() {
         return Err(Error::InvalidArgument("empty session reference".into()));
     }
     let looks_like_path = reference.contains('/') || reference.ends_with(".jsonl");
     if looks_like_path || std::path::Path::new(reference).is_file() {
         let abs = crate::pi::layout::resolve_path(reference);
-        let found = rows(conn, crate::store::sessions::SESSION_REF_BY_PATH, [abs.to_string_lossy()])?;
+        let found = stored::ref_by_path(db, &abs.to_string_lossy())?.into_iter().collect();
         if let Some(s) = one(reference, found)? {
             return Ok(s);
         }
@@ -54,7 +36,7 @@ pub fn resolve(conn: &Connection, reference: &str) -> Result<SessionRef> {
             return Err(Error::NotFound(format!("no session recorded at {}", abs.display())));
         }
     }
-    if let Some(s) = one(&format!("session id {reference}"), rows(conn, queries::SESSIONS_BY_ID, [reference])?)? {
+    if let Some(s) = one(&format!("session id {reference}"), stored::refs_by_id(db, reference)?)? {
         return Ok(s);
     }
     if reference.chars().count() < MIN_PREFIX {
@@ -62,11 +44,7 @@ pub fn resolve(conn: &Connection, reference: &str) -> Result<SessionRef> {
             "no session with id {reference} (an id prefix needs at least {MIN_PREFIX} characters)"
         )));
     }
-    let upper = format!("{reference}\u{10FFFF}");
-    match one(
-        &format!("session id prefix {reference}"),
-        rows(conn, queries::SESSIONS_BY_ID_PREFIX, [reference, &upper])?,
-    )? {
+    match one(&format!("session id prefix {reference}"), stored::refs_by_id_prefix(db, reference)?)? {
         Some(s) => Ok(s),
         None => Err(Error::NotFound(format!("no session with id or id prefix {reference}"))),
     }

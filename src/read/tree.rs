@@ -2,76 +2,13 @@
 //! labels, and the model-context projection computed from the database.
 
 use crate::error::{Error, Result};
-use crate::js::json::{self, Value};
+use crate::js::json::Value;
 use crate::pi::projection::{self, ParsedEntry, Settings};
-use crate::store::queries;
+use crate::store::entries;
+pub use crate::store::entries::{EntryRow as Row, PathStep};
+use crate::store::handle::Db;
 use indexmap::IndexMap;
-use rusqlite::{params, Connection, OptionalExtension, Row as SqlRow};
 use std::collections::{HashMap, HashSet};
-
-/// One stored entry line with its columns.
-#[derive(Debug, Clone)]
-pub struct Row {
-    /// Storage key (see `store::keys`).
-    pub key: i64,
-    /// `id` when a string.
-    pub id: Option<String>,
-    /// `parentId` when a string.
-    pub parent_id: Option<String>,
-    /// `type` when a string.
-    pub kind: Option<String>,
-    /// `message.role`.
-    pub role: Option<String>,
-    /// `new Date(timestamp).getTime()`.
-    pub ts_ms: Option<i64>,
-    /// The exact line.
-    pub body: String,
-    /// Key of the parent entry.
-    pub parent_key: Option<i64>,
-    /// Distance from the root (exact only in regular sessions).
-    pub depth: Option<i64>,
-    /// Nearest compaction on the path.
-    pub compaction_key: Option<i64>,
-    /// Nearest thinking-level change on the path.
-    pub thinking_key: Option<i64>,
-    /// Nearest model change or assistant message on the path.
-    pub model_key: Option<i64>,
-}
-
-impl Row {
-    fn from_sql(r: &SqlRow<'_>) -> rusqlite::Result<Row> {
-        Ok(Row {
-            key: r.get(0)?,
-            id: r.get(1)?,
-            parent_id: r.get(2)?,
-            kind: r.get(3)?,
-            role: r.get(4)?,
-            ts_ms: r.get(5)?,
-            body: r.get(6)?,
-            parent_key: r.get(7)?,
-            depth: r.get(8)?,
-            compaction_key: r.get(9)?,
-            thinking_key: r.get(10)?,
-            model_key: r.get(11)?,
-        })
-    }
-
-    /// The line parsed (verbatim when too deeply nested to parse as a tree).
-    pub fn parse(&self) -> ParsedEntry {
-        ParsedEntry { key: self.key, value: json::parse_or_raw(&self.body).unwrap_or(Value::Null) }
-    }
-}
-
-/// One entry of a path, without its line.
-#[derive(Debug, Clone)]
-pub struct PathStep {
-    /// Storage key.
-    pub key: i64,
-    /// Entry type.
-    pub kind: Option<String>,
-    /// Message role.
-    pub role: Option<String>,
-}
 
 /// Where a projection or path starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,7 +46,7 @@ pub struct TreeNode {
 
 /// A session's tree in the database.
 pub struct SessionTree<'c> {
-    conn: &'c Connection,
+    db: &'c Db,
     sid: i64,
     regular: bool,
     entry_count: i64,
@@ -117,12 +54,10 @@ pub struct SessionTree<'c> {
 
 impl<'c> SessionTree<'c> {
     /// The tree of session `sid`.
-    pub fn open(conn: &'c Connection, sid: i64) -> Result<Self> {
-        let (tree_ok, entry_count): (i64, i64) = conn
-            .query_row(queries::SESSION_TREE_STATE, [sid], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?
+    pub fn open(db: &'c Db, sid: i64) -> Result<Self> {
+        let (regular, entry_count) = entries::tree_state(db, sid)?
             .ok_or_else(|| Error::NotFound(format!("no session with internal key {sid}")))?;
-        Ok(SessionTree { conn, sid, regular: tree_ok != 0, entry_count })
+        Ok(SessionTree { db, sid, regular, entry_count })
     }
 
     /// Forces the walk that does not trust derived columns (to test both ways agree).
@@ -136,42 +71,26 @@ impl<'c> SessionTree<'c> {
         self.regular
     }
 
-    fn range(&self) -> (i64, i64) {
-        crate::store::write::key_range(self.sid)
-    }
-
-    fn rows(&self, sql: &str, p: impl rusqlite::Params) -> Result<Vec<Row>> {
-        let mut st = self.conn.prepare_cached(sql)?;
-        let rows = st.query_map(p, Row::from_sql)?.collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
-    }
-
-    fn row(&self, sql: &str, p: impl rusqlite::Params) -> Result<Option<Row>> {
-        let mut st = self.conn.prepare_cached(sql)?;
-        Ok(st.query_row(p, Row::from_sql).optional()?)
-    }
-
     /// The last entry in file order (the leaf pi sets on load).
     pub fn last_entry(&self) -> Result<Option<Row>> {
-        let (lo, hi) = self.range();
-        self.row(queries::LAST_ENTRY, params![lo, hi])
+        entries::last_entry(self.db, self.sid)
     }
 
     /// The entry with `id` (the later line wins for a repeated id).
     pub fn entry(&self, id: &str) -> Result<Option<Row>> {
-        self.row(queries::ENTRY_BY_ID, params![self.sid, id])
+        entries::entry_by_id(self.db, self.sid, id)
     }
 
     /// The entry stored under `key`.
     pub fn entry_at(&self, key: i64) -> Result<Option<Row>> {
-        self.row(queries::ENTRY_BY_KEY, [key])
+        entries::entry_by_key(self.db, key)
     }
 
     /// Walks parents from `key` (included) up to `stop` (included) or the root, at most `limit`
     /// rows; root first. Stops before the first repeated entry.
     pub fn walk_up(&self, key: i64, stop: Option<i64>, limit: i64) -> Result<Path> {
         // Rows come leaf first, in the order the CTE produced them.
-        let mut rows = self.rows(queries::WALK_UP, params![key, stop, limit])?;
+        let mut rows = entries::walk_up(self.db, key, stop, limit)?;
         let cycle = cut_at_repeat(&mut rows, |r| r.key).map(|r| r.id.clone().unwrap_or_default());
         rows.reverse();
         Ok(Path { entries: rows, cycle })
@@ -208,13 +127,8 @@ impl<'c> SessionTree<'c> {
     /// only: no line is read.
     pub fn branch_keys(&self, id: &str) -> Result<Vec<PathStep>> {
         // The start's key and depth only: its line is not read.
-        let Some((key, d)) = crate::store::write::entry_node(self.conn, self.sid, id)? else { return Ok(Vec::new()) };
-        let mut st = self.conn.prepare_cached(queries::WALK_UP_STEPS)?;
-        let mut steps = st
-            .query_map(params![key, self.path_limit(d.depth)], |r| {
-                Ok(PathStep { key: r.get(0)?, kind: r.get(1)?, role: r.get(2)? })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let Some((key, d)) = crate::store::write::entry_node(self.db, self.sid, id)? else { return Ok(Vec::new()) };
+        let mut steps = entries::walk_up_steps(self.db, key, self.path_limit(d.depth))?;
         cut_at_repeat(&mut steps, |s| s.key);
         steps.reverse();
         Ok(steps)
@@ -223,7 +137,7 @@ impl<'c> SessionTree<'c> {
     /// pi's `getChildren(id)`: entries whose parent is `id`, in first-occurrence order of their ids.
     pub fn children(&self, id: &str) -> Result<Vec<Row>> {
         if self.regular {
-            return self.rows(queries::CHILDREN, params![self.sid, id]);
+            return entries::children(self.db, self.sid, id);
         }
         // Repeated ids: the later line's entry is the one that counts, at the first line's place.
         let all = self.all_entries()?;
@@ -236,33 +150,20 @@ impl<'c> SessionTree<'c> {
 
     /// Every entry (header lines excluded) in file order.
     pub fn all_entries(&self) -> Result<Vec<Row>> {
-        let (lo, hi) = self.range();
-        self.rows(queries::ALL_ENTRIES, params![lo, hi])
+        entries::all_entries(self.db, self.sid)
     }
 
     /// Hands `f` the key and line of at most `limit` entries after storage key `after` (from
     /// the first for `None`), in file order, without copying the lines.
     pub fn lines_after(&self, after: Option<i64>, limit: i64, f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
-        let (lo, hi) = self.range();
-        let lo = after.map_or(lo, |k| lo.max(k.saturating_add(1)));
-        let mut st = self.conn.prepare_cached(queries::LINES_FROM)?;
-        let mut rows = st.query(params![lo, hi])?;
-        let mut n = 0;
-        while n < limit {
-            let Some(r) = rows.next()? else { break };
-            n += 1;
-            let body = r.get_ref(1)?;
-            f(r.get(0)?, body.as_bytes().map_err(rusqlite::Error::from)?);
-        }
-        Ok(())
+        entries::lines_from(self.db, self.sid, after.map_or(i64::MIN, |k| k.saturating_add(1)), limit, f)
     }
 
     /// Labels resolved over all label lines in file order: target id → (label, timestamp), in
     /// the order they were set (a changed label keeps its place; cleared then set moves last).
     pub fn labels(&self) -> Result<IndexMap<String, (Value, Option<Value>)>> {
-        let (lo, hi) = self.range();
         let mut labels: IndexMap<String, (Value, Option<Value>)> = IndexMap::new();
-        for row in self.rows(queries::LABEL_ENTRIES, params![lo, hi])? {
+        for row in entries::label_entries(self.db, self.sid)? {
             let e = row.parse();
             let Some(target) = e.get("targetId").and_then(Value::as_str).map(str::to_owned) else { continue };
             match e.get("label") {

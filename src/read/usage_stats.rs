@@ -1,9 +1,8 @@
 //! Token and cost totals over all sessions, from the usage rows extracted on write.
 
 use crate::error::{Error, Result};
-use crate::store::queries;
-use rusqlite::{params, Connection};
-use serde::Serialize;
+use crate::store::handle::Db;
+use crate::store::usage;
 
 /// How totals are grouped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,53 +66,13 @@ pub struct StatsFilter {
     pub cwd: Option<String>,
 }
 
-/// Totals of one group.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Totals {
-    /// The group (a date, model, provider, cwd or session id; `all` when not grouped).
-    pub group: String,
-    /// Entries that carried usage.
-    pub entries: i64,
-    /// Input tokens.
-    pub input: i64,
-    /// Output tokens.
-    pub output: i64,
-    /// Cache-read tokens.
-    pub cache_read: i64,
-    /// Cache-write tokens.
-    pub cache_write: i64,
-    /// Total tokens.
-    pub total_tokens: i64,
-    /// Cost.
-    pub cost: f64,
-    /// Usage values left out of the sums above because they were not finite numbers in
-    /// `[0, 2^53]` (tokens and cost alike).
-    pub invalid_usage_values: i64,
-}
+pub use crate::store::usage::Totals;
 
 /// Totals per group (all entries in one group when `by` is `None`). Only finite values in
 /// `[0, 2^53]` are summed; the others are counted in `invalid_usage_values`. An entry copied into
 /// another session by a fork or a branched session (same id and timestamp) counts once.
-pub fn totals(conn: &Connection, by: Option<GroupBy>, f: &StatsFilter) -> Result<Vec<Totals>> {
-    let mut st = conn.prepare_cached(queries::USAGE_TOTALS)?;
-    let rows = st
-        .query_map(params![by.map_or("all", GroupBy::key), f.since_ms, f.until_ms, f.cwd], |r| {
-            Ok(Totals {
-                group: r.get::<_, Option<String>>(0)?.unwrap_or_default(),
-                entries: r.get(1)?,
-                // total() sums as doubles: no overflow error on absurd token counts.
-                input: r.get::<_, f64>(2)? as i64,
-                output: r.get::<_, f64>(3)? as i64,
-                cache_read: r.get::<_, f64>(4)? as i64,
-                cache_write: r.get::<_, f64>(5)? as i64,
-                total_tokens: r.get::<_, f64>(6)? as i64,
-                cost: r.get(7)?,
-                invalid_usage_values: r.get(8)?,
-            })
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
+pub fn totals(db: &Db, by: Option<GroupBy>, f: &StatsFilter) -> Result<Vec<Totals>> {
+    usage::totals(db, by.map_or("all", GroupBy::key), f.since_ms, f.until_ms, f.cwd.as_deref())
 }
 
 /// The sum of several groups.

@@ -10,6 +10,7 @@
 //! (`<database>-yield`), and the import puts the database back in WAL mode at its next
 //! transaction boundary.
 
+use crate::store::handle::Db;
 use rusqlite::{Connection, ErrorCode};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -68,7 +69,8 @@ impl BulkJournal {
     /// Leaves WAL mode for a rollback journal if no other connection has the database open
     /// (it does not wait for one to go). Commits then sync the journal and the file
     /// (`synchronous=FULL`), so a crash or a power loss keeps every committed transaction.
-    pub fn enter(conn: &Connection) -> Self {
+    pub fn enter(db: &Db) -> Self {
+        let conn = db.conn();
         let Some(db) = conn.path().filter(|p| !p.is_empty()).map(PathBuf::from) else {
             return BulkJournal { marker: None };
         };
@@ -82,7 +84,7 @@ impl BulkJournal {
         }
         let mut bulk = BulkJournal { marker: Some(marker) };
         if conn.pragma_update(None, "synchronous", "FULL").is_err() {
-            bulk.leave(conn);
+            bulk.leave(Db::of(conn));
         }
         bulk
     }
@@ -93,15 +95,16 @@ impl BulkJournal {
     }
 
     /// Between two transactions: back to WAL mode if another process asked for it.
-    pub fn between_transactions(&mut self, conn: &Connection) {
+    pub fn between_transactions(&mut self, db: &Db) {
         if self.marker.as_deref().is_some_and(Path::exists) {
-            self.leave(conn);
+            self.leave(db);
         }
     }
 
     /// Back to WAL mode (between transactions). Should that fail, the next open of the
     /// database restores it, as every open sets WAL mode.
-    pub fn leave(&mut self, conn: &Connection) {
+    pub fn leave(&mut self, db: &Db) {
+        let conn = db.conn();
         let Some(marker) = self.marker.take() else { return };
         let _ = conn.pragma_update(None, "synchronous", "NORMAL");
         let _ = enter_wal(conn);

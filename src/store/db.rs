@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 pub use crate::store::files::{beside, BUSY_TIMEOUT};
+pub use crate::store::handle::{is_constraint_violation, Db, Tx};
 use crate::store::queries;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
@@ -37,14 +38,14 @@ fn refuse_url(path: &Path) -> Result<()> {
 
 /// Opens (creating if needed) the database at `path` for writing and brings its schema up to
 /// date. A database that cannot be written is refused with the reason.
-pub fn open(path: &Path) -> Result<Connection> {
+pub fn open(path: &Path) -> Result<Db> {
     refuse_url(path)?;
     create_private(path)?;
     let conn = open_file(path).map_err(|e| explain(path, e))?;
     if conn.is_readonly(rusqlite::MAIN_DB)? {
         return Err(explain(path, Error::io(path, std::io::Error::other("the database is read-only"))));
     }
-    Ok(conn)
+    Ok(Db(conn))
 }
 
 fn open_file(path: &Path) -> Result<Connection> {
@@ -61,7 +62,7 @@ fn open_file(path: &Path) -> Result<Connection> {
 /// as it is.
 fn settle_journal(conn: &Connection, path: &Path) -> Result<()> {
     if crate::store::journal::has_pending(path) && !conn.is_readonly(rusqlite::MAIN_DB)? {
-        crate::store::journal::settle(conn, path)?;
+        crate::store::journal::settle(Db::of(conn), path)?;
     }
     Ok(())
 }
@@ -135,7 +136,7 @@ fn run_maintenance(conn: &mut Connection) -> Result<()> {
 
 /// Opens an existing database without creating it (read commands). A database file that
 /// cannot be written is fine as long as SQLite can read it.
-pub fn open_existing(path: &Path) -> Result<Connection> {
+pub fn open_existing(path: &Path) -> Result<Db> {
     refuse_url(path)?;
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -149,15 +150,15 @@ pub fn open_existing(path: &Path) -> Result<Connection> {
         }
         Ok(_) => {}
     }
-    open_file(path).map_err(|e| explain(path, e))
+    open_file(path).map(Db).map_err(|e| explain(path, e))
 }
 
 /// A database in memory, for sessions that are never persisted and for tests.
-pub fn open_in_memory() -> Result<Connection> {
+pub fn open_in_memory() -> Result<Db> {
     let mut conn = Connection::open_in_memory()?;
     configure(&conn)?;
     migrate(&mut conn, Path::new(":memory:"))?;
-    Ok(conn)
+    Ok(Db(conn))
 }
 
 fn with_path(path: &Path, e: rusqlite::Error) -> Error {
@@ -253,7 +254,7 @@ fn applied_version(conn: &Connection) -> Option<i64> {
 /// pay for a fresh connection (schema parse, pragmas, migration check: ~0.1 ms) every time.
 /// Keyed by path, device, inode and creation time: a database replaced on disk gets new
 /// connections, even when the new file reuses the old one's inode.
-static POOL: std::sync::Mutex<Vec<(FileKey, Connection)>> = std::sync::Mutex::new(Vec::new());
+static POOL: std::sync::Mutex<Vec<(FileKey, Db)>> = std::sync::Mutex::new(Vec::new());
 
 /// Idle connections kept per process.
 const POOL_SIZE: usize = 4;
@@ -281,26 +282,26 @@ fn file_key(_: &Path) -> Option<FileKey> {
 /// A connection that goes back to the process's pool when dropped (unless it is in memory or
 /// was left inside a transaction).
 pub struct Pooled {
-    conn: Option<Connection>,
+    conn: Option<Db>,
     key: Option<FileKey>,
 }
 
 impl Pooled {
     /// A connection that is not pooled (in-memory databases).
-    pub fn unpooled(conn: Connection) -> Self {
+    pub fn unpooled(conn: Db) -> Self {
         Pooled { conn: Some(conn), key: None }
     }
 }
 
 impl std::ops::Deref for Pooled {
-    type Target = Connection;
-    fn deref(&self) -> &Connection {
+    type Target = Db;
+    fn deref(&self) -> &Db {
         self.conn.as_ref().expect("a pooled connection is present until dropped")
     }
 }
 
 impl std::ops::DerefMut for Pooled {
-    fn deref_mut(&mut self) -> &mut Connection {
+    fn deref_mut(&mut self) -> &mut Db {
         self.conn.as_mut().expect("a pooled connection is present until dropped")
     }
 }
@@ -308,7 +309,7 @@ impl std::ops::DerefMut for Pooled {
 impl Drop for Pooled {
     fn drop(&mut self) {
         let (Some(conn), Some(key)) = (self.conn.take(), self.key.take()) else { return };
-        if !conn.is_autocommit() {
+        if !conn.is_idle() {
             return;
         }
         if let Ok(mut pool) = POOL.lock() {
@@ -328,7 +329,7 @@ pub fn open_pooled(path: &Path) -> Result<Pooled> {
             Some(pool.remove(i).1)
         });
         if let Some(conn) = reused {
-            settle_journal(&conn, path)?;
+            settle_journal(conn.conn(), path)?;
             return Ok(Pooled { conn: Some(conn), key: Some(key) });
         }
     }

@@ -4,6 +4,7 @@
 use crate::error::Result;
 use crate::js::json::{self, RawObject, Value};
 use crate::store::derive::EntryFields;
+use crate::store::handle::Db;
 use crate::store::queries;
 use crate::store::stats::message_text;
 use rusqlite::{params, Connection};
@@ -220,7 +221,8 @@ impl Extras {
 }
 
 /// Writes the search and usage rows of the entry stored under `key`.
-pub fn write_extras(conn: &Connection, sid: i64, key: i64, f: &EntryFields, x: &Extras) -> Result<()> {
+pub fn write_extras(db: &Db, sid: i64, key: i64, f: &EntryFields, x: &Extras) -> Result<()> {
+    let conn = db.conn();
     if let Some((role, list_text)) = &x.search {
         conn.prepare_cached(queries::INSERT_TEXT)?.execute(params![key, sid, role, f.ts_ms, list_text])?;
     }
@@ -258,7 +260,7 @@ pub fn reindex_all(conn: &mut Connection) -> Result<()> {
             let (key, sid, body): (i64, i64, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
             let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
             let (f, message) = EntryFields::read(&obj);
-            write_extras(&tx, sid, key, &f, &Extras::of(&f, &obj, message.as_ref()))?;
+            write_extras(Db::of(&tx), sid, key, &f, &Extras::of(&f, &obj, message.as_ref()))?;
         }
     }
     tx.execute(queries::REBUILD_LIST_TEXTS, [])?;
@@ -284,7 +286,7 @@ pub fn reindex_usage(conn: &mut Connection) -> Result<()> {
             let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
             let (f, message) = EntryFields::read(&obj);
             let x = Extras { search: None, usage: usage_of(&f, &obj, message.as_ref()) };
-            write_extras(&tx, sid, key, &f, &x)?;
+            write_extras(Db::of(&tx), sid, key, &f, &x)?;
         }
     }
     tx.execute(queries::MAINTENANCE_DONE, ["usage"])?;

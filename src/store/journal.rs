@@ -17,6 +17,7 @@
 
 use crate::error::{Error, Result};
 use crate::hash::fnv1a;
+use crate::store::handle::Db;
 use crate::store::queries;
 use crate::store::sessions;
 use crate::store::write;
@@ -115,7 +116,8 @@ pub fn has_pending(db: &Path) -> bool {
 
 /// Moves every journaled append of database `db` into its tables (through `conn`, which must
 /// not be inside a transaction) and empties the journal. Returns the entries written.
-pub fn settle(conn: &Connection, db: &Path) -> Result<usize> {
+pub fn settle(handle: &Db, db: &Path) -> Result<usize> {
+    let conn = handle.conn();
     let path = path_for(db);
     let mut file = match OpenOptions::new().read(true).write(true).open(&path) {
         Ok(f) => f,
@@ -158,7 +160,7 @@ fn apply(tx: &Connection, records: &[Record]) -> Result<usize> {
             let sid = match sessions.get(&r.path) {
                 Some(s) => *s,
                 None => {
-                    let s = sessions::sid_by_path(tx, &r.path)?;
+                    let s = sessions::sid_by_path(Db::of(tx), &r.path)?;
                     sessions.insert(r.path.clone(), s);
                     s
                 }
@@ -168,15 +170,15 @@ fn apply(tx: &Connection, records: &[Record]) -> Result<usize> {
             let Some(obj) = write::scan(&r.line) else { continue };
             let id = obj.get_str("id");
             if let Some(id) = id.as_deref() {
-                if sessions::entry_id_exists(tx, sid, id)? {
+                if sessions::entry_id_exists(Db::of(tx), sid, id)? {
                     continue; // settled before a crash cut the truncation short
                 }
             }
             let parent = match obj.get_str("parentId") {
-                Some(p) => write::entry_node(tx, sid, &p)?,
+                Some(p) => write::entry_node(Db::of(tx), sid, &p)?,
                 None => None,
             };
-            write::append_entry(tx, sid, &r.line, parent)?;
+            write::append_entry(Db::of(tx), sid, &r.line, parent)?;
             written += 1;
         }
     }

@@ -5,8 +5,12 @@
 pub mod bulk;
 pub mod db;
 pub mod derive;
+pub mod discovery;
+pub mod entries;
 pub mod extract;
 pub mod files;
+pub mod handle;
+pub mod integrity;
 pub mod journal;
 pub mod keys;
 pub mod queries;
@@ -15,4 +19,5 @@ pub mod signatures;
 pub mod stats;
 pub mod sync_state;
 pub mod tokens;
+pub mod usage;
 pub mod write;

@@ -1,7 +1,8 @@
 //! Typed reads of one session's row and its entry ids, each statement beside the function that
 //! binds it and reads its columns by name.
 
-use rusqlite::{named_params, Connection, OptionalExtension};
+use crate::store::handle::Db;
+use rusqlite::{named_params, OptionalExtension};
 
 /// Header line and storage fields of a session.
 pub const SESSION_HEADER: &str = "SELECT header, path, rel_path, cwd, id, created FROM sessions WHERE sid = :sid";
@@ -21,8 +22,9 @@ pub struct SessionRow {
 }
 
 /// The stored row of session `sid`.
-pub fn session_row(conn: &Connection, sid: i64) -> rusqlite::Result<SessionRow> {
-    conn.prepare_cached(SESSION_HEADER)?.query_row(named_params! { ":sid": sid }, |r| {
+pub fn session_row(db: &Db, sid: i64) -> crate::error::Result<SessionRow> {
+    let conn = db.conn();
+    Ok(conn.prepare_cached(SESSION_HEADER)?.query_row(named_params! { ":sid": sid }, |r| {
         Ok(SessionRow {
             header: r.get("header")?,
             rel_path: r.get("rel_path")?,
@@ -30,23 +32,28 @@ pub fn session_row(conn: &Connection, sid: i64) -> rusqlite::Result<SessionRow> 
             id: r.get("id")?,
             created: r.get("created")?,
         })
-    })
+    })?)
 }
 
 /// The session recorded at a path.
 pub const SESSION_REF_BY_PATH: &str = "SELECT sid, id, path FROM sessions WHERE path = :path";
 
 /// The key of the session whose file is at the absolute `path`.
-pub fn sid_by_path(conn: &Connection, path: &str) -> rusqlite::Result<Option<i64>> {
-    conn.prepare_cached(SESSION_REF_BY_PATH)?.query_row(named_params! { ":path": path }, |r| r.get("sid")).optional()
+pub fn sid_by_path(db: &Db, path: &str) -> crate::error::Result<Option<i64>> {
+    let conn = db.conn();
+    Ok(conn
+        .prepare_cached(SESSION_REF_BY_PATH)?
+        .query_row(named_params! { ":path": path }, |r| r.get("sid"))
+        .optional()?)
 }
 
 /// Whether an entry id is taken in a session (id collision check).
 pub const ENTRY_ID_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM entries WHERE session = :sid AND id = :id) AS taken";
 
 /// Whether session `sid` has an entry with id `id`.
-pub fn entry_id_exists(conn: &Connection, sid: i64, id: &str) -> rusqlite::Result<bool> {
-    conn.prepare_cached(ENTRY_ID_EXISTS)?.query_row(named_params! { ":sid": sid, ":id": id }, |r| r.get("taken"))
+pub fn entry_id_exists(db: &Db, sid: i64, id: &str) -> crate::error::Result<bool> {
+    let conn = db.conn();
+    Ok(conn.prepare_cached(ENTRY_ID_EXISTS)?.query_row(named_params! { ":sid": sid, ":id": id }, |r| r.get("taken"))?)
 }
 
 /// Number of distinct entry ids of a session (keys `:lo..=:hi`), id-less entries counting as one.
@@ -55,7 +62,35 @@ pub const DISTINCT_ENTRY_IDS: &str = "SELECT count(DISTINCT id) + EXISTS (SELECT
     FROM entries WHERE key BETWEEN :lo AND :hi AND type IS NOT 'session'";
 
 /// pi's `getEntryCount()` for a session whose ids may repeat: distinct ids.
-pub fn distinct_entry_ids(conn: &Connection, sid: i64) -> rusqlite::Result<i64> {
+pub fn distinct_entry_ids(db: &Db, sid: i64) -> crate::error::Result<i64> {
+    let conn = db.conn();
     let (lo, hi) = crate::store::keys::SessionKey(sid).range();
-    conn.prepare_cached(DISTINCT_ENTRY_IDS)?.query_row(named_params! { ":lo": lo.0, ":hi": hi.0 }, |r| r.get("n"))
+    Ok(conn
+        .prepare_cached(DISTINCT_ENTRY_IDS)?
+        .query_row(named_params! { ":lo": lo.0, ":hi": hi.0 }, |r| r.get("n"))?)
+}
+
+/// Removes a session (its entries go by cascade; copies sharing its lines keep them, see the
+/// `sessions_keep_shared_lines` trigger).
+pub const DELETE_SESSION: &str = "DELETE FROM sessions WHERE sid = :sid";
+
+/// Removes session `sid` with its entries.
+pub fn delete(db: &Db, sid: i64) -> crate::error::Result<()> {
+    db.conn().prepare_cached(DELETE_SESSION)?.execute(named_params! { ":sid": sid })?;
+    Ok(())
+}
+
+/// A session's key and its file's signature, by path.
+pub const SESSION_FILE_BY_PATH: &str = "SELECT sid, file_size, file_mtime_ns FROM sessions WHERE path = :path";
+
+/// The key of the session recorded at `path`, with its file's size and modification time
+/// when it was imported from a file.
+pub fn file_at(db: &Db, path: &str) -> crate::error::Result<Option<(i64, Option<i64>, Option<i64>)>> {
+    let mut st = db.conn().prepare_cached(SESSION_FILE_BY_PATH)?;
+    let found = st
+        .query_row(named_params! { ":path": path }, |r| {
+            Ok((r.get("sid")?, r.get("file_size")?, r.get("file_mtime_ns")?))
+        })
+        .optional()?;
+    Ok(found)
 }

@@ -2,7 +2,8 @@
 //! read, a hash of the bytes just before that point, and whether the file is gone. Each
 //! statement sits beside the function that binds it, with named parameters and columns.
 
-use rusqlite::{named_params, Connection, OptionalExtension, Row};
+use crate::store::handle::Db;
+use rusqlite::{named_params, OptionalExtension, Row};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -37,14 +38,15 @@ pub const SYNC_STATES_UNDER: &str = "SELECT path, sid, file_size, file_mtime_ns,
     FROM sessions WHERE path >= :lo AND path < :hi";
 
 /// The sync state of every session whose file is below `dir`, by path.
-pub fn states_under(conn: &Connection, dir: &Path) -> rusqlite::Result<HashMap<PathBuf, SyncState>> {
+pub fn states_under(db: &Db, dir: &Path) -> crate::error::Result<HashMap<PathBuf, SyncState>> {
+    let conn = db.conn();
     let root = dir.to_string_lossy();
     let (lo, hi) = (format!("{root}/"), format!("{root}0"));
     let mut st = conn.prepare_cached(SYNC_STATES_UNDER)?;
     let rows = st.query_map(named_params! { ":lo": lo, ":hi": hi }, |r| {
         Ok((PathBuf::from(r.get::<_, String>("path")?), SyncState::from_row(r)?))
     })?;
-    rows.collect()
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// Sync state of the session at a path.
@@ -52,9 +54,10 @@ pub const SYNC_STATE_BY_PATH: &str = "SELECT path, sid, file_size, file_mtime_ns
     FROM sessions WHERE path = :path";
 
 /// The sync state of the session whose file is at `path`.
-pub fn state_at(conn: &Connection, path: &Path) -> rusqlite::Result<Option<SyncState>> {
+pub fn state_at(db: &Db, path: &Path) -> crate::error::Result<Option<SyncState>> {
+    let conn = db.conn();
     let mut st = conn.prepare_cached(SYNC_STATE_BY_PATH)?;
-    st.query_row(named_params! { ":path": path.to_string_lossy() }, SyncState::from_row).optional()
+    Ok(st.query_row(named_params! { ":path": path.to_string_lossy() }, SyncState::from_row).optional()?)
 }
 
 /// File signature, sync position and tree regularity of a session.
@@ -70,8 +73,10 @@ pub struct Position {
 }
 
 /// The read position of session `sid` (`None` when it is gone).
-pub fn position(conn: &Connection, sid: i64) -> rusqlite::Result<Option<Position>> {
-    conn.prepare_cached(POSITION)?
+pub fn position(db: &Db, sid: i64) -> crate::error::Result<Option<Position>> {
+    let conn = db.conn();
+    Ok(conn
+        .prepare_cached(POSITION)?
         .query_row(named_params! { ":sid": sid }, |r| {
             Ok(Position {
                 size: r.get("file_size")?,
@@ -80,7 +85,7 @@ pub fn position(conn: &Connection, sid: i64) -> rusqlite::Result<Option<Position
                 tree_ok: r.get::<_, i64>("tree_ok")? != 0,
             })
         })
-        .optional()
+        .optional()?)
 }
 
 /// Records how far a session's file was read and the hash of the bytes before that point.
@@ -88,7 +93,8 @@ const SET_POSITION: &str = "UPDATE sessions SET sync_offset = :offset, tail_hash
 
 /// Records that session `sid`'s file was read up to `offset`, `tail` being the hash of the
 /// bytes before it; the file is there.
-pub fn set_position(conn: &Connection, sid: i64, offset: i64, tail: i64) -> rusqlite::Result<()> {
+pub fn set_position(db: &Db, sid: i64, offset: i64, tail: i64) -> crate::error::Result<()> {
+    let conn = db.conn();
     conn.prepare_cached(SET_POSITION)?.execute(named_params! { ":sid": sid, ":offset": offset, ":tail": tail })?;
     Ok(())
 }
@@ -97,7 +103,8 @@ pub fn set_position(conn: &Connection, sid: i64, offset: i64, tail: i64) -> rusq
 const SET_MISSING: &str = "UPDATE sessions SET missing = :missing WHERE sid = :sid";
 
 /// Marks session `sid`'s file as gone (`missing`) or back.
-pub fn set_missing(conn: &Connection, sid: i64, missing: bool) -> rusqlite::Result<()> {
+pub fn set_missing(db: &Db, sid: i64, missing: bool) -> crate::error::Result<()> {
+    let conn = db.conn();
     conn.prepare_cached(SET_MISSING)?.execute(named_params! { ":sid": sid, ":missing": i64::from(missing) })?;
     Ok(())
 }

@@ -7,6 +7,7 @@ use crate::jsonl::signature::FileSignature;
 use crate::pi::migrate;
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
 use crate::store::extract::Extras;
+use crate::store::handle::Db;
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::queries;
 use crate::store::stats::{Observation, SessionStats};
@@ -66,7 +67,8 @@ fn version_column(v: f64) -> Option<i64> {
 }
 
 /// Adds the session row; returns its sid.
-pub fn insert_session(tx: &Connection, n: &NewSession<'_>) -> Result<i64> {
+pub fn insert_session(db: &Db, n: &NewSession<'_>) -> Result<i64> {
+    let tx = db.conn();
     let s = |k: &str| n.header.get(k).and_then(Value::as_str).map(str::to_owned);
     let version = migrate::header_version(n.header);
     let dir = n.path.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
@@ -211,7 +213,8 @@ pub const LIST_TEXT_MAX: usize = 8 << 20;
 
 impl<'t> EntryWriter<'t> {
     /// A writer for the (new, empty) session `sid`, inside an open transaction.
-    pub fn new(tx: &'t Connection, sid: i64) -> Result<Self> {
+    pub fn new(db: &'t Db, sid: i64) -> Result<Self> {
+        let tx = db.conn();
         Ok(EntryWriter {
             stmt: tx.prepare_cached(queries::INSERT_ENTRY)?,
             tx,
@@ -238,7 +241,7 @@ impl<'t> EntryWriter<'t> {
         let ParsedLine { fields: f, extras, seen } = line;
         let d = self.tree.place(key, &f);
         insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, (text, None), &d)?;
-        crate::store::extract::write_extras(self.tx, self.sid, key, &f, &extras)?;
+        crate::store::extract::write_extras(Db::of(self.tx), self.sid, key, &f, &extras)?;
         self.count(&seen, extras.list_text());
         Ok(())
     }
@@ -320,7 +323,7 @@ impl<'t> EntryWriter<'t> {
             self.seq
         ])?;
         if let Some(text) = &self.list_text {
-            self.tx.prepare_cached(queries::SAVE_LIST_TEXT)?.execute(params![self.sid, self.seq, text])?;
+            crate::store::discovery::save_list_text(crate::store::handle::Db::of(self.tx), self.sid, self.seq, text)?;
         }
         if self.tree.is_irregular() {
             let (lo, hi) = key_range(self.sid);
@@ -388,10 +391,11 @@ pub const COPY_LIST_TEXT: &str =
 /// Makes the new, empty session `copy` a copy of every entry of session `source` (pi's
 /// `forkFrom`): entry rows sharing the source's lines, search and usage rows, statistics and
 /// the joined message text. Runs in the caller's transaction.
-pub fn copy_session(tx: &Connection, source: i64, copy: i64) -> Result<()> {
+pub fn copy_session(db: &Db, source: i64, copy: i64) -> Result<()> {
+    let tx = db.conn();
     let (lo, _) = key_range(source);
     let (new_lo, _) = key_range(copy);
-    let last_seq = load_stats(tx, source)?.last_seq;
+    let last_seq = load_stats(db, source)?.last_seq;
     // In slices of lines (see `COPY_SLICE`).
     for first in (0..=last_seq).step_by(COPY_SLICE as usize) {
         let (from, to) = (lo + first, lo + (first + COPY_SLICE - 1).min(last_seq));
@@ -427,7 +431,8 @@ pub struct StoredStats {
 }
 
 /// A session's statistics as stored, and its last line number and tree regularity.
-pub fn load_stats(conn: &Connection, sid: i64) -> Result<StoredStats> {
+pub fn load_stats(db: &Db, sid: i64) -> Result<StoredStats> {
+    let conn = db.conn();
     let row = conn
         .prepare_cached(SESSION_STATS)?
         .query_row(named_params! { ":sid": sid }, |r| {
@@ -449,8 +454,9 @@ pub fn load_stats(conn: &Connection, sid: i64) -> Result<StoredStats> {
 
 /// Appends one entry line to session `sid` under its parent (the leaf), with derived columns
 /// from the parent and the session's statistics and write time updated. Returns the new key.
-pub fn append_entry(tx: &Connection, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
-    let StoredStats { mut stats, last_seq, tree_ok: regular } = load_stats(tx, sid)?;
+pub fn append_entry(db: &Db, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
+    let tx = db.conn();
+    let StoredStats { mut stats, last_seq, tree_ok: regular } = load_stats(db, sid)?;
     let obj = json::scan_object(text.as_bytes())
         .ok()
         .flatten()
@@ -464,7 +470,7 @@ pub fn append_entry(tx: &Connection, sid: i64, text: &str, parent: Option<(i64, 
     }
     let d = tree.place(key, &f);
     insert_entry_row(&mut tx.prepare_cached(queries::INSERT_ENTRY)?, (sid, seq), &f, (text, None), &d)?;
-    crate::store::extract::write_extras(tx, sid, key, &f, &extras)?;
+    crate::store::extract::write_extras(db, sid, key, &f, &extras)?;
     stats.apply(&seen, extras.list_text());
     tx.prepare_cached(queries::APPEND_SESSION_STATS)?.execute(params![
         sid,
@@ -484,20 +490,61 @@ pub fn scan(text: &str) -> Option<RawObject<'_>> {
     json::scan_object(text.as_bytes()).ok().flatten()
 }
 
+/// Key and derived columns of entry `:id` in session `:sid` (the later line for a repeated id).
+pub const ENTRY_NODE: &str = "SELECT key, parent_key, depth, compaction_key, thinking_key, model_key FROM entries \
+    WHERE session = :sid AND id = :id AND type IS NOT 'session' ORDER BY key DESC LIMIT 1";
+
 /// Key and derived columns of entry `id` in session `sid` (the later line for a repeated id).
-pub fn entry_node(conn: &Connection, sid: i64, id: &str) -> Result<Option<(i64, Derived)>> {
-    let mut st = conn.prepare_cached(queries::ENTRY_NODE)?;
-    Ok(st.query_row(params![sid, id], |r| Ok((r.get(0)?, derived_at(r, 1)?))).optional()?)
+pub fn entry_node(db: &Db, sid: i64, id: &str) -> Result<Option<(i64, Derived)>> {
+    let conn = db.conn();
+    let mut st = conn.prepare_cached(ENTRY_NODE)?;
+    Ok(st.query_row(named_params! { ":sid": sid, ":id": id }, |r| Ok((r.get("key")?, derived(r)?))).optional()?)
 }
 
-/// The derived columns of a result row, in table order (`parent_key` to `model_key`) from
-/// column `first` on.
-pub fn derived_at(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Derived> {
+/// The derived columns of a result row, by name (`parent_key` to `model_key`).
+fn derived(r: &rusqlite::Row<'_>) -> rusqlite::Result<Derived> {
     Ok(Derived {
-        parent_key: r.get(first)?,
-        depth: r.get(first + 1)?,
-        compaction_key: r.get(first + 2)?,
-        thinking_key: r.get(first + 3)?,
-        model_key: r.get(first + 4)?,
+        parent_key: r.get("parent_key")?,
+        depth: r.get("depth")?,
+        compaction_key: r.get("compaction_key")?,
+        thinking_key: r.get("thinking_key")?,
+        model_key: r.get("model_key")?,
     })
+}
+
+/// Path rows `:lo..=:hi` of a session to branch from: columns, the line wherever it is stored,
+/// derived columns and the search row's list text.
+pub const BRANCH_SOURCE_ROWS: &str = "SELECT e.key, e.id, e.parent_id, e.type, e.ts, e.ts_ms, e.role, \
+        CASE WHEN e.body_key IS NULL THEN e.body ELSE (SELECT o.body FROM entries o WHERE o.key = e.body_key) END AS body, \
+        e.parent_key, e.depth, e.compaction_key, e.thinking_key, e.model_key, t.list_text \
+    FROM entries e LEFT JOIN texts t ON t.key = e.key WHERE e.key BETWEEN :lo AND :hi ORDER BY e.key";
+
+/// The rows stored under `keys` (absent keys skipped), in that order, each as a line a new
+/// session may share and the line itself: consecutive keys are read by one range query.
+pub fn branch_source_rows(db: &Db, keys: &[i64]) -> Result<Vec<(SharedLine, String)>> {
+    let mut st = db.conn().prepare_cached(BRANCH_SOURCE_ROWS)?;
+    let mut out = Vec::with_capacity(keys.len());
+    let mut rest = keys;
+    while let Some(&lo) = rest.first() {
+        let len = rest.windows(2).take_while(|w| w[1] == w[0] + 1).count() + 1;
+        let mut rows = st.query(named_params! { ":lo": lo, ":hi": lo + len as i64 - 1 })?;
+        while let Some(r) = rows.next()? {
+            let line = SharedLine {
+                key: r.get("key")?,
+                fields: EntryFields {
+                    id: r.get("id")?,
+                    parent_id: r.get("parent_id")?,
+                    kind: r.get("type")?,
+                    ts: r.get("ts")?,
+                    ts_ms: r.get("ts_ms")?,
+                    role: r.get("role")?,
+                },
+                derived: derived(r)?,
+                list_text: r.get("list_text")?,
+            };
+            out.push((line, r.get("body")?));
+        }
+        rest = &rest[len..];
+    }
+    Ok(out)
 }

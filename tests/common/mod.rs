@@ -99,7 +99,7 @@ pub fn run(db: &Path, args: &[&str]) -> (i32, String, String) {
 }
 
 /// A fresh database in a temporary directory.
-pub fn temp_db() -> (tempfile::TempDir, PathBuf, rusqlite::Connection) {
+pub fn temp_db() -> (tempfile::TempDir, PathBuf, sessiondb::db::Db) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("test.sqlite");
     let conn = sessiondb::db::open(&path).unwrap();

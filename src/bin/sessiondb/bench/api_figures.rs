@@ -28,7 +28,7 @@ pub fn assistant_message_1k() -> Value {
 }
 
 /// (b) find-by-id: mean µs over `ids` lookups (each in its session's folder, pi's findById).
-pub fn find_by_id(conn: &Connection, ids: &[(String, String)], runs: u32) -> Result<Timing> {
+pub fn find_by_id(conn: &sessiondb::db::Db, ids: &[(String, String)], runs: u32) -> Result<Timing> {
     let (t, _) = measure(RunPlan::fast(runs), |_| {
         for (id, dir) in ids {
             discovery::find_in_dir(conn, id, dir, None)?;
@@ -45,7 +45,7 @@ pub fn continue_recent(db: &Path, cwd: &str, dir: &str, runs: u32) -> Result<Tim
 }
 
 /// (d) list with full SessionInfo: one folder, or every session.
-pub fn list(conn: &Connection, dir: Option<&str>, runs: u32) -> Result<(Timing, usize)> {
+pub fn list(conn: &sessiondb::db::Db, dir: Option<&str>, runs: u32) -> Result<(Timing, usize)> {
     measure(RunPlan::fast(runs), |_| {
         let mut infos = match dir {
             Some(d) => discovery::list_dir(conn, d, None)?,

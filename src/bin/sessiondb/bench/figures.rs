@@ -6,8 +6,7 @@ use super::corpus::Corpus;
 use super::rows::count_entry_rows;
 use super::system;
 use super::timing::{measure, measure_with, RunPlan, Timing};
-use rusqlite::Connection;
-use sessiondb::db;
+use sessiondb::db::{self, Db};
 use sessiondb::export;
 use sessiondb::import::{self, ImportOptions, ImportSummary};
 use sessiondb::json::Value;
@@ -52,7 +51,7 @@ pub fn import_corpus(corpus: &Corpus, runs: u32, work: &Path) -> Result<ImportFi
         |path| {
             let mut conn = db::open(&path)?;
             let s = import::import_targets(&mut conn, &corpus.targets, ImportOptions::default(), |_| {});
-            conn.close().map_err(|(_, e)| Error::Sqlite(e))?;
+            conn.into_sqlite().close().map_err(|(_, e)| Error::Sqlite(e))?;
             peak = system::max_peak(peak, system::peak_rss_mib());
             summary = Some(s);
             Ok(path)
@@ -71,7 +70,7 @@ fn message_count(projection: &Value) -> usize {
 }
 
 /// Finds a session by id, falling back to its file path when the id is ambiguous.
-pub fn find_session(conn: &Connection, id: Option<&str>, path: &Path) -> Result<SessionRef> {
+pub fn find_session(conn: &Db, id: Option<&str>, path: &Path) -> Result<SessionRef> {
     if let Some(id) = id {
         if let Ok(s) = resolve::resolve(conn, id) {
             return Ok(s);
@@ -111,9 +110,10 @@ pub struct ProjectionShape {
 }
 
 /// Counts the rows one projection at the last entry of `sid` reads (untimed: tracing is slow).
-pub fn projection_shape(conn: &mut Connection, sid: i64) -> Result<ProjectionShape> {
+pub fn projection_shape(conn: &mut Db, sid: i64) -> Result<ProjectionShape> {
     let leaf = SessionTree::open(conn, sid)?.leaf_row(&Leaf::Last)?;
-    let (_, rows_read) = count_entry_rows(conn, |c| SessionTree::open(c, sid)?.projection(&Leaf::Last))?;
+    let (_, rows_read) =
+        count_entry_rows(conn.sqlite_mut(), |c| SessionTree::open(Db::of(c), sid)?.projection(&Leaf::Last))?;
     Ok(ProjectionShape {
         rows_read,
         path_length: leaf.as_ref().and_then(|r| r.depth).map(|d| d + 1),
@@ -122,7 +122,7 @@ pub fn projection_shape(conn: &mut Connection, sid: i64) -> Result<ProjectionSha
 }
 
 /// The projection at the last entry of `sid` on an open connection (no database open).
-pub fn context_projection(conn: &Connection, sid: i64, runs: u32) -> Result<Timing> {
+pub fn context_projection(conn: &Db, sid: i64, runs: u32) -> Result<Timing> {
     let (timing, _) = measure(RunPlan::fast(runs), |_| {
         let (projection, _) = SessionTree::open(conn, sid)?.projection(&Leaf::Last)?;
         Ok(message_count(&projection))
@@ -131,7 +131,7 @@ pub fn context_projection(conn: &Connection, sid: i64, runs: u32) -> Result<Timi
 }
 
 /// `export --all` into a fresh directory under `work`, `runs` times; returns the bytes written.
-pub fn export_all(conn: &Connection, runs: u32, work: &Path) -> Result<(Timing, u64)> {
+pub fn export_all(conn: &Db, runs: u32, work: &Path) -> Result<(Timing, u64)> {
     let dir_at = |i: u32| work.join(format!("export-{i}"));
     let result = measure_with(
         RunPlan::heavy(runs),

@@ -113,7 +113,7 @@ fn name_the_database(e: anyhow::Error, db: &std::path::Path) -> anyhow::Error {
 fn open_session(
     db: &std::path::Path,
     reference: &str,
-) -> anyhow::Result<(rusqlite::Connection, sessiondb::resolve::SessionRef)> {
+) -> anyhow::Result<(sessiondb::db::Db, sessiondb::resolve::SessionRef)> {
     let conn = sessiondb::db::open_existing(db)?;
     let s = sessiondb::resolve::resolve(&conn, reference)?;
     Ok((conn, s))

@@ -68,7 +68,7 @@ fn report(s: &SyncSummary, json: bool) -> anyhow::Result<()> {
 }
 
 /// `sync FILE...`: the named files only, each of which must be a `.jsonl` below `dir`.
-fn sync_files(conn: &mut rusqlite::Connection, dir: &Path, files: &[PathBuf], json: bool) -> anyhow::Result<i32> {
+fn sync_files(conn: &mut sessiondb::db::Db, dir: &Path, files: &[PathBuf], json: bool) -> anyhow::Result<i32> {
     let started = Instant::now();
     let dir = std::path::absolute(dir).with_context(|| format!("{}", dir.display()))?;
     let mut paths = Vec::with_capacity(files.len());
@@ -81,7 +81,7 @@ fn sync_files(conn: &mut rusqlite::Connection, dir: &Path, files: &[PathBuf], js
     }
     let mut s = SyncSummary::default();
     sync::sync_paths(conn, &dir, &paths, &mut s)?;
-    super::search::catch_up(conn)?;
+    super::search::catch_up(conn.sqlite_mut())?;
     s.seconds = started.elapsed().as_secs_f64();
     report(&s, json)?;
     Ok(if s.failures > 0 { 1 } else { 0 })
@@ -103,7 +103,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
     })?;
     bar.finish_and_clear();
     // The search index keeps up with the sync (no separate step to know about).
-    super::search::catch_up(&mut conn)?;
+    super::search::catch_up(conn.sqlite_mut())?;
     if !a.watch {
         report(&first, a.json)?;
         return Ok(if first.failures > 0 { 1 } else { 0 });
@@ -149,7 +149,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
             last_scan = Instant::now();
         }
         if s.entries_added + s.new + s.rewritten > 0 {
-            super::search::catch_up(&mut conn)?;
+            super::search::catch_up(conn.sqlite_mut())?;
         }
         if s.entries_added + s.new + s.rewritten + s.missing + s.failures > 0 && !a.json {
             report(&s, false)?;

@@ -1,0 +1,279 @@
+//! Typed reads behind discovery (pi's `list`, `listAll`, `findById`, continue-recent) and the
+//! joined `allMessagesText` kept per session: each statement beside the function that binds it
+//! (named parameters) and reads its columns by name.
+
+use crate::error::Result;
+use crate::store::handle::Db;
+use crate::store::keys::SessionKey;
+use rusqlite::{named_params, OptionalExtension, Row};
+
+/// The stored columns a `SessionInfo` is made of.
+#[derive(Debug, Clone)]
+pub struct InfoRow {
+    pub sid: i64,
+    pub path: String,
+    pub id: String,
+    pub cwd: Option<String>,
+    pub name: Option<String>,
+    /// Header timestamp, as written.
+    pub created: Option<String>,
+    pub parent_session: Option<String>,
+    pub message_count: i64,
+    /// Newest message timestamp (ms), as pi computes it.
+    pub last_activity_ms: Option<f64>,
+    pub first_message: Option<String>,
+    /// The file's modification time at import, or the last write (ns).
+    pub written_ns: Option<i64>,
+    pub last_seq: i64,
+}
+
+impl InfoRow {
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<InfoRow> {
+        Ok(InfoRow {
+            sid: r.get("sid")?,
+            path: r.get("path")?,
+            id: r.get("id")?,
+            cwd: r.get("cwd")?,
+            name: r.get("name")?,
+            created: r.get("created")?,
+            parent_session: r.get("parent_session")?,
+            message_count: r.get("message_count")?,
+            last_activity_ms: r.get("last_activity_ms")?,
+            first_message: r.get("first_message")?,
+            written_ns: r.get("written_ns")?,
+            last_seq: r.get("last_seq")?,
+        })
+    }
+}
+
+macro_rules! info_select {
+    ($where:literal) => {
+        concat!(
+            "SELECT sid, path, id, cwd, name, created, parent_session, message_count, last_activity_ms, ",
+            "first_message, coalesce(file_mtime_ns, written_ns) AS written_ns, last_seq FROM sessions",
+            $where
+        )
+    };
+}
+
+/// SessionInfo columns of the sessions in folder `:dir`.
+pub const SESSION_INFOS_IN_DIR: &str = info_select!(" WHERE dir = :dir");
+
+/// SessionInfo columns of every session.
+pub const SESSION_INFOS_ALL: &str = info_select!("");
+
+/// SessionInfo columns of sessions whose folder sorts in `[:lo, :hi)` (below one root).
+pub const SESSION_INFOS_UNDER: &str = info_select!(" WHERE dir >= :lo AND dir < :hi");
+
+/// SessionInfo columns of sessions with header cwd `:cwd`.
+pub const SESSION_INFOS_FOR_CWD: &str = info_select!(" WHERE cwd = :cwd");
+
+fn infos(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<InfoRow>> {
+    let mut st = db.conn().prepare_cached(sql)?;
+    let rows = st.query_map(params, InfoRow::from_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// The sessions whose file is in folder `dir`, in no particular order.
+pub fn infos_in_dir(db: &Db, dir: &str) -> Result<Vec<InfoRow>> {
+    infos(db, SESSION_INFOS_IN_DIR, named_params! { ":dir": dir })
+}
+
+/// Every session, in no particular order.
+pub fn infos_all(db: &Db) -> Result<Vec<InfoRow>> {
+    infos(db, SESSION_INFOS_ALL, &[])
+}
+
+/// The sessions whose folder is below `root` (an index range over the folders).
+pub fn infos_under(db: &Db, root: &str) -> Result<Vec<InfoRow>> {
+    let (lo, hi) = (format!("{root}/"), format!("{root}0"));
+    infos(db, SESSION_INFOS_UNDER, named_params! { ":lo": lo, ":hi": hi })
+}
+
+/// The sessions whose header cwd is `cwd`.
+pub fn infos_for_cwd(db: &Db, cwd: &str) -> Result<Vec<InfoRow>> {
+    infos(db, SESSION_INFOS_FOR_CWD, named_params! { ":cwd": cwd })
+}
+
+/// Number of sessions.
+pub const SESSION_COUNT: &str = "SELECT count(*) AS n FROM sessions";
+
+/// How many sessions the database holds.
+pub fn session_count(db: &Db) -> Result<i64> {
+    Ok(db.conn().prepare_cached(SESSION_COUNT)?.query_row([], |r| r.get("n"))?)
+}
+
+/// Every session's joined `allMessagesText` (for listing most of the sessions at once).
+pub const LIST_TEXT_CACHED_ALL: &str = "SELECT sid, upto_seq, text FROM list_texts";
+
+/// Hands every stored joined text to `f`: session key, the line it is exact up to, the text.
+pub fn each_list_text(db: &Db, mut f: impl FnMut(i64, i64, String)) -> Result<()> {
+    let mut st = db.conn().prepare_cached(LIST_TEXT_CACHED_ALL)?;
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        f(r.get("sid")?, r.get("upto_seq")?, r.get("text")?);
+    }
+    Ok(())
+}
+
+/// A session's joined `allMessagesText` and the line it is exact up to.
+pub const LIST_TEXT_CACHED: &str = "SELECT upto_seq, text FROM list_texts WHERE sid = :sid";
+
+/// Session `sid`'s joined text and the line it is exact up to, if one is stored.
+pub fn list_text(db: &Db, sid: i64) -> Result<Option<(i64, String)>> {
+    let mut st = db.conn().prepare_cached(LIST_TEXT_CACHED)?;
+    Ok(st.query_row(named_params! { ":sid": sid }, |r| Ok((r.get("upto_seq")?, r.get("text")?))).optional()?)
+}
+
+/// Sessions whose joined `allMessagesText` misses lines appended since (`index` folds them in).
+pub const STALE_LIST_TEXTS: &str =
+    "SELECT s.sid FROM sessions s JOIN list_texts l ON l.sid = s.sid WHERE l.upto_seq < s.last_seq";
+
+/// The sessions whose joined text misses lines appended since.
+pub fn stale_list_texts(db: &Db) -> Result<Vec<i64>> {
+    let mut st = db.conn().prepare(STALE_LIST_TEXTS)?;
+    let rows = st.query_map([], |r| r.get("sid"))?.collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
+/// A session's last line number.
+pub const SESSION_LAST_SEQ: &str = "SELECT last_seq FROM sessions WHERE sid = :sid";
+
+/// The number of session `sid`'s last line.
+pub fn last_seq(db: &Db, sid: i64) -> Result<i64> {
+    Ok(db.conn().prepare_cached(SESSION_LAST_SEQ)?.query_row(named_params! { ":sid": sid }, |r| r.get("last_seq"))?)
+}
+
+/// Stores a session's joined `allMessagesText`, exact up to line `:upto`.
+pub const SAVE_LIST_TEXT: &str = "INSERT OR REPLACE INTO list_texts (sid, upto_seq, text) VALUES (:sid, :upto, :text)";
+
+/// Stores session `sid`'s joined text, exact up to line `upto`.
+pub fn save_list_text(db: &Db, sid: i64, upto: i64, text: &str) -> Result<()> {
+    db.conn().prepare_cached(SAVE_LIST_TEXT)?.execute(named_params! { ":sid": sid, ":upto": upto, ":text": text })?;
+    Ok(())
+}
+
+/// Forgets a session's joined `allMessagesText` (it outgrew the limit).
+pub const DROP_LIST_TEXT: &str = "DELETE FROM list_texts WHERE sid = :sid";
+
+/// Forgets session `sid`'s joined text.
+pub fn drop_list_text(db: &Db, sid: i64) -> Result<()> {
+    db.conn().prepare_cached(DROP_LIST_TEXT)?.execute(named_params! { ":sid": sid })?;
+    Ok(())
+}
+
+/// The user/assistant message texts of a session (keys `:lo..=:hi`) in file order.
+pub const LIST_TEXTS: &str =
+    "SELECT list_text FROM texts WHERE key BETWEEN :lo AND :hi AND list_text IS NOT NULL ORDER BY key";
+
+/// `out` followed by the message texts of session `sid` from line `from_seq` on,
+/// space-joined.
+pub fn append_list_texts(db: &Db, sid: i64, from_seq: i64, mut out: String) -> Result<String> {
+    let key = SessionKey(sid);
+    let (lo, hi) = (key.entry(from_seq), key.range().1);
+    let mut st = db.conn().prepare_cached(LIST_TEXTS)?;
+    let mut rows = st.query(named_params! { ":lo": lo.0, ":hi": hi.0 })?;
+    while let Some(r) = rows.next()? {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(r.get_ref("list_text")?.as_str().unwrap_or_default());
+    }
+    Ok(out)
+}
+
+/// Sessions whose file is in folder `:dir`, most recently written first (continue-recent).
+pub const SESSIONS_IN_DIR_BY_RECENCY: &str =
+    "SELECT sid, path, cwd FROM sessions WHERE dir = :dir ORDER BY written_ns DESC";
+
+/// The first session in folder `dir`, most recently written first, whose header cwd `pick`
+/// accepts: its key and path.
+pub fn most_recent_in_dir(
+    db: &Db,
+    dir: &str,
+    mut pick: impl FnMut(Option<&str>) -> bool,
+) -> Result<Option<(i64, String)>> {
+    let mut st = db.conn().prepare_cached(SESSIONS_IN_DIR_BY_RECENCY)?;
+    let mut rows = st.query(named_params! { ":dir": dir })?;
+    while let Some(r) = rows.next()? {
+        let cwd: Option<String> = r.get("cwd")?;
+        if pick(cwd.as_deref()) {
+            return Ok(Some((r.get("sid")?, r.get("path")?)));
+        }
+    }
+    Ok(None)
+}
+
+/// The session written last.
+pub const MOST_RECENT_SESSION: &str = "SELECT sid, path FROM sessions ORDER BY written_ns DESC LIMIT 1";
+
+/// The session written last anywhere: its key and path.
+pub fn most_recent(db: &Db) -> Result<Option<(i64, String)>> {
+    let mut st = db.conn().prepare_cached(MOST_RECENT_SESSION)?;
+    Ok(st.query_row([], |r| Ok((r.get("sid")?, r.get("path")?))).optional()?)
+}
+
+/// Sessions with header id `:id` whose file is in folder `:dir` (find-by-id).
+pub const SESSIONS_WITH_ID_IN_DIR: &str = "SELECT path, cwd FROM sessions WHERE id = :id AND dir = :dir ORDER BY sid";
+
+/// The path of the first session with header id `id` in folder `dir` whose header cwd `pick`
+/// accepts.
+pub fn path_with_id_in_dir(
+    db: &Db,
+    id: &str,
+    dir: &str,
+    mut pick: impl FnMut(Option<&str>) -> bool,
+) -> Result<Option<String>> {
+    let mut st = db.conn().prepare_cached(SESSIONS_WITH_ID_IN_DIR)?;
+    let mut rows = st.query(named_params! { ":id": id, ":dir": dir })?;
+    while let Some(r) = rows.next()? {
+        let cwd: Option<String> = r.get("cwd")?;
+        if pick(cwd.as_deref()) {
+            return Ok(Some(r.get("path")?));
+        }
+    }
+    Ok(None)
+}
+
+/// A session found by what a user typed: key, header id, path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRef {
+    /// Internal session key.
+    pub sid: i64,
+    /// Header id.
+    pub id: String,
+    /// The session's file path.
+    pub path: String,
+}
+
+fn refs(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<SessionRef>> {
+    let mut st = db.conn().prepare_cached(sql)?;
+    let rows = st
+        .query_map(params, |r| Ok(SessionRef { sid: r.get("sid")?, id: r.get("id")?, path: r.get("path")? }))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// Sessions whose header id is exactly `:id`.
+pub const SESSIONS_BY_ID: &str = "SELECT sid, id, path FROM sessions WHERE id = :id ORDER BY sid";
+
+/// The sessions whose header id is `id`, oldest first.
+pub fn refs_by_id(db: &Db, id: &str) -> Result<Vec<SessionRef>> {
+    refs(db, SESSIONS_BY_ID, named_params! { ":id": id })
+}
+
+/// Sessions whose header id starts with `:lo` (`:hi` is `:lo` followed by U+10FFFF): an index
+/// range, not a scan.
+pub const SESSIONS_BY_ID_PREFIX: &str =
+    "SELECT sid, id, path FROM sessions WHERE id >= :lo AND id < :hi ORDER BY id LIMIT 50";
+
+/// The sessions whose header id starts with `prefix` (at most 50), by id.
+pub fn refs_by_id_prefix(db: &Db, prefix: &str) -> Result<Vec<SessionRef>> {
+    let upper = format!("{prefix}\u{10FFFF}");
+    refs(db, SESSIONS_BY_ID_PREFIX, named_params! { ":lo": prefix, ":hi": upper })
+}
+
+/// The session whose file is at `path` (paths are unique).
+pub fn ref_by_path(db: &Db, path: &str) -> Result<Option<SessionRef>> {
+    Ok(refs(db, crate::store::sessions::SESSION_REF_BY_PATH, named_params! { ":path": path })?.into_iter().next())
+}
