@@ -5,6 +5,7 @@ mod common;
 
 use sessiondb::internals::discovery as d;
 use sessiondb::internals::entry_rows as e;
+use sessiondb::internals::extract as x;
 use sessiondb::internals::integrity as i;
 use sessiondb::internals::queries as q;
 use sessiondb::internals::sessions as ss;
@@ -40,7 +41,7 @@ const HOT: &[(&str, &str, &str)] = &[
     ("LABEL_ENTRIES", e::LABEL_ENTRIES, "USING INDEX entries_labels"),
     ("WALK_UP", e::WALK_UP, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
     ("WALK_UP_STEPS", e::WALK_UP_STEPS, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
-    ("RELINK_PARENTS", q::RELINK_PARENTS, "USING INDEX entries_by_id (session=? AND id=?)"),
+    ("RELINK_PARENTS", w::RELINK_PARENTS, "USING INDEX entries_by_id (session=? AND id=?)"),
     ("DELETE_SESSION", ss::DELETE_SESSION, "USING INTEGER PRIMARY KEY"),
     ("ENTRY_NODE", w::ENTRY_NODE, "USING INDEX entries_by_id (session=? AND id=?)"),
     (
@@ -64,14 +65,14 @@ const HOT: &[(&str, &str, &str)] = &[
     ("SEARCH_ROW", q::SEARCH_ROW, "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"),
     ("TERM_INSERT", q::TERM_INSERT, ""),
     ("COPY_ENTRIES", sessiondb::internals::write::COPY_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-    ("COPY_TEXTS", q::COPY_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-    ("COPY_USAGE", q::COPY_USAGE, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("COPY_TEXTS", w::COPY_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("COPY_USAGE", w::COPY_USAGE, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("FTS_PENDING_BATCH", q::FTS_PENDING_BATCH, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
     ("CHECK_ENTRIES", i::CHECK_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("CHECK_SESSION", i::CHECK_SESSION, "USING INTEGER PRIMARY KEY"),
-    ("COPY_PATH_RUN", q::COPY_PATH_RUN, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("COPY_PATH_RUN", w::COPY_PATH_RUN, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("BRANCH_SOURCE_ROWS", w::BRANCH_SOURCE_ROWS, "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"),
-    ("RECORD_SHARES", q::RECORD_SHARES, "SEARCH shares USING PRIMARY KEY (copy=?)"),
+    ("RECORD_SHARES", w::RECORD_SHARES, "SEARCH shares USING PRIMARY KEY (copy=?)"),
 ];
 
 #[test]
@@ -94,7 +95,7 @@ fn hot_queries_use_indexes() {
         }
     }
     // Passes over every session (maintenance, `index`) read each session's rows by key.
-    for sql in [q::REBUILD_LIST_TEXTS, d::STALE_LIST_TEXTS] {
+    for sql in [x::REBUILD_LIST_TEXTS, d::STALE_LIST_TEXTS] {
         let p = plan(&conn, sql);
         assert!(p.contains("SCAN s") && p.contains("USING INTEGER PRIMARY KEY (rowid"), "{p}");
         assert!(!p.contains("SCAN t") && !p.contains("SCAN l"), "{p}");

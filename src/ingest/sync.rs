@@ -62,11 +62,11 @@ pub struct SyncSummary {
 type Known = SyncState;
 
 fn known_under(conn: &Db, dir: &Path) -> Result<HashMap<PathBuf, Known>> {
-    Ok(sync_state::states_under(conn, dir)?)
+    sync_state::states_under(conn, dir)
 }
 
 fn known_at(conn: &Db, path: &Path) -> Result<Option<Known>> {
-    Ok(sync_state::state_at(conn, path)?)
+    sync_state::state_at(conn, path)
 }
 
 /// Outcome of reading only the appended part of a file.

@@ -567,7 +567,7 @@ impl SessionManager {
             }
         });
         match failed {
-            Some(e) => Err(e.into()),
+            Some(e) => Err(e),
             None => Ok(id),
         }
     }
@@ -966,7 +966,7 @@ impl SessionManager {
         if regular {
             return Ok(stats.entry_count); // ids are unique
         }
-        Ok(sessions::distinct_entry_ids(self.db()?, self.sid)?)
+        sessions::distinct_entry_ids(self.db()?, self.sid)
     }
 
     /// pi's `isPersisted()`.
@@ -1043,5 +1043,5 @@ impl SessionManager {
 
 /// The session recorded at an absolute path.
 fn find_path(conn: &Db, path: &str) -> Result<Option<i64>> {
-    Ok(sessions::sid_by_path(conn, path)?)
+    sessions::sid_by_path(conn, path)
 }

@@ -3,7 +3,6 @@
 use crate::error::{Error, Result};
 pub use crate::store::files::{beside, BUSY_TIMEOUT};
 pub use crate::store::handle::{is_constraint_violation, Db, Tx};
-use crate::store::queries;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
@@ -119,10 +118,13 @@ pub fn access_problem(path: &Path) -> Option<std::io::Error> {
     None
 }
 
+/// Work left by a migration.
+const PENDING_MAINTENANCE: &str = "SELECT task FROM maintenance";
+
 /// Runs work a migration left for sessiondb's code (rebuilding derived tables).
 fn run_maintenance(conn: &mut Connection) -> Result<()> {
     let tasks: Vec<String> =
-        conn.prepare(queries::PENDING_MAINTENANCE)?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        conn.prepare(PENDING_MAINTENANCE)?.query_map([], |r| r.get("task"))?.collect::<rusqlite::Result<_>>()?;
     for task in tasks {
         match task.as_str() {
             "reindex" => crate::store::extract::reindex_all(conn)?,
@@ -245,9 +247,12 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     }
 }
 
+/// Newest applied schema migration.
+const SCHEMA_VERSION: &str = "SELECT max(version) AS version FROM refinery_schema_history";
+
 /// Newest migration applied to the database (`None` for a new one).
 fn applied_version(conn: &Connection) -> Option<i64> {
-    conn.query_row(queries::SCHEMA_VERSION, [], |r| r.get(0)).ok().flatten()
+    conn.query_row(SCHEMA_VERSION, [], |r| r.get("version")).ok().flatten()
 }
 
 /// Connections to one database kept open between managers, so that opening a session does not

@@ -18,7 +18,6 @@
 use crate::error::{Error, Result};
 use crate::hash::fnv1a;
 use crate::store::handle::Db;
-use crate::store::queries;
 use crate::store::sessions;
 use crate::store::write;
 use rusqlite::Connection;
@@ -130,6 +129,15 @@ pub fn settle(handle: &Db, db: &Path) -> Result<usize> {
     result
 }
 
+/// Starts a write transaction at once (on a shared connection, without rusqlite's `&mut`).
+const BEGIN_IMMEDIATE: &str = "BEGIN IMMEDIATE";
+
+/// Ends a transaction started with [`BEGIN_IMMEDIATE`].
+const COMMIT: &str = "COMMIT";
+
+/// Abandons a transaction started with [`BEGIN_IMMEDIATE`].
+const ROLLBACK: &str = "ROLLBACK";
+
 fn settle_locked(conn: &Connection, file: &mut File, path: &Path) -> Result<usize> {
     let mut bytes = Vec::new();
     file.rewind().map_err(|e| io(path, e))?;
@@ -138,15 +146,15 @@ fn settle_locked(conn: &Connection, file: &mut File, path: &Path) -> Result<usiz
         return Ok(0);
     }
     let records = parse(&bytes);
-    conn.execute_batch(queries::BEGIN_IMMEDIATE)?;
+    conn.execute_batch(BEGIN_IMMEDIATE)?;
     let written = match apply(conn, &records) {
         Ok(n) => n,
         Err(e) => {
-            let _ = conn.execute_batch(queries::ROLLBACK);
+            let _ = conn.execute_batch(ROLLBACK);
             return Err(e);
         }
     };
-    conn.execute_batch(queries::COMMIT)?;
+    conn.execute_batch(COMMIT)?;
     file.set_len(0).map_err(|e| io(path, e))?;
     Ok(written)
 }

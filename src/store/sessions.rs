@@ -83,9 +83,11 @@ pub fn delete(db: &Db, sid: i64) -> crate::error::Result<()> {
 /// A session's key and its file's signature, by path.
 pub const SESSION_FILE_BY_PATH: &str = "SELECT sid, file_size, file_mtime_ns FROM sessions WHERE path = :path";
 
-/// The key of the session recorded at `path`, with its file's size and modification time
-/// when it was imported from a file.
-pub fn file_at(db: &Db, path: &str) -> crate::error::Result<Option<(i64, Option<i64>, Option<i64>)>> {
+/// A session's key, and its file's size and modification time when it was imported from one.
+pub type SessionFile = (i64, Option<i64>, Option<i64>);
+
+/// The session recorded at `path`, with its file's signature.
+pub fn file_at(db: &Db, path: &str) -> crate::error::Result<Option<SessionFile>> {
     let mut st = db.conn().prepare_cached(SESSION_FILE_BY_PATH)?;
     let found = st
         .query_row(named_params! { ":path": path }, |r| {

@@ -9,9 +9,8 @@ use crate::store::derive::{Derived, EntryFields, TreeIndexer};
 use crate::store::extract::Extras;
 use crate::store::handle::Db;
 use crate::store::keys::{EntryKey, SessionKey};
-use crate::store::queries;
 use crate::store::stats::{Observation, SessionStats};
-use rusqlite::{named_params, params, Connection, OptionalExtension};
+use rusqlite::{named_params, Connection, OptionalExtension};
 use std::path::Path;
 
 /// A session row to insert.
@@ -66,6 +65,12 @@ fn version_column(v: f64) -> Option<i64> {
     (v.is_finite() && v.fract() == 0.0 && v.abs() < 9e15).then_some(v as i64)
 }
 
+/// Adds a session row; statistics are filled in by [`UPDATE_SESSION_STATS`].
+pub const INSERT_SESSION: &str = "INSERT INTO sessions \
+    (id, path, dir, rel_path, cwd, version, source_version, created, parent_session, header, \
+     file_size, file_mtime_ns, written_ns) \
+    VALUES (:id, :path, :dir, :rel_path, :cwd, :version, :source_version, :created, :parent_session, :header, :file_size, :file_mtime_ns, :written_ns)";
+
 /// Adds the session row; returns its sid.
 pub fn insert_session(db: &Db, n: &NewSession<'_>) -> Result<i64> {
     let tx = db.conn();
@@ -73,21 +78,21 @@ pub fn insert_session(db: &Db, n: &NewSession<'_>) -> Result<i64> {
     let version = migrate::header_version(n.header);
     let dir = n.path.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
     // Cached: a fork or branched session of a small session is mostly fixed costs like this.
-    tx.prepare_cached(queries::INSERT_SESSION)?.execute(params![
-        s("id").unwrap_or_default(),
-        n.path.to_string_lossy(),
-        dir,
-        n.rel_path,
-        s("cwd"),
-        version_column(version),
-        version_column(n.source_version),
-        s("timestamp"),
-        s("parentSession"),
-        n.header_line,
-        n.file.map(|f| f.size),
-        n.file.map(|f| f.mtime_ns),
-        n.written_ns,
-    ])?;
+    tx.prepare_cached(INSERT_SESSION)?.execute(named_params! {
+        ":id": s("id").unwrap_or_default(),
+        ":path": n.path.to_string_lossy(),
+        ":dir": dir,
+        ":rel_path": n.rel_path,
+        ":cwd": s("cwd"),
+        ":version": version_column(version),
+        ":source_version": version_column(n.source_version),
+        ":created": s("timestamp"),
+        ":parent_session": s("parentSession"),
+        ":header": n.header_line,
+        ":file_size": n.file.map(|f| f.size),
+        ":file_mtime_ns": n.file.map(|f| f.mtime_ns),
+        ":written_ns": n.written_ns,
+    })?;
     Ok(tx.last_insert_rowid())
 }
 
@@ -211,12 +216,45 @@ impl CopyRun {
 /// sessions are joined from their message rows when listed.
 pub const LIST_TEXT_MAX: usize = 8 << 20;
 
+/// Sets a session's discovery fields and counters after its entries were written.
+pub const UPDATE_SESSION_STATS: &str = "UPDATE sessions SET name = :name, message_count = :message_count, \
+    first_message = :first_message, last_activity_ms = :last_activity_ms, entry_count = :entry_count, last_seq = :last_seq WHERE sid = :sid";
+
+/// Re-links every entry of a session (keys `:lo..=:hi`) to its parent as pi resolves it: the
+/// last line with the parent's id wins; header lines and `""` are no parents.
+pub const RELINK_PARENTS: &str = "UPDATE entries SET parent_key = ( \
+        SELECT max(p.key) FROM entries p \
+        WHERE p.session = entries.session AND p.id = entries.parent_id AND p.type IS NOT 'session') \
+    WHERE key BETWEEN :lo AND :hi AND parent_id <> '' AND type IS NOT 'session'";
+
+/// Marks a session whose derived entry columns must not be trusted.
+pub const MARK_TREE_IRREGULAR: &str = "UPDATE sessions SET tree_ok = 0 WHERE sid = :sid";
+
+/// Records that session `:copy` may share lines held by session `:owner` or by the sessions `:owner`
+/// shares lines of (a copy points at the row holding a line, never at another copy).
+pub const RECORD_SHARES: &str = "INSERT OR IGNORE INTO shares (copy, owner) \
+    SELECT :copy, :owner UNION ALL SELECT :copy, owner FROM shares WHERE copy = :owner";
+
+/// Copies the source rows `:lo..=:hi` (consecutive lines of a path) as the rows `:delta` keys further
+/// on in session `:sid`, sharing their lines: the first row gets the derived columns `:parent_key..=:model_key`,
+/// the others the source's shifted by `:delta` (depth by `:ddepth`), except references to entries
+/// before the run, which become `:before_compaction_key..=:before_model_key` (see `store::CopyRun`).
+pub const COPY_PATH_RUN: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, body, \
+        body_key, parent_key, depth, compaction_key, thinking_key, model_key) \
+    SELECT key + :delta, :sid, (key + :delta) & 4294967295, id, parent_id, type, ts, ts_ms, role, '', coalesce(body_key, key), \
+        CASE WHEN key = :lo THEN :parent_key ELSE parent_key + :delta END, \
+        CASE WHEN key = :lo THEN :depth ELSE depth + :ddepth END, \
+        CASE WHEN key = :lo THEN :compaction_key WHEN compaction_key >= :lo THEN compaction_key + :delta ELSE :before_compaction_key END, \
+        CASE WHEN key = :lo THEN :thinking_key WHEN thinking_key >= :lo THEN thinking_key + :delta ELSE :before_thinking_key END, \
+        CASE WHEN key = :lo THEN :model_key WHEN model_key >= :lo THEN model_key + :delta ELSE :before_model_key END \
+    FROM entries WHERE key BETWEEN :lo AND :hi";
+
 impl<'t> EntryWriter<'t> {
     /// A writer for the (new, empty) session `sid`, inside an open transaction.
     pub fn new(db: &'t Db, sid: i64) -> Result<Self> {
         let tx = db.conn();
         Ok(EntryWriter {
-            stmt: tx.prepare_cached(queries::INSERT_ENTRY)?,
+            stmt: tx.prepare_cached(INSERT_ENTRY)?,
             tx,
             sid,
             seq: 0,
@@ -270,23 +308,25 @@ impl<'t> EntryWriter<'t> {
     fn flush_run(&mut self) -> Result<()> {
         let Some(r) = self.run.take() else { return Ok(()) };
         let (new_lo, first, before) = (r.lo + r.delta, r.first, r.before);
-        self.tx.prepare_cached(queries::COPY_PATH_RUN)?.execute(params![
-            r.lo,
-            r.hi,
-            r.delta,
-            self.sid,
-            first.parent_key,
-            first.depth,
-            first.compaction_key,
-            first.thinking_key,
-            first.model_key,
-            r.ddepth,
-            before.compaction_key,
-            before.thinking_key,
-            before.model_key,
-        ])?;
-        for copy in [queries::COPY_TEXTS, queries::COPY_USAGE] {
-            self.tx.prepare_cached(copy)?.execute(params![r.lo, new_lo, self.sid, r.lo, r.hi])?;
+        self.tx.prepare_cached(COPY_PATH_RUN)?.execute(named_params! {
+            ":lo": r.lo,
+            ":hi": r.hi,
+            ":delta": r.delta,
+            ":sid": self.sid,
+            ":parent_key": first.parent_key,
+            ":depth": first.depth,
+            ":compaction_key": first.compaction_key,
+            ":thinking_key": first.thinking_key,
+            ":model_key": first.model_key,
+            ":ddepth": r.ddepth,
+            ":before_compaction_key": before.compaction_key,
+            ":before_thinking_key": before.thinking_key,
+            ":before_model_key": before.model_key,
+        })?;
+        for copy in [COPY_TEXTS, COPY_USAGE] {
+            self.tx.prepare_cached(copy)?.execute(named_params! {
+                ":base": r.lo, ":new_base": new_lo, ":copy": self.sid, ":from": r.lo, ":to": r.hi,
+            })?;
         }
         Ok(())
     }
@@ -310,29 +350,34 @@ impl<'t> EntryWriter<'t> {
     pub fn finish(mut self) -> Result<SessionStats> {
         self.flush_run()?;
         for &source in &self.sources {
-            self.tx.prepare_cached(queries::RECORD_SHARES)?.execute(params![self.sid, source])?;
+            self.tx.prepare_cached(RECORD_SHARES)?.execute(named_params! { ":copy": self.sid, ":owner": source })?;
         }
         let st = self.stats;
-        self.tx.prepare_cached(queries::UPDATE_SESSION_STATS)?.execute(params![
-            self.sid,
-            st.name,
-            st.message_count,
-            st.first_message,
-            st.last_activity_ms,
-            st.entry_count,
-            self.seq
-        ])?;
+        self.tx.prepare_cached(UPDATE_SESSION_STATS)?.execute(named_params! {
+            ":sid": self.sid,
+            ":name": st.name,
+            ":message_count": st.message_count,
+            ":first_message": st.first_message,
+            ":last_activity_ms": st.last_activity_ms,
+            ":entry_count": st.entry_count,
+            ":last_seq": self.seq,
+        })?;
         if let Some(text) = &self.list_text {
             crate::store::discovery::save_list_text(crate::store::handle::Db::of(self.tx), self.sid, self.seq, text)?;
         }
         if self.tree.is_irregular() {
             let (lo, hi) = key_range(self.sid);
-            self.tx.execute(queries::RELINK_PARENTS, params![lo, hi])?;
-            self.tx.execute(queries::MARK_TREE_IRREGULAR, [self.sid])?;
+            self.tx.execute(RELINK_PARENTS, named_params! { ":lo": lo, ":hi": hi })?;
+            self.tx.execute(MARK_TREE_IRREGULAR, named_params! { ":sid": self.sid })?;
         }
         Ok(st)
     }
 }
+
+/// Adds one entry line.
+pub const INSERT_ENTRY: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, \
+    body, parent_key, depth, compaction_key, thinking_key, model_key, body_key) \
+    VALUES (:key, :session, :seq, :id, :parent_id, :type, :ts, :ts_ms, :role, :body, :parent_key, :depth, :compaction_key, :thinking_key, :model_key, :body_key)";
 
 /// Inserts one entry row (line `seq` of session `sid`) with its columns and derived data.
 fn insert_entry_row(
@@ -342,24 +387,24 @@ fn insert_entry_row(
     (text, owner): (&str, Option<i64>),
     d: &Derived,
 ) -> Result<()> {
-    stmt.execute(params![
-        entry_key(sid, seq),
-        sid,
-        seq,
-        f.id,
-        f.parent_id,
-        f.kind,
-        f.ts,
-        f.ts_ms,
-        f.role,
-        text,
-        d.parent_key,
-        d.depth,
-        d.compaction_key,
-        d.thinking_key,
-        d.model_key,
-        owner,
-    ])?;
+    stmt.execute(named_params! {
+        ":key": entry_key(sid, seq),
+        ":session": sid,
+        ":seq": seq,
+        ":id": f.id,
+        ":parent_id": f.parent_id,
+        ":type": f.kind,
+        ":ts": f.ts,
+        ":ts_ms": f.ts_ms,
+        ":role": f.role,
+        ":body": text,
+        ":parent_key": d.parent_key,
+        ":depth": d.depth,
+        ":compaction_key": d.compaction_key,
+        ":thinking_key": d.thinking_key,
+        ":model_key": d.model_key,
+        ":body_key": owner,
+    })?;
     Ok(())
 }
 
@@ -368,15 +413,26 @@ pub fn entry_key(sid: i64, seq: i64) -> i64 {
     SessionKey(sid).entry(seq).0
 }
 
-/// Copies the entry lines of a session (keys `?4..=?5`, base `?1`) to session `?3` (base
-/// `?2`), header lines left out: keys and key-valued derived columns move by the base shift;
-/// the lines themselves are shared (see `entry_lines`), not copied. Positional, as
-/// `COPY_TEXTS` and `COPY_USAGE` it runs with, which `CopyRun` binds the same way.
+/// Copies the entry lines of a session (keys `:from..=:to`, base `:base`) to session `:copy` (base
+/// `:new_base`), header lines left out: keys and key-valued derived columns move by the base shift;
+/// the lines themselves are shared (see `entry_lines`), not copied. The same parameters as
+/// [`COPY_TEXTS`] and [`COPY_USAGE`], which run with it.
 pub const COPY_ENTRIES: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, body, \
         body_key, parent_key, depth, compaction_key, thinking_key, model_key) \
-    SELECT key - ?1 + ?2, ?3, seq, id, parent_id, type, ts, ts_ms, role, '', coalesce(body_key, key), \
-        parent_key - ?1 + ?2, depth, compaction_key - ?1 + ?2, thinking_key - ?1 + ?2, model_key - ?1 + ?2 \
-    FROM entries WHERE key BETWEEN ?4 AND ?5 AND type IS NOT 'session'";
+    SELECT key - :base + :new_base, :copy, seq, id, parent_id, type, ts, ts_ms, role, '', coalesce(body_key, key), \
+        parent_key - :base + :new_base, depth, compaction_key - :base + :new_base, thinking_key - :base + :new_base, model_key - :base + :new_base \
+    FROM entries WHERE key BETWEEN :from AND :to AND type IS NOT 'session'";
+
+/// Copies search rows along with `write::COPY_ENTRIES` (same parameters).
+pub const COPY_TEXTS: &str = "INSERT INTO texts (key, session, role, ts_ms, list_text) \
+    SELECT key - :base + :new_base, :copy, role, ts_ms, list_text FROM texts WHERE key BETWEEN :from AND :to";
+
+/// Copies usage rows along with `write::COPY_ENTRIES` (same parameters).
+pub const COPY_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
+        cache_read, cache_write, total, cost, invalid) \
+    SELECT key - :base + :new_base, :copy, entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost, \
+        invalid \
+    FROM usage WHERE key BETWEEN :from AND :to";
 
 /// Gives session `:copy` the statistics of session `:source` (a copy of all its entries).
 const COPY_SESSION_STATS: &str = "UPDATE sessions SET (name, message_count, first_message, last_activity_ms, \
@@ -399,11 +455,12 @@ pub fn copy_session(db: &Db, source: i64, copy: i64) -> Result<()> {
     // In slices of lines (see `COPY_SLICE`).
     for first in (0..=last_seq).step_by(COPY_SLICE as usize) {
         let (from, to) = (lo + first, lo + (first + COPY_SLICE - 1).min(last_seq));
-        for statement in [COPY_ENTRIES, queries::COPY_TEXTS, queries::COPY_USAGE] {
-            tx.prepare_cached(statement)?.execute(params![lo, new_lo, copy, from, to])?;
+        for statement in [COPY_ENTRIES, COPY_TEXTS, COPY_USAGE] {
+            let p = named_params! { ":base": lo, ":new_base": new_lo, ":copy": copy, ":from": from, ":to": to };
+            tx.prepare_cached(statement)?.execute(p)?;
         }
     }
-    tx.prepare_cached(queries::RECORD_SHARES)?.execute(params![copy, source])?;
+    tx.prepare_cached(RECORD_SHARES)?.execute(named_params! { ":copy": copy, ":owner": source })?;
     let pair = named_params! { ":copy": copy, ":source": source };
     tx.prepare_cached(COPY_SESSION_STATS)?.execute(pair)?;
     tx.prepare_cached(COPY_LIST_TEXT)?.execute(pair)?;
@@ -452,6 +509,11 @@ pub fn load_stats(db: &Db, sid: i64) -> Result<StoredStats> {
     row.ok_or_else(|| crate::Error::NotFound(format!("no session with internal key {sid}")))
 }
 
+/// Sets a session's statistics after an append, and records the write time (`:written_ns`, what
+/// continue-recent orders by).
+pub const APPEND_SESSION_STATS: &str = "UPDATE sessions SET name = :name, message_count = :message_count, first_message = :first_message, \
+    last_activity_ms = :last_activity_ms, entry_count = :entry_count, last_seq = :last_seq, written_ns = :written_ns WHERE sid = :sid";
+
 /// Appends one entry line to session `sid` under its parent (the leaf), with derived columns
 /// from the parent and the session's statistics and write time updated. Returns the new key.
 pub fn append_entry(db: &Db, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
@@ -469,19 +531,19 @@ pub fn append_entry(db: &Db, sid: i64, text: &str, parent: Option<(i64, Derived)
         tree.remember(pid, pkey, pd);
     }
     let d = tree.place(key, &f);
-    insert_entry_row(&mut tx.prepare_cached(queries::INSERT_ENTRY)?, (sid, seq), &f, (text, None), &d)?;
+    insert_entry_row(&mut tx.prepare_cached(INSERT_ENTRY)?, (sid, seq), &f, (text, None), &d)?;
     crate::store::extract::write_extras(db, sid, key, &f, &extras)?;
     stats.apply(&seen, extras.list_text());
-    tx.prepare_cached(queries::APPEND_SESSION_STATS)?.execute(params![
-        sid,
-        stats.name,
-        stats.message_count,
-        stats.first_message,
-        stats.last_activity_ms,
-        stats.entry_count,
-        seq,
-        now_ns()
-    ])?;
+    tx.prepare_cached(APPEND_SESSION_STATS)?.execute(named_params! {
+        ":sid": sid,
+        ":name": stats.name,
+        ":message_count": stats.message_count,
+        ":first_message": stats.first_message,
+        ":last_activity_ms": stats.last_activity_ms,
+        ":entry_count": stats.entry_count,
+        ":last_seq": seq,
+        ":written_ns": now_ns(),
+    })?;
     Ok(key)
 }
 
