@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 struct World {
     dir: std::path::PathBuf,
-    conn: rusqlite::Connection,
+    conn: sessiondb::db::Db,
 }
 
 static WORLD: Mutex<Option<World>> = Mutex::new(None);
@@ -27,9 +27,9 @@ fuzz_target!(|data: &[u8]| {
     std::fs::write(&file, data).expect("write input");
     let report = import_file(&mut w.conn, &file, None, ImportOptions { force: true, live: false });
     if report.status != FileStatus::Failed {
-        let sid: i64 = w.conn.query_row("SELECT sid FROM sessions", [], |r| r.get(0)).expect("one session");
+        let sid: i64 = w.conn.sqlite().query_row("SELECT sid FROM sessions", [], |r| r.get(0)).expect("one session");
         let entries: i64 =
-            w.conn.query_row("SELECT entry_count FROM sessions WHERE sid = ?1", [sid], |r| r.get(0)).expect("count");
+            w.conn.sqlite().query_row("SELECT entry_count FROM sessions WHERE sid = ?1", [sid], |r| r.get(0)).expect("count");
         assert_eq!(entries as u64, report.entries);
         let _ = sessiondb::check::check_session(&w.conn, sid).expect("check");
         let mut first = Vec::new();
@@ -42,11 +42,12 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(r2.malformed_lines, 0);
         let sid2: i64 = w
             .conn
+            .sqlite()
             .query_row("SELECT sid FROM sessions WHERE path = ?1", [again.to_string_lossy()], |r| r.get(0))
             .expect("second session");
         let mut second = Vec::new();
         sessiondb::export::write_session(&w.conn, sid2, &mut second).expect("export again");
         assert!(first == second, "export → import → export changed the text");
     }
-    w.conn.execute("DELETE FROM sessions", []).expect("clear");
+    w.conn.sqlite().execute("DELETE FROM sessions", []).expect("clear");
 });

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 struct World {
     dir: std::path::PathBuf,
-    conn: rusqlite::Connection,
+    conn: sessiondb::db::Db,
 }
 
 static WORLD: Mutex<Option<World>> = Mutex::new(None);
@@ -30,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
     std::fs::write(&file, data).expect("write input");
     let report = import_file(&mut w.conn, &file, None, ImportOptions { force: true, live: false });
     if report.status != FileStatus::Failed {
-        let sid: i64 = w.conn.query_row("SELECT sid FROM sessions", [], |r| r.get(0)).expect("one session");
+        let sid: i64 = w.conn.sqlite().query_row("SELECT sid FROM sessions", [], |r| r.get(0)).expect("one session");
         let t = SessionTree::open(&w.conn, sid).expect("tree");
         let (p, _) = t.projection(&Leaf::Last).expect("projection at the last leaf");
         let _ = p.to_json();
@@ -52,5 +52,5 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    w.conn.execute("DELETE FROM sessions", []).expect("clear");
+    w.conn.sqlite().execute("DELETE FROM sessions", []).expect("clear");
 });

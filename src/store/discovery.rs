@@ -3,7 +3,7 @@
 //! (named parameters) and reads its columns by name.
 
 use crate::error::Result;
-use crate::store::handle::Db;
+use crate::store::handle::{columns, Db};
 use crate::store::keys::SessionKey;
 use rusqlite::{named_params, OptionalExtension, Row};
 
@@ -27,21 +27,38 @@ pub struct InfoRow {
     pub last_seq: i64,
 }
 
+/// The columns an [`InfoRow`] is read from, by name.
+const INFO_COLUMNS: [&str; 12] = [
+    "sid",
+    "path",
+    "id",
+    "cwd",
+    "name",
+    "created",
+    "parent_session",
+    "message_count",
+    "last_activity_ms",
+    "first_message",
+    "written_ns",
+    "last_seq",
+];
+
 impl InfoRow {
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<InfoRow> {
+    /// Reads a row whose [`INFO_COLUMNS`] are at `c` (see `handle::columns`).
+    fn from_row(r: &Row<'_>, c: &[usize; 12]) -> rusqlite::Result<InfoRow> {
         Ok(InfoRow {
-            sid: r.get("sid")?,
-            path: r.get("path")?,
-            id: r.get("id")?,
-            cwd: r.get("cwd")?,
-            name: r.get("name")?,
-            created: r.get("created")?,
-            parent_session: r.get("parent_session")?,
-            message_count: r.get("message_count")?,
-            last_activity_ms: r.get("last_activity_ms")?,
-            first_message: r.get("first_message")?,
-            written_ns: r.get("written_ns")?,
-            last_seq: r.get("last_seq")?,
+            sid: r.get(c[0])?,
+            path: r.get(c[1])?,
+            id: r.get(c[2])?,
+            cwd: r.get(c[3])?,
+            name: r.get(c[4])?,
+            created: r.get(c[5])?,
+            parent_session: r.get(c[6])?,
+            message_count: r.get(c[7])?,
+            last_activity_ms: r.get(c[8])?,
+            first_message: r.get(c[9])?,
+            written_ns: r.get(c[10])?,
+            last_seq: r.get(c[11])?,
         })
     }
 }
@@ -70,7 +87,8 @@ pub const SESSION_INFOS_FOR_CWD: &str = info_select!(" WHERE cwd = :cwd");
 
 fn infos(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<InfoRow>> {
     let mut st = db.conn().prepare_cached(sql)?;
-    let rows = st.query_map(params, InfoRow::from_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+    let c = columns(&st, INFO_COLUMNS)?;
+    let rows = st.query_map(params, |r| InfoRow::from_row(r, &c))?.collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows)
 }
 
@@ -109,9 +127,10 @@ pub const LIST_TEXT_CACHED_ALL: &str = "SELECT sid, upto_seq, text FROM list_tex
 /// Hands every stored joined text to `f`: session key, the line it is exact up to, the text.
 pub fn each_list_text(db: &Db, mut f: impl FnMut(i64, i64, String)) -> Result<()> {
     let mut st = db.conn().prepare_cached(LIST_TEXT_CACHED_ALL)?;
+    let [sid, upto, text] = columns(&st, ["sid", "upto_seq", "text"])?;
     let mut rows = st.query([])?;
     while let Some(r) = rows.next()? {
-        f(r.get("sid")?, r.get("upto_seq")?, r.get("text")?);
+        f(r.get(sid)?, r.get(upto)?, r.get(text)?);
     }
     Ok(())
 }
@@ -172,12 +191,13 @@ pub fn append_list_texts(db: &Db, sid: i64, from_seq: i64, mut out: String) -> R
     let key = SessionKey(sid);
     let (lo, hi) = (key.entry(from_seq), key.range().1);
     let mut st = db.conn().prepare_cached(LIST_TEXTS)?;
+    let [text] = columns(&st, ["list_text"])?;
     let mut rows = st.query(named_params! { ":lo": lo.0, ":hi": hi.0 })?;
     while let Some(r) = rows.next()? {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(r.get_ref("list_text")?.as_str().unwrap_or_default());
+        out.push_str(r.get_ref(text)?.as_str().unwrap_or_default());
     }
     Ok(out)
 }

@@ -5,7 +5,7 @@
 use crate::error::Result;
 use crate::js::json::{self, Value};
 use crate::pi::projection::ParsedEntry;
-use crate::store::handle::Db;
+use crate::store::handle::{columns, Db};
 use crate::store::keys::{EntryKey, SessionKey};
 use rusqlite::{named_params, OptionalExtension, Row};
 
@@ -38,21 +38,38 @@ pub struct EntryRow {
     pub model_key: Option<i64>,
 }
 
+/// The columns an [`EntryRow`] is read from, by name.
+const ENTRY_COLUMNS: [&str; 12] = [
+    "key",
+    "id",
+    "parent_id",
+    "type",
+    "role",
+    "ts_ms",
+    "body",
+    "parent_key",
+    "depth",
+    "compaction_key",
+    "thinking_key",
+    "model_key",
+];
+
 impl EntryRow {
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<EntryRow> {
+    /// Reads a row whose [`ENTRY_COLUMNS`] are at `c` (see `handle::columns`).
+    fn from_row(r: &Row<'_>, c: &[usize; 12]) -> rusqlite::Result<EntryRow> {
         Ok(EntryRow {
-            key: r.get("key")?,
-            id: r.get("id")?,
-            parent_id: r.get("parent_id")?,
-            kind: r.get("type")?,
-            role: r.get("role")?,
-            ts_ms: r.get("ts_ms")?,
-            body: r.get("body")?,
-            parent_key: r.get("parent_key")?,
-            depth: r.get("depth")?,
-            compaction_key: r.get("compaction_key")?,
-            thinking_key: r.get("thinking_key")?,
-            model_key: r.get("model_key")?,
+            key: r.get(c[0])?,
+            id: r.get(c[1])?,
+            parent_id: r.get(c[2])?,
+            kind: r.get(c[3])?,
+            role: r.get(c[4])?,
+            ts_ms: r.get(c[5])?,
+            body: r.get(c[6])?,
+            parent_key: r.get(c[7])?,
+            depth: r.get(c[8])?,
+            compaction_key: r.get(c[9])?,
+            thinking_key: r.get(c[10])?,
+            model_key: r.get(c[11])?,
         })
     }
 
@@ -75,13 +92,15 @@ pub struct PathStep {
 
 fn rows(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<EntryRow>> {
     let mut st = db.conn().prepare_cached(sql)?;
-    let rows = st.query_map(params, EntryRow::from_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+    let c = columns(&st, ENTRY_COLUMNS)?;
+    let rows = st.query_map(params, |r| EntryRow::from_row(r, &c))?.collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows)
 }
 
 fn row(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Option<EntryRow>> {
     let mut st = db.conn().prepare_cached(sql)?;
-    Ok(st.query_row(params, EntryRow::from_row).optional()?)
+    let c = columns(&st, ENTRY_COLUMNS)?;
+    Ok(st.query_row(params, |r| EntryRow::from_row(r, &c)).optional()?)
 }
 
 fn range(sid: i64) -> (EntryKey, EntryKey) {
@@ -198,9 +217,10 @@ pub const WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, key, type, role, parent_
 /// Keys, types and roles from `key` up through the parents, at most `limit`, leaf first.
 pub fn walk_up_steps(db: &Db, key: i64, limit: i64) -> Result<Vec<PathStep>> {
     let mut st = db.conn().prepare_cached(WALK_UP_STEPS)?;
+    let [k, t, r_] = columns(&st, ["key", "type", "role"])?;
     let steps = st
         .query_map(named_params! { ":key": key, ":limit": limit }, |r| {
-            Ok(PathStep { key: r.get("key")?, kind: r.get("type")?, role: r.get("role")? })
+            Ok(PathStep { key: r.get(k)?, kind: r.get(t)?, role: r.get(r_)? })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(steps)
@@ -218,13 +238,14 @@ pub fn lines_from(db: &Db, sid: i64, from: i64, limit: i64, f: &mut dyn FnMut(i6
     let (lo, hi) = range(sid);
     let lo = lo.0.max(from);
     let mut st = db.conn().prepare_cached(LINES_FROM)?;
+    let [key, body] = columns(&st, ["key", "body"])?;
     let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi.0 })?;
     let mut n = 0;
     while n < limit {
         let Some(r) = rows.next()? else { break };
         n += 1;
-        let body = r.get_ref("body")?;
-        f(r.get("key")?, body.as_bytes().map_err(rusqlite::Error::from)?);
+        let body = r.get_ref(body)?;
+        f(r.get(key)?, body.as_bytes().map_err(rusqlite::Error::from)?);
     }
     Ok(())
 }
@@ -236,9 +257,10 @@ pub const ENTRY_BODIES: &str = "SELECT body FROM entry_lines WHERE key BETWEEN :
 pub fn each_line(db: &Db, sid: i64, mut f: impl FnMut(&str) -> Result<()>) -> Result<()> {
     let (lo, hi) = range(sid);
     let mut st = db.conn().prepare_cached(ENTRY_BODIES)?;
+    let [body] = columns(&st, ["body"])?;
     let mut rows = st.query(named_params! { ":lo": lo.0, ":hi": hi.0 })?;
     while let Some(r) = rows.next()? {
-        f(r.get_ref("body")?.as_str().map_err(rusqlite::Error::from)?)?;
+        f(r.get_ref(body)?.as_str().map_err(rusqlite::Error::from)?)?;
     }
     Ok(())
 }

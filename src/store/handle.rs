@@ -88,6 +88,20 @@ pub fn is_constraint_violation(e: &Error) -> bool {
     matches!(e, Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::ConstraintViolation)
 }
 
+/// The indexes of `names` among a statement's result columns, looked up once per statement:
+/// `Row::get` by name scans the column names on every call, which a path walk over 100,000
+/// rows would pay for every cell.
+pub(in crate::store) fn columns<const N: usize>(
+    st: &rusqlite::Statement<'_>,
+    names: [&str; N],
+) -> rusqlite::Result<[usize; N]> {
+    let mut out = [0; N];
+    for (i, name) in out.iter_mut().zip(names) {
+        *i = st.column_index(name)?;
+    }
+    Ok(out)
+}
+
 /// A write transaction: reads and writes through it (it derefs to [`Db`]) are committed
 /// together by [`Tx::commit`], or rolled back when it is dropped.
 pub struct Tx<'a>(rusqlite::Transaction<'a>);

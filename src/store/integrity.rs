@@ -3,7 +3,7 @@
 //! function that binds it (named parameters) and reads its columns by name.
 
 use crate::error::{Error, Result};
-use crate::store::handle::Db;
+use crate::store::handle::{columns, Db};
 use crate::store::keys::SessionKey;
 use rusqlite::{named_params, OptionalExtension};
 
@@ -155,14 +155,15 @@ pub const CHECK_ENTRIES: &str = "SELECT seq, id, parent_id, type, \
 pub fn entries(db: &Db, sid: i64) -> Result<Vec<CheckedEntry>> {
     let (lo, hi) = SessionKey(sid).range();
     let mut st = db.conn().prepare_cached(CHECK_ENTRIES)?;
+    let c = columns(&st, ["seq", "id", "parent_id", "type", "body"])?;
     let rows = st
         .query_map(named_params! { ":lo": lo.0, ":hi": hi.0 }, |r| {
             Ok(CheckedEntry {
-                seq: r.get("seq")?,
-                id: r.get("id")?,
-                parent_id: r.get("parent_id")?,
-                kind: r.get("type")?,
-                body: r.get("body")?,
+                seq: r.get(c[0])?,
+                id: r.get(c[1])?,
+                parent_id: r.get(c[2])?,
+                kind: r.get(c[3])?,
+                body: r.get(c[4])?,
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;

@@ -7,7 +7,7 @@ use crate::jsonl::signature::FileSignature;
 use crate::pi::migrate;
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
 use crate::store::extract::Extras;
-use crate::store::handle::Db;
+use crate::store::handle::{columns, Db};
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::stats::{Observation, SessionStats};
 use rusqlite::{named_params, Connection, OptionalExtension};
@@ -585,6 +585,25 @@ pub const BRANCH_SOURCE_ROWS: &str = "SELECT e.key, e.id, e.parent_id, e.type, e
 /// session may share and the line itself: consecutive keys are read by one range query.
 pub fn branch_source_rows(db: &Db, keys: &[i64]) -> Result<Vec<(SharedLine, String)>> {
     let mut st = db.conn().prepare_cached(BRANCH_SOURCE_ROWS)?;
+    let c = columns(
+        &st,
+        [
+            "key",
+            "id",
+            "parent_id",
+            "type",
+            "ts",
+            "ts_ms",
+            "role",
+            "parent_key",
+            "depth",
+            "compaction_key",
+            "thinking_key",
+            "model_key",
+            "list_text",
+            "body",
+        ],
+    )?;
     let mut out = Vec::with_capacity(keys.len());
     let mut rest = keys;
     while let Some(&lo) = rest.first() {
@@ -592,19 +611,25 @@ pub fn branch_source_rows(db: &Db, keys: &[i64]) -> Result<Vec<(SharedLine, Stri
         let mut rows = st.query(named_params! { ":lo": lo, ":hi": lo + len as i64 - 1 })?;
         while let Some(r) = rows.next()? {
             let line = SharedLine {
-                key: r.get("key")?,
+                key: r.get(c[0])?,
                 fields: EntryFields {
-                    id: r.get("id")?,
-                    parent_id: r.get("parent_id")?,
-                    kind: r.get("type")?,
-                    ts: r.get("ts")?,
-                    ts_ms: r.get("ts_ms")?,
-                    role: r.get("role")?,
+                    id: r.get(c[1])?,
+                    parent_id: r.get(c[2])?,
+                    kind: r.get(c[3])?,
+                    ts: r.get(c[4])?,
+                    ts_ms: r.get(c[5])?,
+                    role: r.get(c[6])?,
                 },
-                derived: derived(r)?,
-                list_text: r.get("list_text")?,
+                derived: Derived {
+                    parent_key: r.get(c[7])?,
+                    depth: r.get(c[8])?,
+                    compaction_key: r.get(c[9])?,
+                    thinking_key: r.get(c[10])?,
+                    model_key: r.get(c[11])?,
+                },
+                list_text: r.get(c[12])?,
             };
-            out.push((line, r.get("body")?));
+            out.push((line, r.get(c[13])?));
         }
         rest = &rest[len..];
     }
