@@ -42,6 +42,11 @@ pub struct RemoteInfo {
 const INFO_COLUMNS: &str = "skey, origin, path, id, cwd, name, created, parent_session, message_count, \
     last_activity_ms, first_message, coalesce(file_mtime_ns, written_ns) AS written_ns, last_seq, rel_path";
 
+/// Free text the server keeps as bytes (UTF-8 that may hold NUL).
+fn utf8(v: Option<Vec<u8>>) -> Option<String> {
+    v.map(|b| String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
 fn info(r: &Row) -> RemoteInfo {
     RemoteInfo {
         skey: r.get("skey"),
@@ -49,12 +54,12 @@ fn info(r: &Row) -> RemoteInfo {
         path: r.get("path"),
         id: r.get("id"),
         cwd: r.get("cwd"),
-        name: r.get("name"),
+        name: utf8(r.get("name")),
         created: r.get("created"),
         parent_session: r.get("parent_session"),
         message_count: r.get("message_count"),
         last_activity_ms: r.get("last_activity_ms"),
-        first_message: r.get("first_message"),
+        first_message: utf8(r.get("first_message")),
         written_ns: r.get("written_ns"),
         last_seq: r.get("last_seq"),
         rel_path: r.get("rel_path"),
@@ -106,7 +111,7 @@ pub fn all_texts(s: &mut Server, skeys: &[i64]) -> Result<Vec<String>> {
         )
         .map_err(|e| s.pg(e))?;
     let mut by_key: std::collections::HashMap<i64, String> =
-        rows.iter().map(|r| (r.get::<_, i64>("skey"), r.get::<_, String>("all_text"))).collect();
+        rows.iter().map(|r| (r.get::<_, i64>("skey"), utf8(r.get("all_text")).unwrap_or_default())).collect();
     Ok(skeys.iter().map(|k| by_key.remove(k).unwrap_or_default()).collect())
 }
 

@@ -94,7 +94,9 @@ pub fn put_session(
     let t = |v: &Option<String>| v.as_deref().map(|s| pg_text(s).into_owned());
     let (id, dir, rel, cwd, created, parent) =
         (pg_text(&l.id), pg_text(&l.dir), t(&l.rel_path), t(&l.cwd), t(&l.created), t(&l.parent_session));
-    let (name, first, all) = (t(&l.name), t(&l.first_message), pg_text(all_text));
+    // Free text is sent as bytes: PostgreSQL's text cannot hold NUL, and these are shown as they are.
+    let (name, first, all) =
+        (l.name.as_deref().map(str::as_bytes), l.first_message.as_deref().map(str::as_bytes), all_text.as_bytes());
     let header = l.header.as_bytes();
     match existing {
         None => {

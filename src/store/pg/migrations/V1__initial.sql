@@ -14,13 +14,13 @@ CREATE TABLE sessions (
     header           bytea  NOT NULL,          -- the exact header line
     file_mtime_ns    bigint,                   -- source file modification time at import
     written_ns       bigint NOT NULL,          -- newest write on the origin
-    name             text,                     -- latest session_info name
+    name             bytea,                    -- latest session_info name (UTF-8; bytea holds NUL)
     message_count    bigint NOT NULL,
-    first_message    text,
+    first_message    bytea,                    -- UTF-8, as name
     last_activity_ms double precision,         -- newest user/assistant activity (SPEC 6)
     entry_count      bigint NOT NULL,
     last_seq         bigint NOT NULL,          -- lines stored: the push's high-water mark
-    all_text         text   NOT NULL,          -- pi's allMessagesText
+    all_text         bytea  NOT NULL,          -- pi's allMessagesText (UTF-8, as name)
     lines_hash       bigint NOT NULL,          -- FNV-1a of the header and lines 1..last_seq
     local_sid        bigint NOT NULL,          -- the origin's key of the session when last pushed
     UNIQUE (origin, path)
