@@ -52,6 +52,11 @@ pub mod internals {
     pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
     pub use crate::store::{bulk, derive, extract, journal, keys, queries, sessions, signatures, stats, tokens, write};
 
+    /// The PostgreSQL store's statements (for tests of their plans).
+    pub mod pg_store {
+        pub use crate::store::pg::{read, write};
+    }
+
     /// Reading session files line by line.
     pub mod jsonl {
         pub use crate::jsonl::signature::file_signature;

@@ -411,3 +411,38 @@ fn commands_not_served_on_postgresql_refuse_in_one_line() {
     assert_eq!(code, 2);
     assert!(err.contains("local SQLite database"), "{err}");
 }
+
+/// Every per-session and per-entry statement of the PostgreSQL store can be answered from an
+/// index (checked with sequential scans disabled: a plan that still scans has no index to use).
+#[test]
+fn per_session_queries_use_an_index() {
+    use sessiondb::internals::pg_store::{read, write};
+    let Some(url) = server() else { return };
+    let url = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("local.sqlite");
+    let file = dir.path().join("p.jsonl");
+    std::fs::write(&file, session_text("plans", 5)).unwrap();
+    common::run(&local, &["import", file.to_str().unwrap()]);
+    push(&local, &url, &["--origin", "p"]);
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.batch_execute("SET enable_seqscan = off").unwrap();
+    let text: &(dyn postgres::types::ToSql + Sync) = &"x";
+    let key: &(dyn postgres::types::ToSql + Sync) = &1i64;
+    let cases: [(&str, &str, Vec<&(dyn postgres::types::ToSql + Sync)>); 8] = [
+        ("in dir", read::SESSIONS_IN_DIR, vec![text]),
+        ("for cwd", read::SESSIONS_FOR_CWD, vec![text]),
+        ("by id", read::SESSIONS_BY_ID, vec![text]),
+        ("by id prefix", read::SESSIONS_BY_ID_PREFIX, vec![text, text]),
+        ("at path", read::SESSIONS_AT_PATH, vec![text]),
+        ("lines", read::SESSION_LINES, vec![key]),
+        ("origin", write::ORIGIN_SESSIONS, vec![text]),
+        ("drop lines", write::DELETE_LINES, vec![key]),
+    ];
+    for (what, sql, params) in cases {
+        let plan: Vec<String> =
+            c.query(&format!("EXPLAIN {sql}"), &params).unwrap().iter().map(|r| r.get::<_, String>(0)).collect();
+        let plan = plan.join("\n");
+        assert!(plan.contains("Index") && !plan.contains("Seq Scan"), "{what}: {plan}");
+    }
+}

@@ -39,9 +39,6 @@ pub struct RemoteInfo {
     pub rel_path: Option<String>,
 }
 
-const INFO_COLUMNS: &str = "skey, origin, path, id, cwd, name, created, parent_session, message_count, \
-    last_activity_ms, first_message, coalesce(file_mtime_ns, written_ns) AS written_ns, last_seq, rel_path";
-
 /// Free text the server keeps as bytes (UTF-8 that may hold NUL).
 fn utf8(v: Option<Vec<u8>>) -> Option<String> {
     v.map(|b| String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
@@ -82,19 +79,41 @@ pub enum Which<'a> {
     Path(&'a str),
 }
 
+macro_rules! info_query {
+    ($where:literal) => {
+        concat!(
+            "SELECT skey, origin, path, id, cwd, name, created, parent_session, message_count, last_activity_ms, \
+                first_message, coalesce(file_mtime_ns, written_ns) AS written_ns, last_seq, rel_path FROM sessions ",
+            $where
+        )
+    };
+}
+
+/// Every session.
+pub const SESSIONS_ALL: &str = info_query!("ORDER BY skey");
+/// Sessions whose file is in folder `$1`.
+pub const SESSIONS_IN_DIR: &str = info_query!("WHERE dir = $1 ORDER BY skey");
+/// Sessions with header cwd `$1`.
+pub const SESSIONS_FOR_CWD: &str = info_query!("WHERE cwd = $1 ORDER BY skey");
+/// Sessions with header id `$1`.
+pub const SESSIONS_BY_ID: &str = info_query!("WHERE id = $1 ORDER BY skey");
+/// Sessions whose id starts with `$1` (`$2` is `$1` followed by U+10FFFF): an index range.
+pub const SESSIONS_BY_ID_PREFIX: &str = info_query!("WHERE id >= $1 AND id < $2 ORDER BY id, skey LIMIT 50");
+/// Sessions at path `$1` (one per origin).
+pub const SESSIONS_AT_PATH: &str = info_query!("WHERE path = $1 ORDER BY skey");
+
 /// Session rows, in the server's key order (by id for a prefix).
 pub fn sessions(s: &mut Server, which: Which<'_>) -> Result<Vec<RemoteInfo>> {
-    let base = format!("SELECT {INFO_COLUMNS} FROM sessions");
     let rows = match which {
-        Which::All => s.client.query(&format!("{base} ORDER BY skey"), &[]),
-        Which::Dir(d) => s.client.query(&format!("{base} WHERE dir = $1 ORDER BY skey"), &[&d]),
-        Which::Cwd(c) => s.client.query(&format!("{base} WHERE cwd = $1 ORDER BY skey"), &[&c]),
-        Which::Id(i) => s.client.query(&format!("{base} WHERE id = $1 ORDER BY skey"), &[&i]),
+        Which::All => s.client.query(SESSIONS_ALL, &[]),
+        Which::Dir(d) => s.client.query(SESSIONS_IN_DIR, &[&d]),
+        Which::Cwd(c) => s.client.query(SESSIONS_FOR_CWD, &[&c]),
+        Which::Id(i) => s.client.query(SESSIONS_BY_ID, &[&i]),
         Which::IdPrefix(p) => {
             let upper = format!("{p}\u{10FFFF}");
-            s.client.query(&format!("{base} WHERE id >= $1 AND id < $2 ORDER BY id, skey LIMIT 50"), &[&p, &upper])
+            s.client.query(SESSIONS_BY_ID_PREFIX, &[&p, &upper])
         }
-        Which::Path(p) => s.client.query(&format!("{base} WHERE path = $1 ORDER BY skey"), &[&p]),
+        Which::Path(p) => s.client.query(SESSIONS_AT_PATH, &[&p]),
     }
     .map_err(|e| s.pg(e))?;
     Ok(rows.iter().map(info).collect())
@@ -114,6 +133,9 @@ pub fn all_texts(s: &mut Server, skeys: &[i64]) -> Result<Vec<String>> {
         rows.iter().map(|r| (r.get::<_, i64>("skey"), utf8(r.get("all_text")).unwrap_or_default())).collect();
     Ok(skeys.iter().map(|k| by_key.remove(k).unwrap_or_default()).collect())
 }
+
+/// A session's lines in file order (the primary key's range).
+pub const SESSION_LINES: &str = "SELECT body FROM entries WHERE session = $1 ORDER BY seq";
 
 /// Writes session `skey` as JSONL: its header line, then its lines in file order, each with
 /// `\n`. The lines are streamed, never all in memory. Returns the bytes written.
