@@ -32,6 +32,11 @@ pub enum Error {
     /// A schema migration failed.
     #[error("database migration: {0}")]
     Migration(String),
+    /// A PostgreSQL server is unreachable, refused the credentials, is too old, holds a
+    /// schema newer than this sessiondb, or failed a statement. `server` is
+    /// `postgres://host:port/db`, never with the password.
+    #[error("{server}: {cause}")]
+    Server { server: String, cause: String },
 }
 
 impl Error {

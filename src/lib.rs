@@ -30,6 +30,18 @@ pub mod db {
     pub use crate::store::db::{access_problem, beside, default_path, open, open_existing, open_in_memory, Db, Tx};
 }
 
+/// PostgreSQL, in part: `push` replicates a local database into a server, and `export`,
+/// `list` and `find` read from it. The other commands, the SessionManager and `rpc` do not
+/// run on PostgreSQL yet (docs/postgres.md).
+pub mod pg {
+    pub use crate::ingest::push::{default_origin, push, PushOptions, PushSummary};
+    pub use crate::read::remote::{
+        export_all, fill_all_text, find_everywhere, find_in_dir, find_prefix, list_cwd, list_dir, list_everything,
+        resolve, write_session, write_session_file, RemoteRef,
+    };
+    pub use crate::store::pg::{connect, is_url, known_version, shown, Server};
+}
+
 /// Not part of the API: the layers below the public modules, reachable for the `sessiondb`
 /// binary's benchmark, the tests and the fuzz targets. Paths here may change at any time.
 #[doc(hidden)]
@@ -42,6 +54,11 @@ pub mod internals {
         bulk, derive, discovery, entries as entry_rows, extract, integrity, journal, keys, queries, sessions,
         signatures, stats, tokens, usage, write,
     };
+
+    /// The PostgreSQL store's statements (for tests of their plans).
+    pub mod pg_store {
+        pub use crate::store::pg::{read, write};
+    }
 
     /// Reading session files line by line.
     pub mod jsonl {

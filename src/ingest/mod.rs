@@ -2,5 +2,6 @@
 //! and sync, which follows a directory pi is still writing.
 
 pub mod import;
+pub mod push;
 pub mod readahead;
 pub mod sync;

@@ -12,19 +12,19 @@ use std::path::Path;
 #[derive(clap::Args)]
 pub struct ListArgs {
     #[command(flatten)]
-    scope: Scope,
+    pub(super) scope: Scope,
     /// Only sessions that have a name.
     #[arg(long)]
-    named: bool,
+    pub(super) named: bool,
     /// Sort order.
     #[arg(long, value_parser = ["modified", "created", "name"], default_value = "modified")]
-    sort: String,
+    pub(super) sort: String,
     /// Show at most N sessions.
     #[arg(long, value_name = "N")]
-    limit: Option<usize>,
+    pub(super) limit: Option<usize>,
     /// Print pi's SessionInfo objects as JSON (Dates as ISO strings).
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
 }
 
 /// Find a session by id (pi's findById). With --cwd or --session-dir: the exact id in that
@@ -33,12 +33,12 @@ pub struct ListArgs {
 #[derive(clap::Args)]
 pub struct FindArgs {
     /// Session id (or id prefix without a scope).
-    id: String,
+    pub(super) id: String,
     #[command(flatten)]
-    scope: Scope,
+    pub(super) scope: Scope,
     /// Print JSON: the path (or null) with a scope, else an array of paths.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
 }
 
 /// Show the session continueRecent would open: the one written last in the cwd's default
@@ -46,23 +46,23 @@ pub struct FindArgs {
 #[derive(clap::Args)]
 pub struct RecentArgs {
     #[command(flatten)]
-    scope: Scope,
+    pub(super) scope: Scope,
     /// Print JSON: `{"file", "isNew", "sessionId", "leafId", "entryCount"}`.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
 }
 
 /// Where `list`, `find` and `recent` look: one project, one session folder, or (neither)
 /// every session in the database.
 #[derive(clap::Args)]
-struct Scope {
+pub(super) struct Scope {
     /// The project directory: `list` shows sessions whose header cwd is DIR; `find` and
     /// `recent` look in DIR's default session folder.
     #[arg(long, value_name = "DIR", conflicts_with = "session_dir")]
-    cwd: Option<String>,
+    pub(super) cwd: Option<String>,
     /// The session folder (pi's `sessionDir`).
     #[arg(long, value_name = "DIR")]
-    session_dir: Option<String>,
+    pub(super) session_dir: Option<String>,
 }
 
 fn resolved(p: &str) -> String {
@@ -82,7 +82,7 @@ fn ago(ms: Option<i64>) -> String {
     }
 }
 
-fn print_table(infos: &[SessionInfo]) -> anyhow::Result<()> {
+pub(super) fn print_table(infos: &[SessionInfo]) -> anyhow::Result<()> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     writeln!(out, "{:<9} {:>6}  {:<50}  {:<30}  ID", "MODIFIED", "MSGS", "NAME / FIRST MESSAGE", "CWD")?;
     for i in infos {

@@ -13,19 +13,19 @@ use std::path::{Path, PathBuf};
 pub struct Args {
     /// The session to export.
     #[arg(value_name = "SESSION", required_unless_present = "all", conflicts_with = "all")]
-    session: Option<String>,
+    pub(super) session: Option<String>,
     /// Write to this file instead of stdout.
     #[arg(short, long, value_name = "FILE", conflicts_with = "all")]
-    output: Option<PathBuf>,
+    pub(super) output: Option<PathBuf>,
     /// Export every session.
     #[arg(long, requires = "out")]
-    all: bool,
+    pub(super) all: bool,
     /// Directory for --all.
     #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
+    pub(super) out: Option<PathBuf>,
     /// Print what was written as JSON (with --all or -o).
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
 }
 
 pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {

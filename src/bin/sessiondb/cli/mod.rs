@@ -7,6 +7,8 @@ mod discover;
 mod export;
 mod import;
 mod output;
+mod push;
+pub(crate) mod remote;
 pub(crate) mod render;
 mod rpc;
 mod search;
@@ -60,6 +62,8 @@ enum Command {
     Stats(stats::StatsArgs),
     /// Keep the database in step with pi's sessions directory.
     Sync(sync::Args),
+    /// Replicate the local database into a PostgreSQL server.
+    Push(push::Args),
     /// Measure sessiondb on a pi sessions folder or a synthetic corpus.
     Bench(bench::Args),
     /// Check the database and its sessions for problems (exit 1 when some are found).
@@ -73,29 +77,74 @@ pub fn run() -> i32 {
         Ok(p) => p,
         Err(e) => return output::fail(&e.into()),
     };
-    let result = match cli.command {
-        Command::Import(a) => import::run(&db, a),
-        Command::Export(a) => export::run(&db, a),
-        Command::Context(a) => context::run_context(&db, a),
-        Command::Branch(a) => tree::run_branch(&db, a),
-        Command::Tree(a) => tree::run_tree(&db, a),
-        Command::Children(a) => tree::run_children(&db, a),
-        Command::Show(a) => context::run_show(&db, a),
-        Command::Rpc(a) => rpc::run(&db, a),
-        Command::List(a) => discover::run_list(&db, a),
-        Command::Find(a) => discover::run_find(&db, a),
-        Command::Recent(a) => discover::run_recent(&db, a),
-        Command::Search(a) => search::run_search(&db, a),
-        Command::Index(a) => search::run_index(&db, a),
-        Command::Stats(a) => stats::run(&db, a),
-        Command::Sync(a) => sync::run(&db, a),
-        Command::Bench(a) => bench::run(a),
-        Command::Check(a) => check::run(&db, a),
+    let url = db.to_str().filter(|t| sessiondb::pg::is_url(t)).map(str::to_owned);
+    let result = match (cli.command, url) {
+        (Command::Export(a), Some(url)) => remote::run_export(&url, a),
+        (Command::List(a), Some(url)) => remote::run_list(&url, a),
+        (Command::Find(a), Some(url)) => remote::run_find(&url, a),
+        (Command::Push(a), _) => push::run(&db, a),
+        (Command::Bench(a), _) => bench::run(a),
+        (command, Some(url)) => Err(anyhow::anyhow!(
+            "{}: sessiondb {} is not served yet on PostgreSQL (export, list, find and push are)",
+            sessiondb::pg::shown(&url),
+            command.name()
+        )),
+        (command, None) => run_local(&db, command),
     };
     match result {
         Ok(code) => code,
         Err(e) if output::is_closed_pipe(&e) => 0,
         Err(e) => output::fail(&name_the_database(e, &db)),
+    }
+}
+
+impl Command {
+    /// The subcommand's name, for messages.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Import(_) => "import",
+            Command::Export(_) => "export",
+            Command::Context(_) => "context",
+            Command::Branch(_) => "branch",
+            Command::Tree(_) => "tree",
+            Command::Children(_) => "children",
+            Command::Show(_) => "show",
+            Command::Rpc(_) => "rpc",
+            Command::List(_) => "list",
+            Command::Find(_) => "find",
+            Command::Recent(_) => "recent",
+            Command::Search(_) => "search",
+            Command::Index(_) => "index",
+            Command::Stats(_) => "stats",
+            Command::Sync(_) => "sync",
+            Command::Push(_) => "push",
+            Command::Bench(_) => "bench",
+            Command::Check(_) => "check",
+        }
+    }
+}
+
+/// The commands on a local SQLite database.
+fn run_local(db: &std::path::Path, command: Command) -> anyhow::Result<i32> {
+    match command {
+        Command::Import(a) => import::run(db, a),
+        Command::Export(a) => export::run(db, a),
+        Command::Context(a) => context::run_context(db, a),
+        Command::Branch(a) => tree::run_branch(db, a),
+        Command::Tree(a) => tree::run_tree(db, a),
+        Command::Children(a) => tree::run_children(db, a),
+        Command::Show(a) => context::run_show(db, a),
+        Command::Rpc(a) => rpc::run(db, a),
+        Command::List(a) => discover::run_list(db, a),
+        Command::Find(a) => discover::run_find(db, a),
+        Command::Recent(a) => discover::run_recent(db, a),
+        Command::Search(a) => search::run_search(db, a),
+        Command::Index(a) => search::run_index(db, a),
+        Command::Stats(a) => stats::run(db, a),
+        Command::Sync(a) => sync::run(db, a),
+        Command::Push(a) => push::run(db, a),
+        Command::Bench(a) => bench::run(a),
+        Command::Check(a) => check::run(db, a),
     }
 }
 

@@ -1,0 +1,276 @@
+//! `push`: replicating a local database into a sessiondb database on a PostgreSQL server,
+//! incrementally and idempotently.
+//!
+//! The server keeps, per session of an origin (machine), how many lines it holds and an
+//! FNV-1a hash of the header and those lines. A session whose local row has not changed since
+//! (same local key, same newest write, same line count) is not read. One that changed is an
+//! append when its first lines still hash to what the server holds: only the lines after are
+//! sent; otherwise (rewritten, imported again) it is sent again whole. Lines go by binary
+//! `COPY`, batches of sessions in one transaction each, so a push cut short leaves whole
+//! sessions: the server never holds a session whose lines and hash disagree.
+
+use crate::error::Result;
+use crate::store::pg::{write, Server};
+use crate::store::replica::{self, LocalSession};
+use crate::store::handle::Db;
+use serde::Serialize;
+
+/// How to push.
+#[derive(Debug, Clone)]
+pub struct PushOptions {
+    /// The name the sessions are kept under on the server (default: the host name).
+    pub origin: String,
+    /// Remove the origin's sessions that are no longer in the local database.
+    pub prune: bool,
+    /// Lines per transaction (a batch holds whole sessions, so it may hold more).
+    pub batch_lines: u64,
+}
+
+impl PushOptions {
+    /// Defaults for `origin`.
+    pub fn new(origin: impl Into<String>) -> Self {
+        PushOptions { origin: origin.into(), prune: false, batch_lines: 200_000 }
+    }
+}
+
+/// What a push did.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PushSummary {
+    /// The origin pushed.
+    pub origin: String,
+    /// Local sessions.
+    pub sessions: u64,
+    /// Sessions the server did not have.
+    pub new: u64,
+    /// Sessions that had lines appended: only those were sent.
+    pub appended: u64,
+    /// Sessions sent again whole (rewritten or imported again locally).
+    pub resent: u64,
+    /// Sessions not read: the server holds them as they are.
+    pub unchanged: u64,
+    /// The origin's sessions removed from the server (`prune`).
+    pub pruned: u64,
+    /// Lines written to the server.
+    pub lines: u64,
+    /// Bytes of those lines (and the headers of sessions sent whole).
+    pub bytes: u64,
+    /// Transactions committed.
+    pub batches: u64,
+    /// Wall time.
+    pub seconds: f64,
+}
+
+impl PushSummary {
+    /// Whether the push wrote anything.
+    pub fn wrote(&self) -> bool {
+        self.lines > 0 || self.new + self.appended + self.resent + self.pruned > 0
+    }
+}
+
+/// The origin a push uses by default: this machine's host name.
+pub fn default_origin() -> String {
+    let from_kernel = std::fs::read_to_string("/proc/sys/kernel/hostname").ok();
+    from_kernel
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// FNV-1a continued over more bytes (the server keeps the state of lines sent so far).
+fn fnv_more(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+fn hash_header(header: &str) -> u64 {
+    fnv_more(fnv_more(crate::hash::fnv1a(&[]), header.as_bytes()), b"\n")
+}
+
+fn hash_line(h: u64, body: &str) -> u64 {
+    fnv_more(fnv_more(h, body.as_bytes()), b"\n")
+}
+
+/// What to send of one session.
+enum Plan {
+    /// The whole session: new on the server (`None`) or replacing its lines.
+    Whole(Option<i64>),
+    /// Lines after `from_seq`, continuing the hash `hash` of what the server holds.
+    Append { skey: i64, from_seq: i64, hash: u64 },
+}
+
+/// Pushes every session of `local` to `server` under `opts.origin`. `progress(done, total)`
+/// after each batch (sessions to send). Two pushes of one origin take turns.
+pub fn push(
+    local: &Db,
+    server: &mut Server,
+    opts: &PushOptions,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<PushSummary> {
+    let started = std::time::Instant::now();
+    write::lock_origin(server, &opts.origin)?;
+    let result = push_locked(local, server, opts, &mut progress);
+    let unlocked = write::unlock_origin(server, &opts.origin);
+    let mut summary = result?;
+    unlocked?;
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+fn push_locked(
+    local: &Db,
+    server: &mut Server,
+    opts: &PushOptions,
+    progress: &mut impl FnMut(u64, u64),
+) -> Result<PushSummary> {
+    // One read snapshot of the local database: rows and lines agree even while pi appends.
+    local.reading(|| push_snapshot(local, server, opts, progress))
+}
+
+fn push_snapshot(
+    local: &Db,
+    server: &mut Server,
+    opts: &PushOptions,
+    progress: &mut impl FnMut(u64, u64),
+) -> Result<PushSummary> {
+    let mut remote = write::origin_sessions(server, &opts.origin)?;
+    let sessions = replica::sessions(local)?;
+    let mut summary =
+        PushSummary { origin: opts.origin.clone(), sessions: sessions.len() as u64, ..Default::default() };
+    let mut todo: Vec<(LocalSession, Plan)> = Vec::new();
+    for l in sessions {
+        let plan = match remote.remove(&l.path) {
+            None => {
+                summary.new += 1;
+                Plan::Whole(None)
+            }
+            Some(r) if r.local_sid == l.sid && r.written_ns == l.written_ns && r.last_seq == l.last_seq => {
+                summary.unchanged += 1;
+                continue;
+            }
+            Some(r) => match prefix_hash(local, &l, r.last_seq)? {
+                Some(h) if h == r.lines_hash => {
+                    if r.last_seq == l.last_seq && r.local_sid == l.sid {
+                        // Same lines; only the row's fields moved (a sync that found nothing new).
+                        summary.unchanged += 1;
+                    } else {
+                        summary.appended += 1;
+                    }
+                    Plan::Append { skey: r.skey, from_seq: r.last_seq, hash: h }
+                }
+                _ => {
+                    summary.resent += 1;
+                    Plan::Whole(Some(r.skey))
+                }
+            },
+        };
+        todo.push((l, plan));
+    }
+    let total = todo.len() as u64;
+    let mut done = 0u64;
+    let mut batch: Vec<(LocalSession, Plan)> = Vec::new();
+    let mut lines_in_batch = 0u64;
+    for item in todo {
+        lines_in_batch += match &item.1 {
+            Plan::Whole(_) => item.0.last_seq as u64,
+            Plan::Append { from_seq, .. } => (item.0.last_seq - from_seq).max(0) as u64,
+        };
+        batch.push(item);
+        if lines_in_batch >= opts.batch_lines || batch.len() >= 2_000 {
+            done += batch.len() as u64;
+            send_batch(local, server, opts, std::mem::take(&mut batch), &mut summary)?;
+            lines_in_batch = 0;
+            progress(done, total);
+        }
+    }
+    if !batch.is_empty() {
+        done += batch.len() as u64;
+        send_batch(local, server, opts, batch, &mut summary)?;
+        progress(done, total);
+    }
+    if opts.prune && !remote.is_empty() {
+        let gone: Vec<i64> = remote.values().map(|r| r.skey).collect();
+        let mut tx = server.client.transaction().map_err(|e| pg_err(&server.name, e))?;
+        summary.pruned = write::delete_sessions(&mut tx, &gone).map_err(|e| pg_err(&server.name, e))?;
+        tx.commit().map_err(|e| pg_err(&server.name, e))?;
+        summary.batches += 1;
+    }
+    Ok(summary)
+}
+
+fn pg_err(name: &str, e: postgres::Error) -> crate::error::Error {
+    Server::describe(name, &e)
+}
+
+/// The hash of the header and lines `1..=upto` of a local session (`None` when it has fewer).
+fn prefix_hash(local: &Db, l: &LocalSession, upto: i64) -> Result<Option<u64>> {
+    if upto > l.last_seq {
+        return Ok(None);
+    }
+    let mut h = hash_header(&l.header);
+    let mut n = 0;
+    replica::lines(local, l.sid, 1, upto, |line| {
+        h = hash_line(h, line.body);
+        n += 1;
+        Ok(())
+    })?;
+    Ok((n == upto).then_some(h))
+}
+
+/// Sends one batch of sessions in one transaction: rows, then every line by one `COPY`, then
+/// the hashes of what was sent.
+fn send_batch(
+    local: &Db,
+    server: &mut Server,
+    opts: &PushOptions,
+    batch: Vec<(LocalSession, Plan)>,
+    summary: &mut PushSummary,
+) -> Result<()> {
+    let name = server.name.clone();
+    let pg = |e: postgres::Error| pg_err(&name, e);
+    let mut tx = server.client.transaction().map_err(pg)?;
+    let mut keyed = Vec::with_capacity(batch.len());
+    for (l, plan) in &batch {
+        let all_text = replica::all_messages_text(local, l.sid)?;
+        let (existing, whole) = match plan {
+            Plan::Whole(existing) => (*existing, true),
+            Plan::Append { skey, .. } => (Some(*skey), false),
+        };
+        let skey = write::put_session(&mut tx, &opts.origin, l, &all_text, existing, whole).map_err(pg)?;
+        keyed.push(skey);
+    }
+    let mut hashes = Vec::with_capacity(batch.len());
+    {
+        let mut copy = write::EntryCopy::start(&mut tx).map_err(pg)?;
+        for ((l, plan), &skey) in batch.iter().zip(&keyed) {
+            let (from, mut h) = match plan {
+                Plan::Whole(_) => {
+                    summary.bytes += l.header.len() as u64 + 1;
+                    (1, hash_header(&l.header))
+                }
+                Plan::Append { from_seq, hash, .. } => (from_seq + 1, *hash),
+            };
+            let mut failed = None;
+            replica::lines(local, l.sid, from, l.last_seq, |line| {
+                h = hash_line(h, line.body);
+                summary.lines += 1;
+                summary.bytes += line.body.len() as u64 + 1;
+                if let Err(e) = copy.line(skey, &line) {
+                    failed = Some(e);
+                    return Err(crate::error::Error::InvalidArgument("copy failed".into()));
+                }
+                Ok(())
+            })
+            .map_err(|e| failed.take().map_or(e, pg))?;
+            hashes.push((skey, h));
+        }
+        copy.finish().map_err(pg)?;
+    }
+    write::set_hashes(&mut tx, &hashes).map_err(pg)?;
+    tx.commit().map_err(pg)?;
+    summary.batches += 1;
+    Ok(())
+}

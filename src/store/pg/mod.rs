@@ -1,0 +1,224 @@
+//! The PostgreSQL store: connecting (server checks, schema migrations under an advisory lock)
+//! and the typed statements of `push` ([`write`]) and of the commands served from a server
+//! ([`read`]). The schema is in `src/store/pg/migrations/` (not `migrations/`: refinery's
+//! `embed_migrations!` walks its folder recursively, and that one holds SQLite's).
+
+pub mod read;
+pub mod write;
+
+use crate::error::{Error, Result};
+use postgres::{Client, Config, NoTls};
+
+mod embedded {
+    refinery::embed_migrations!("src/store/pg/migrations");
+}
+
+/// Oldest server accepted (`server_version_num`): `COPY … BINARY`, `bigserial` and
+/// `ON CONFLICT` are older, but 12 is the oldest release its maintainers still knew of.
+const OLDEST_SERVER: i32 = 120_000;
+
+/// Advisory lock key held while migrating (any constant shared by every sessiondb).
+const MIGRATION_LOCK: i64 = 0x5e55_10db_0001;
+
+/// Whether `text` names a PostgreSQL database rather than a SQLite file.
+pub fn is_url(text: &str) -> bool {
+    text.starts_with("postgres://") || text.starts_with("postgresql://")
+}
+
+/// A connection to a sessiondb database on a PostgreSQL server.
+pub struct Server {
+    /// The connection.
+    pub client: Client,
+    /// `host:port/dbname`, for messages (never the password).
+    pub name: String,
+}
+
+impl Server {
+    /// An error about this server, in one line.
+    pub fn error(&self, cause: impl std::fmt::Display) -> Error {
+        server_error(&self.name, cause)
+    }
+
+    /// Wraps a client error with the server's name and the cause.
+    pub fn pg(&self, e: postgres::Error) -> Error {
+        server_error(&self.name, cause_of(&e))
+    }
+
+    /// [`Server::pg`] where the server is borrowed elsewhere (a transaction), by its name.
+    pub fn describe(name: &str, e: &postgres::Error) -> Error {
+        server_error(name, cause_of(e))
+    }
+}
+
+fn server_error(name: &str, cause: impl std::fmt::Display) -> Error {
+    let cause = cause.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+    Error::Server { server: name.to_string(), cause }
+}
+
+/// What went wrong, in words a user can act on.
+fn cause_of(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        let code = db.code().code();
+        let what = match code {
+            "28P01" | "28000" => "wrong credentials: ",
+            "3D000" => "no such database: ",
+            "42501" => "permission denied: ",
+            _ => "",
+        };
+        return format!("{what}{}", db.message());
+    }
+    if e.is_closed() {
+        return "the connection was closed".into();
+    }
+    // "error connecting to server: Connection refused (os error 111)" and the like.
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// `host:port/dbname` of a URL, without user or password.
+fn display_name(config: &Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(h)) => h.clone(),
+        #[cfg(unix)]
+        Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".into(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let db = config.get_dbname().or(config.get_user()).unwrap_or("postgres");
+    format!("postgres://{host}:{port}/{db}")
+}
+
+/// The URL with its password hidden, for messages.
+pub fn shown(url: &str) -> String {
+    without_password(url)
+}
+
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    match rest.split_once('@') {
+        Some((user, host)) => format!("{scheme}://{}@{host}", user.split(':').next().unwrap_or("")),
+        None => url.to_string(),
+    }
+}
+
+/// Connects to the database `url` names, checks the server (version, encoding) and brings the
+/// schema up to date. Each failure is one line naming the server and the cause.
+pub fn connect(url: &str) -> Result<Server> {
+    let shown = without_password(url);
+    for tls_only in ["sslrootcert=", "sslmode=verify-", "sslcert=", "sslkey="] {
+        if url.contains(tls_only) {
+            return Err(server_error(
+                &shown,
+                "TLS certificate verification (sslmode=verify-ca/verify-full, sslrootcert) is not supported yet",
+            ));
+        }
+    }
+    let mut config: Config =
+        url.parse().map_err(|e: postgres::Error| server_error(&shown, format!("not a PostgreSQL URL: {e}")))?;
+    if config.get_ssl_mode() == postgres::config::SslMode::Require {
+        return Err(server_error(&shown, "sslmode=require: TLS is not supported yet"));
+    }
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(std::time::Duration::from_secs(10));
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("sessiondb");
+    }
+    let name = display_name(&config);
+    let client = config.connect(NoTls).map_err(|e| server_error(&name, cause_of(&e)))?;
+    let mut server = Server { client, name };
+    check_server(&mut server)?;
+    migrate(&mut server)?;
+    Ok(server)
+}
+
+fn check_server(s: &mut Server) -> Result<()> {
+    let row = s
+        .client
+        .query_one(
+            "SELECT current_setting('server_version_num')::int AS num, current_setting('server_version') AS version, \
+                pg_encoding_to_char(encoding) AS encoding FROM pg_database WHERE datname = current_database()",
+            &[],
+        )
+        .map_err(|e| s.pg(e))?;
+    let (num, version, encoding): (i32, String, String) = (row.get("num"), row.get("version"), row.get("encoding"));
+    if num < OLDEST_SERVER {
+        return Err(s.error(format!("PostgreSQL {version} is too old; sessiondb needs PostgreSQL 12 or newer")));
+    }
+    if encoding != "UTF8" {
+        return Err(s.error(format!(
+            "the database's encoding is {encoding}; sessiondb needs UTF8 (CREATE DATABASE … ENCODING 'UTF8')"
+        )));
+    }
+    Ok(())
+}
+
+/// Newest migration this build knows.
+pub fn known_version() -> i64 {
+    embedded::migrations::runner().get_migrations().iter().map(|m| i64::from(m.version())).max().unwrap_or(0)
+}
+
+/// Newest migration applied to the server's database (`None` for a new one).
+fn applied_version(s: &mut Server) -> Result<Option<i64>> {
+    let exists: bool = s
+        .client
+        .query_one("SELECT to_regclass('refinery_schema_history') IS NOT NULL AS present", &[])
+        .map_err(|e| s.pg(e))?
+        .get("present");
+    if !exists {
+        return Ok(None);
+    }
+    let v: Option<i32> = s
+        .client
+        .query_one("SELECT max(version) AS version FROM refinery_schema_history", &[])
+        .map_err(|e| s.pg(e))?
+        .get("version");
+    Ok(v.map(i64::from))
+}
+
+fn newer(s: &Server, found: i64, known: i64) -> Error {
+    s.error(format!("database schema version {found} is newer than this sessiondb knows ({known}); upgrade sessiondb"))
+}
+
+/// Applies the migrations the database lacks, one process at a time (an advisory lock), and
+/// refuses a schema newer than this build.
+fn migrate(s: &mut Server) -> Result<()> {
+    let known = known_version();
+    match applied_version(s)? {
+        Some(v) if v > known => return Err(newer(s, v, known)),
+        Some(v) if v == known => return Ok(()),
+        _ => {}
+    }
+    s.client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).map_err(|e| s.pg(e))?;
+    let result = (|| {
+        // Another process may have migrated while this one waited for the lock.
+        match applied_version(s)? {
+            Some(v) if v > known => return Err(newer(s, v, known)),
+            Some(v) if v == known => return Ok(()),
+            _ => {}
+        }
+        embedded::migrations::runner()
+            .run(&mut s.client)
+            .map(|_| ())
+            .map_err(|e| s.error(format!("database migration: {e}")))
+    })();
+    let unlocked = s.client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]).map_err(|e| s.pg(e));
+    result.and(unlocked.map(|_| ()))
+}
+
+/// `text` as PostgreSQL's `text` can hold it: NUL is the one character it refuses.
+pub(crate) fn pg_text(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') {
+        std::borrow::Cow::Owned(text.replace('\0', "\u{FFFD}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}

@@ -1,0 +1,448 @@
+//! `push` into PostgreSQL and the commands served from it, against a real server: the one
+//! `.ci/postgres.sh` starts (`SESSIONDB_TEST_PG_URL`). Without that variable the tests skip
+//! with a message, unless `SESSIONDB_REQUIRE_PG` is set (CI), where they fail.
+//! Each test works in a database of its own on that server.
+
+mod common;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The server's URL, or `None` (the test skips) when there is none.
+fn server() -> Option<String> {
+    match std::env::var("SESSIONDB_TEST_PG_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var_os("SESSIONDB_REQUIRE_PG").is_some() => {
+            panic!("SESSIONDB_REQUIRE_PG is set but SESSIONDB_TEST_PG_URL is not: source .ci/postgres.sh")
+        }
+        _ => {
+            eprintln!("skipped: no PostgreSQL server (SESSIONDB_TEST_PG_URL unset; `. .ci/postgres.sh` starts one)");
+            None
+        }
+    }
+}
+
+/// A new, empty database on the server; returns its URL.
+fn fresh_db(url: &str) -> String {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let name = format!(
+        "t_{}_{}_{}",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos()
+    );
+    let mut admin = postgres::Client::connect(url, postgres::NoTls).expect("connect to the test server");
+    admin.batch_execute(&format!("CREATE DATABASE {name} ENCODING 'UTF8' TEMPLATE template0")).unwrap();
+    let (base, _) = url.rsplit_once('/').unwrap();
+    format!("{base}/{name}")
+}
+
+fn sdb(db: &str, args: &[&str]) -> (i32, String, String) {
+    let out = common::bin().arg("--db").arg(db).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `push --json` of `local` to `url` with extra arguments; the summary.
+fn push(local: &Path, url: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["push", "--to", url, "--json"];
+    args.extend_from_slice(extra);
+    let (code, out, err) = sdb(local.to_str().unwrap(), &args);
+    assert_eq!(code, 0, "push failed: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+fn export_all(db: &str, out: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let (code, _, err) = sdb(db, &["export", "--all", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    common::read_tree(out)
+}
+
+fn header(id: &str, cwd: &str) -> String {
+    format!(r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2025-03-01T10:00:00.000Z","cwd":"{cwd}"}}"#)
+}
+
+fn message(n: usize, parent: Option<usize>, text: &str) -> String {
+    let parent = parent.map_or("null".to_string(), |p| format!("\"e{p:07}\""));
+    format!(
+        r#"{{"type":"message","id":"e{n:07}","parentId":{parent},"timestamp":"2025-03-01T10:00:{:02}.000Z","message":{{"role":"user","content":"{text}","timestamp":1740823200000}}}}"#,
+        n % 60
+    )
+}
+
+/// A session file of `n` messages.
+fn session_text(id: &str, n: usize) -> String {
+    let mut t = header(id, "/p/one");
+    t.push('\n');
+    for i in 0..n {
+        t.push_str(&message(i, i.checked_sub(1), &format!("line {i} of {id}")));
+        t.push('\n');
+    }
+    t
+}
+
+/// Rows of a table on the server.
+fn count(url: &str, sql: &str) -> i64 {
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    c.query_one(sql, &[]).unwrap().get(0)
+}
+
+#[test]
+fn the_oracle_corpus_round_trips_through_the_server_byte_for_byte() {
+    let Some(url) = server() else { return };
+    let url = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("local.sqlite");
+    // The oracle corpus (pi's own files, examples/sessions among them), and shared/corpus/real.
+    let mut sources = vec![common::oracle().join("sessions")];
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/real");
+    if real.is_dir() {
+        sources.push(real);
+    }
+    let mut args = vec!["import"];
+    args.extend(sources.iter().map(|p| p.to_str().unwrap()));
+    let (code, _, err) = common::run(&local, &args);
+    assert!(code == 0 || code == 1, "{err}");
+
+    let first = push(&local, &url, &["--origin", "m1"]);
+    assert!(first["new"].as_u64().unwrap() > 30, "{first}");
+    assert_eq!(first["new"], first["sessions"]);
+    let lines = first["lines"].as_u64().unwrap();
+    assert_eq!(count(&url, "SELECT count(*) FROM entries") as u64, lines);
+
+    // Every session, exported from the server, is what SQLite exports: the same files, the same bytes.
+    let from_sqlite = export_all(local.to_str().unwrap(), &dir.path().join("sqlite"));
+    let from_pg = export_all(&url, &dir.path().join("pg"));
+    assert_eq!(from_sqlite.len(), first["sessions"].as_u64().unwrap() as usize);
+    let from_pg: std::collections::BTreeMap<PathBuf, Vec<u8>> =
+        from_pg.into_iter().map(|(p, b)| (p.strip_prefix("m1").unwrap().to_path_buf(), b)).collect();
+    assert!(from_sqlite == from_pg, "exports differ");
+    // ...and the valid v3 files of the corpus are what pi wrote, byte for byte.
+    let src = common::oracle().join("sessions");
+    let mut same = 0;
+    for (file, g) in common::goldens() {
+        let original = std::fs::read(file).unwrap();
+        if g["openError"].is_null()
+            && g["rewrittenChanged"] == false
+            && !original.is_empty()
+            && !original.contains(&b'\r')
+        {
+            let valid = String::from_utf8_lossy(&original)
+                .split('\n')
+                .all(|l| l.is_empty() || serde_json::from_str::<Value>(l).is_ok_and(|v| v.is_object()));
+            if valid {
+                assert!(from_pg.get(file.strip_prefix(&src).unwrap()) == Some(&original), "{}", file.display());
+                same += 1;
+            }
+        }
+    }
+    assert!(same >= 25, "{same}");
+
+    // One session by id, to stdout and to a file.
+    let (_, found, _) = sdb(local.to_str().unwrap(), &["find", "--json", "01a23953-e42c-718a-bccb-569788a91100"]);
+    let path: Vec<String> = serde_json::from_str(&found).unwrap();
+    let (code, out, err) = sdb(&url, &["export", "01a23953-e42c-718a"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.as_bytes(), std::fs::read(&path[0]).unwrap());
+
+    // list and find answer as on SQLite.
+    for args in [
+        &["list", "--json"][..],
+        &["list", "--json", "--cwd", "/home/u/proj-a"],
+        &["list", "--json", "--sort", "name", "--limit", "5"],
+        &["list"],
+        &["find", "--json", "01a23953-e42c-718a-bccb-569788a91100"],
+        &["find", "--json", "01a2"],
+        &["find", "--json", "no-such-id"],
+    ] {
+        let on_sqlite = sdb(local.to_str().unwrap(), args);
+        let on_pg = sdb(&url, args);
+        assert_eq!(on_sqlite.0, on_pg.0, "{args:?}: {}", on_pg.2);
+        assert!(on_sqlite.1 == on_pg.1, "{args:?}: outputs differ");
+    }
+
+    // A second push writes nothing.
+    let second = push(&local, &url, &["--origin", "m1"]);
+    assert_eq!(second["lines"], 0, "{second}");
+    assert_eq!(second["unchanged"], first["sessions"], "{second}");
+    assert_eq!(second["batches"], 0, "{second}");
+}
+
+#[test]
+fn appends_alone_are_pushed_and_rewritten_sessions_are_sent_again() {
+    let Some(url) = server() else { return };
+    let url = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("sessions/--p-one--");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let (a, b) = (sessions.join("a.jsonl"), sessions.join("b.jsonl"));
+    std::fs::write(&a, session_text("sess-a", 50)).unwrap();
+    std::fs::write(&b, session_text("sess-b", 20)).unwrap();
+    let local = dir.path().join("local.sqlite");
+    let from = dir.path().join("sessions");
+    let from = from.to_str().unwrap();
+
+    let first = push(&local, &url, &["--from", from, "--origin", "m"]);
+    assert_eq!((first["new"].as_u64(), first["lines"].as_u64()), (Some(2), Some(70)), "{first}");
+
+    // Three lines appended to a: only those are sent.
+    let mut text = std::fs::read_to_string(&a).unwrap();
+    for i in 50..53 {
+        text.push_str(&message(i, Some(i - 1), "appended"));
+        text.push('\n');
+    }
+    std::fs::write(&a, &text).unwrap();
+    let second = push(&local, &url, &["--from", from, "--origin", "m"]);
+    assert_eq!(second["appended"], 1, "{second}");
+    assert_eq!(second["unchanged"], 1, "{second}");
+    assert_eq!(second["lines"], 3, "{second}");
+    assert_eq!(sdb(&url, &["export", "sess-a"]).1, text);
+    assert_eq!(count(&url, "SELECT count(*) FROM entries"), 73);
+
+    // b rewritten with other lines (a line changed in the middle, the same count): sent whole.
+    let mut lines: Vec<String> = session_text("sess-b", 20).lines().map(str::to_string).collect();
+    lines[7] = message(6, Some(5), "changed in place");
+    let rewritten = lines.join("\n") + "\n";
+    std::fs::write(&b, &rewritten).unwrap();
+    let third = push(&local, &url, &["--from", from, "--origin", "m"]);
+    assert_eq!(third["resent"], 1, "{third}");
+    assert_eq!(third["lines"], 20, "{third}");
+    assert_eq!(sdb(&url, &["export", "sess-b"]).1, rewritten);
+    assert_eq!(count(&url, "SELECT count(*) FROM entries"), 73);
+
+    // Deleted locally: kept on the server, unless --prune.
+    std::fs::remove_file(&b).unwrap();
+    let kept = push(&local, &url, &["--from", from, "--origin", "m"]);
+    assert_eq!(kept["pruned"], 0, "{kept}");
+    assert_eq!(sdb(&url, &["export", "sess-b"]).0, 0);
+    let pruned = push(&local, &url, &["--from", from, "--origin", "m", "--prune"]);
+    assert_eq!(pruned["pruned"], 1, "{pruned}");
+    assert_eq!(sdb(&url, &["export", "sess-b"]).0, 2);
+    assert_eq!(count(&url, "SELECT count(*) FROM entries"), 53);
+
+    let again = push(&local, &url, &["--from", from, "--origin", "m"]);
+    assert_eq!((again["lines"].as_u64(), again["batches"].as_u64()), (Some(0), Some(0)), "{again}");
+}
+
+#[test]
+fn two_origins_with_identical_paths_are_kept_apart() {
+    let Some(url) = server() else { return };
+    let url = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.jsonl");
+    let (one, two) = (dir.path().join("one.sqlite"), dir.path().join("two.sqlite"));
+    std::fs::write(&file, session_text("same-path", 5)).unwrap();
+    common::run(&one, &["import", file.to_str().unwrap()]);
+    let other = session_text("same-path", 8);
+    std::fs::write(&file, &other).unwrap();
+    common::run(&two, &["import", file.to_str().unwrap()]);
+    assert_eq!(push(&one, &url, &["--origin", "alice"])["new"], 1);
+    assert_eq!(push(&two, &url, &["--origin", "bob"])["new"], 1);
+    assert_eq!(count(&url, "SELECT count(*) FROM sessions"), 2);
+    assert_eq!(count(&url, "SELECT count(*) FROM entries"), 13);
+    let (code, out, _) = sdb(&url, &["find", "--json", "same-path"]);
+    assert_eq!(code, 0);
+    let paths: Vec<String> = serde_json::from_str(&out).unwrap();
+    assert_eq!(paths.len(), 2);
+    let (code, _, err) = sdb(&url, &["export", "same-path"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("ambiguous") && err.contains("alice:") && err.contains("bob:"), "{err}");
+    let out = dir.path().join("out");
+    let tree = export_all(&url, &out);
+    assert_eq!(tree.len(), 2);
+    assert_eq!(tree.iter().find(|(p, _)| p.starts_with("bob")).unwrap().1, other.as_bytes());
+}
+
+#[test]
+fn concurrent_pushes_of_one_origin_take_turns() {
+    let Some(url) = server() else { return };
+    let url = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("s");
+    std::fs::create_dir_all(&folder).unwrap();
+    for i in 0..40 {
+        std::fs::write(folder.join(format!("{i}.jsonl")), session_text(&format!("conc-{i}"), 30)).unwrap();
+    }
+    let local = dir.path().join("local.sqlite");
+    common::run(&local, &["import", folder.to_str().unwrap()]);
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            common::bin()
+                .args(["--db", local.to_str().unwrap(), "push", "--to", &url, "--origin", "c", "--json"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut written = 0;
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+        written += s["lines"].as_u64().unwrap();
+    }
+    assert_eq!(written, 1200, "one push sent everything, the others nothing");
+    assert_eq!(count(&url, "SELECT count(*) FROM sessions"), 40);
+    assert_eq!(count(&url, "SELECT count(*) FROM entries"), 1200);
+}
+
+#[test]
+fn watch_pushes_a_change() {
+    let Some(url) = server() else { return };
+    let url = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("s");
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("w.jsonl");
+    std::fs::write(&file, session_text("watched", 3)).unwrap();
+    let local = dir.path().join("local.sqlite");
+    let mut child = common::bin()
+        .args(["--db", local.to_str().unwrap(), "push", "--to", &url, "--from", folder.to_str().unwrap()])
+        .args(["--origin", "w", "--watch", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let wait_for = |lines: i64| {
+        let held = || {
+            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+            // The schema appears with the first push.
+            c.query_one("SELECT coalesce(sum(last_seq), 0)::bigint FROM sessions", &[])
+                .map_or(0, |r| r.get::<_, i64>(0))
+        };
+        while held() != lines {
+            assert!(std::time::Instant::now() < deadline, "watch did not push {lines} lines in time");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    wait_for(3);
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str(&message(3, Some(2), "while watching"));
+    text.push('\n');
+    std::fs::write(&file, &text).unwrap();
+    wait_for(4);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(sdb(&url, &["export", "watched"]).1, text);
+}
+
+#[test]
+fn server_errors_are_one_line_naming_the_server_and_the_cause() {
+    let Some(url) = server() else { return };
+    let url = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("local.sqlite");
+    let file = dir.path().join("e.jsonl");
+    std::fs::write(&file, session_text("err-one", 2)).unwrap();
+    common::run(&local, &["import", file.to_str().unwrap()]);
+    let local = local.to_str().unwrap();
+    let one_line = |err: &str, want: &[&str]| {
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        for w in want {
+            assert!(err.contains(w), "{err:?} lacks {w:?}");
+        }
+    };
+
+    // Unreachable: a port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (code, _, err) = sdb(local, &["push", "--to", &format!("postgres://u:secret@127.0.0.1:{closed}/x")]);
+    assert_eq!(code, 2);
+    one_line(&err, &[&format!("127.0.0.1:{closed}/x"), "refused"]);
+    assert!(!err.contains("secret"));
+
+    // Wrong password.
+    let (user_pw, rest) = url.split_once('@').unwrap();
+    let user = user_pw.rsplit_once(':').unwrap().0;
+    let wrong = format!("{user}:not-the-password@{rest}");
+    let (code, _, err) = sdb(&wrong, &["list"]);
+    assert_eq!(code, 2);
+    one_line(&err, &["wrong credentials", rest.split('/').next().unwrap()]);
+    assert!(!err.contains("not-the-password"), "{err}");
+
+    // A schema newer than this sessiondb: nothing is written.
+    push(Path::new(local), &url, &["--origin", "e"]);
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.batch_execute(
+        "INSERT INTO refinery_schema_history (version, name, applied_on, checksum) \
+         VALUES (999, 'future', '2030-01-01', '0')",
+    )
+    .unwrap();
+    let before = count(&url, "SELECT count(*) FROM entries");
+    std::fs::write(&file, session_text("err-one", 4)).unwrap();
+    common::run(Path::new(local), &["import", file.to_str().unwrap()]);
+    for args in [&["push", "--to", &url][..], &["--db", &url, "list"]] {
+        let (code, _, err) = if args[0] == "push" { sdb(local, args) } else { sdb(&url, &args[2..]) };
+        assert_eq!(code, 2);
+        one_line(&err, &["schema version 999 is newer", "postgres://127.0.0.1:"]);
+    }
+    assert_eq!(count(&url, "SELECT count(*) FROM entries"), before);
+}
+
+#[test]
+fn commands_not_served_on_postgresql_refuse_in_one_line() {
+    let Some(url) = server() else { return };
+    for args in [&["stats"][..], &["search", "x"], &["recent"], &["import", "/nonexistent"], &["check"], &["rpc"]] {
+        let (code, out, err) = sdb(&url, args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(out.is_empty());
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains("not served yet on PostgreSQL"), "{args:?}: {err}");
+        assert!(!err.contains(url.split_once('@').unwrap().0.rsplit_once(':').unwrap().1), "password shown: {err}");
+    }
+    // Schemes sessiondb does not serve at all stay refused, and create nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, err) = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+        .current_dir(dir.path())
+        .args(["--db", "mysql://h/db", "list"])
+        .output()
+        .map(|o| (o.status.code().unwrap(), o.stdout, String::from_utf8_lossy(&o.stderr).into_owned()))
+        .unwrap();
+    assert_eq!(code, 2);
+    assert!(err.contains("does not serve mysql://"), "{err}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // push needs a local source.
+    let (code, _, err) = sdb(&url, &["push", "--to", &url]);
+    assert_eq!(code, 2);
+    assert!(err.contains("local SQLite database"), "{err}");
+}
+
+/// Every per-session and per-entry statement of the PostgreSQL store can be answered from an
+/// index (checked with sequential scans disabled: a plan that still scans has no index to use).
+#[test]
+fn per_session_queries_use_an_index() {
+    use sessiondb::internals::pg_store::{read, write};
+    let Some(url) = server() else { return };
+    let url = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("local.sqlite");
+    let file = dir.path().join("p.jsonl");
+    std::fs::write(&file, session_text("plans", 5)).unwrap();
+    common::run(&local, &["import", file.to_str().unwrap()]);
+    push(&local, &url, &["--origin", "p"]);
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.batch_execute("SET enable_seqscan = off").unwrap();
+    let text: &(dyn postgres::types::ToSql + Sync) = &"x";
+    let key: &(dyn postgres::types::ToSql + Sync) = &1i64;
+    let cases: [(&str, &str, Vec<&(dyn postgres::types::ToSql + Sync)>); 8] = [
+        ("in dir", read::SESSIONS_IN_DIR, vec![text]),
+        ("for cwd", read::SESSIONS_FOR_CWD, vec![text]),
+        ("by id", read::SESSIONS_BY_ID, vec![text]),
+        ("by id prefix", read::SESSIONS_BY_ID_PREFIX, vec![text, text]),
+        ("at path", read::SESSIONS_AT_PATH, vec![text]),
+        ("lines", read::SESSION_LINES, vec![key]),
+        ("origin", write::ORIGIN_SESSIONS, vec![text]),
+        ("drop lines", write::DELETE_LINES, vec![key]),
+    ];
+    for (what, sql, params) in cases {
+        let plan: Vec<String> =
+            c.query(&format!("EXPLAIN {sql}"), &params).unwrap().iter().map(|r| r.get::<_, String>(0)).collect();
+        let plan = plan.join("\n");
+        assert!(plan.contains("Index") && !plan.contains("Seq Scan"), "{what}: {plan}");
+    }
+}
