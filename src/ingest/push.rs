@@ -10,9 +10,9 @@
 //! sessions: the server never holds a session whose lines and hash disagree.
 
 use crate::error::Result;
+use crate::store::handle::Db;
 use crate::store::pg::{write, Server};
 use crate::store::replica::{self, LocalSession};
-use crate::store::handle::Db;
 use serde::Serialize;
 
 /// How to push.

@@ -101,13 +101,7 @@ fn text(v: rusqlite::types::ValueRef<'_>) -> Result<Option<&str>> {
 }
 
 /// Calls `f` with lines `from..=to` of session `sid`, in file order.
-pub fn lines(
-    db: &Db,
-    sid: i64,
-    from: i64,
-    to: i64,
-    mut f: impl FnMut(LocalLine<'_>) -> Result<()>,
-) -> Result<()> {
+pub fn lines(db: &Db, sid: i64, from: i64, to: i64, mut f: impl FnMut(LocalLine<'_>) -> Result<()>) -> Result<()> {
     if from > to {
         return Ok(());
     }
