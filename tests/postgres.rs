@@ -446,3 +446,120 @@ fn per_session_queries_use_an_index() {
         assert!(plan.contains("Index") && !plan.contains("Seq Scan"), "{what}: {plan}");
     }
 }
+
+/// The CA of the test server's certificate (`SESSIONDB_TEST_PG_CA`), or `None` (skip).
+fn server_ca() -> Option<String> {
+    match std::env::var("SESSIONDB_TEST_PG_CA") {
+        Ok(ca) if !ca.is_empty() => Some(ca),
+        _ if std::env::var_os("SESSIONDB_REQUIRE_PG").is_some() => {
+            panic!("SESSIONDB_REQUIRE_PG is set but SESSIONDB_TEST_PG_CA is not: .ci/postgres.sh made no CA")
+        }
+        _ => {
+            eprintln!("skipped: the test server has no TLS (SESSIONDB_TEST_PG_CA unset)");
+            None
+        }
+    }
+}
+
+fn with_params(url: &str, params: &str) -> String {
+    format!("{url}{}{params}", if url.contains('?') { '&' } else { '?' })
+}
+
+#[test]
+fn tls_modes_connect_verify_and_refuse_in_one_line() {
+    let Some(url) = server() else { return };
+    let Some(ca) = server_ca() else { return };
+    let url = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("local.sqlite");
+    std::fs::write(dir.path().join("t.jsonl"), session_text("tls-one", 30)).unwrap();
+    common::run(&local, &["import", dir.path().join("t.jsonl").to_str().unwrap()]);
+    let server_part = url.split_once('@').unwrap().1.to_string();
+    let host_port = server_part.split('/').next().unwrap().to_string();
+
+    // verify-full with the CA: the session goes up and comes back byte for byte.
+    let full = with_params(&url, &format!("sslmode=verify-full&sslrootcert={ca}"));
+    let first = push(&local, &full, &["--origin", "t"]);
+    assert_eq!((first["new"].as_u64(), first["lines"].as_u64()), (Some(1), Some(30)), "{first}");
+    let from_sqlite = export_all(local.to_str().unwrap(), &dir.path().join("sqlite"));
+    let from_pg = export_all(&full, &dir.path().join("pg"));
+    // The server's paths carry the origin; the bytes are the same.
+    assert_eq!(from_pg.len(), 1);
+    assert!(from_pg.values().eq(from_sqlite.values()), "the export over TLS differs from SQLite's");
+    // The connection really is encrypted.
+    let (code, out, err) = sdb(&full, &["list"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("tls-one"), "{out}");
+
+    // require (unverified, as libpq), disable, and the environment's PGSSLMODE/PGSSLROOTCERT.
+    for u in [
+        with_params(&url, "sslmode=require"),
+        with_params(&url, "sslmode=disable"),
+        with_params(&url, "sslmode=prefer"),
+    ] {
+        let (code, out, err) = sdb(&u, &["list"]);
+        assert_eq!(code, 0, "{u}: {err}");
+        assert!(out.contains("tls-one"), "{out}");
+    }
+    let out = common::bin()
+        .args(["--db", &url, "list"])
+        .env("PGSSLMODE", "verify-full")
+        .env("PGSSLROOTCERT", &ca)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let one_line = |err: &str, want: &[&str]| {
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        for w in want {
+            assert!(err.contains(w), "{err:?} lacks {w:?}");
+        }
+        assert!(!err.contains(url.split_once('@').unwrap().0.rsplit(':').next().unwrap()), "password shown: {err}");
+    };
+
+    // verify-full without the CA (the public roots do not know it): refused, naming the server.
+    let (code, _, err) = sdb(&with_params(&url, "sslmode=verify-full"), &["list"]);
+    assert_eq!(code, 2, "{err}");
+    one_line(&err, &[&host_port, "not trusted"]);
+    // The environment's PGSSLMODE alone does the same.
+    let out = common::bin().args(["--db", &url, "list"]).env("PGSSLMODE", "verify-ca").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    one_line(&String::from_utf8_lossy(&out.stderr), &[&host_port, "not trusted"]);
+
+    // A CA other than the server's: refused too, for require with a root certificate as well.
+    let wrong = dir.path().join("wrong-ca.crt");
+    let made = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=wrong CA", "-keyout"])
+        .arg(dir.path().join("wrong-ca.key"))
+        .arg("-out")
+        .arg(&wrong)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for mode in ["verify-full", "verify-ca", "require"] {
+        let u = with_params(&url, &format!("sslmode={mode}&sslrootcert={}", wrong.display()));
+        let (code, _, err) = sdb(&u, &["list"]);
+        assert_eq!(code, 2, "{mode}: {err}");
+        one_line(&err, &[&host_port, "not trusted"]);
+    }
+
+    // A server without TLS (it answers "N" to the TLS request): require refuses, naming it.
+    let plain = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = plain.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in plain.incoming().flatten() {
+            use std::io::{Read, Write};
+            let mut stream = stream;
+            let mut request = [0u8; 8];
+            if stream.read_exact(&mut request).is_ok() {
+                let _ = stream.write_all(b"N");
+            }
+        }
+    });
+    let (code, _, err) =
+        sdb(local.to_str().unwrap(), &["push", "--to", &format!("postgres://u:pw@127.0.0.1:{port}/x?sslmode=require")]);
+    assert_eq!(code, 2, "{err}");
+    one_line(&err, &[&format!("127.0.0.1:{port}/x"), "does not support TLS"]);
+}

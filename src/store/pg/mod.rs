@@ -4,10 +4,11 @@
 //! `embed_migrations!` walks its folder recursively, and that one holds SQLite's).
 
 pub mod read;
+pub mod tls;
 pub mod write;
 
 use crate::error::{Error, Result};
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, Config};
 
 mod embedded {
     refinery::embed_migrations!("src/store/pg/migrations");
@@ -113,19 +114,10 @@ fn without_password(url: &str) -> String {
 /// schema up to date. Each failure is one line naming the server and the cause.
 pub fn connect(url: &str) -> Result<Server> {
     let shown = without_password(url);
-    for tls_only in ["sslrootcert=", "sslmode=verify-", "sslcert=", "sslkey="] {
-        if url.contains(tls_only) {
-            return Err(server_error(
-                &shown,
-                "TLS certificate verification (sslmode=verify-ca/verify-full, sslrootcert) is not supported yet",
-            ));
-        }
-    }
+    let (url, tls) = tls::split(url).map_err(|e| server_error(&shown, e))?;
     let mut config: Config =
         url.parse().map_err(|e: postgres::Error| server_error(&shown, format!("not a PostgreSQL URL: {e}")))?;
-    if config.get_ssl_mode() == postgres::config::SslMode::Require {
-        return Err(server_error(&shown, "sslmode=require: TLS is not supported yet"));
-    }
+    config.ssl_mode(tls.ssl_mode());
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(std::time::Duration::from_secs(10));
     }
@@ -133,7 +125,12 @@ pub fn connect(url: &str) -> Result<Server> {
         config.application_name("sessiondb");
     }
     let name = display_name(&config);
-    let client = config.connect(NoTls).map_err(|e| server_error(&name, cause_of(&e)))?;
+    let connector = tls.connector().map_err(|e| server_error(&name, e))?;
+    let client = config.connect(connector).map_err(|e| {
+        let cause = cause_of(&e);
+        let host = name.trim_start_matches("postgres://").rsplit_once(':').map_or("", |(h, _)| h);
+        server_error(&name, tls::explain(&cause, host).unwrap_or(cause))
+    })?;
     let mut server = Server { client, name };
     check_server(&mut server)?;
     migrate(&mut server)?;
