@@ -38,7 +38,9 @@ pub mod internals {
     pub use crate::js::{canonical, collate, jstime};
     pub use crate::pi::{entries, ids, layout, migrate, projection, system};
     pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
-    pub use crate::store::{bulk, derive, extract, journal, keys, queries, sessions, signatures, stats, tokens, write};
+    pub use crate::store::{
+        bulk, derive, extract, journal, keys, queries, search_index, sessions, signatures, stats, tokens, write,
+    };
 
     /// Reading session files line by line.
     pub mod jsonl {

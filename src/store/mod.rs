@@ -10,6 +10,7 @@ pub mod files;
 pub mod journal;
 pub mod keys;
 pub mod queries;
+pub mod search_index;
 pub mod sessions;
 pub mod signatures;
 pub mod stats;
