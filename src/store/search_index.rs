@@ -405,7 +405,9 @@ pub struct Candidates {
     /// entries themselves; else copies at key + shift).
     sources: Vec<(usize, usize, i64)>,
     heap: std::collections::BinaryHeap<(i64, usize)>,
-    last: Option<i64>,
+    /// The last key given and the lines it was given with (a key comes once per line: a
+    /// run may name a key that holds another line, or its own).
+    last: Option<(i64, Vec<Option<i64>>)>,
 }
 
 impl Candidates {
@@ -479,11 +481,17 @@ impl Iterator for Candidates {
             if *hi > *lo {
                 self.heap.push((self.keys[*hi - 1] + *shift, i));
             }
-            if self.last == Some(key) {
-                continue;
+            let line = (key != owner).then_some(owner);
+            match &mut self.last {
+                Some((k, lines)) if *k == key => {
+                    if lines.contains(&line) {
+                        continue;
+                    }
+                    lines.push(line);
+                }
+                _ => self.last = Some((key, vec![line])),
             }
-            self.last = Some(key);
-            return Some((key, (key != owner).then_some(owner)));
+            return Some((key, line));
         }
     }
 }
