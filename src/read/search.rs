@@ -125,6 +125,19 @@ enum Plan {
 fn intersect(a: &[i64], b: &[i64]) -> Vec<i64> {
     let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     let mut out = Vec::with_capacity(small.len());
+    // Lists of like length: one merge pass; else a binary search per key of the small one.
+    if large.len() < small.len().saturating_mul(16) {
+        let mut j = 0;
+        for &k in small {
+            while j < large.len() && large[j] < k {
+                j += 1;
+            }
+            if large.get(j) == Some(&k) {
+                out.push(k);
+            }
+        }
+        return out;
+    }
     let mut rest = large;
     for &k in small {
         let i = rest.partition_point(|&x| x < k);
