@@ -297,6 +297,8 @@ fn a_database_indexed_at_schema_9_migrates_and_finds_the_same_hits() {
     let all = texts(&conn);
     let mut qs = queries(&all, 40, 5);
     qs.extend(["session-manager.ts", "中文", "the the"].map(String::from));
+    // A command line cannot hold NUL.
+    qs.retain(|q| !q.contains('\0'));
     for q in &qs {
         let (c1, want, e1) = common::run(&db, &["search", "--json", "--limit", "1000", "--", q]);
         let (c2, got, e2) = common::run(&old, &["search", "--json", "--limit", "1000", "--", q]);
