@@ -51,7 +51,7 @@ pub mod internals {
     pub use crate::pi::{entries, ids, layout, migrate, projection, system};
     pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
     pub use crate::store::{
-        bulk, derive, discovery, entries as entry_rows, extract, integrity, journal, keys, queries, sessions,
+        bulk, derive, discovery, entries as entry_rows, extract, integrity, journal, keys, search_index, sessions,
         signatures, stats, tokens, usage, write,
     };
 

@@ -286,8 +286,6 @@ const RUSQLITE_ALLOWED: &[(&str, &str)] = &[
     // The error type sits below the store and carries the backend's error, so that callers
     // can tell its cases apart (a second backend adds its own variant).
     ("error", "Error::Sqlite"),
-    // search: moved by the fts branch.
-    ("read::search", "the word index"),
 ];
 
 /// The library modules above `src/store/` that name rusqlite (its types, its macros) or take

@@ -7,7 +7,7 @@ use sessiondb::internals::discovery as d;
 use sessiondb::internals::entry_rows as e;
 use sessiondb::internals::extract as x;
 use sessiondb::internals::integrity as i;
-use sessiondb::internals::queries as q;
+use sessiondb::internals::search_index as si;
 use sessiondb::internals::sessions as ss;
 use sessiondb::internals::write as w;
 
@@ -61,13 +61,14 @@ const HOT: &[(&str, &str, &str)] = &[
     ("SESSION_LAST_SEQ", d::SESSION_LAST_SEQ, "USING INTEGER PRIMARY KEY (rowid=?)"),
     ("COPY_LIST_TEXT", sessiondb::internals::write::COPY_LIST_TEXT, "USING INTEGER PRIMARY KEY (rowid=?)"),
     ("DROP_LIST_TEXT", d::DROP_LIST_TEXT, "USING INTEGER PRIMARY KEY (rowid=?)"),
-    ("SEARCH_CANDIDATES", q::SEARCH_CANDIDATES, "VIRTUAL TABLE INDEX"),
-    ("SEARCH_ROW", q::SEARCH_ROW, "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"),
-    ("TERM_INSERT", q::TERM_INSERT, ""),
+    ("POSTINGS_OF", si::POSTINGS_OF, "SEARCH search_postings USING PRIMARY KEY (token=?)"),
+    ("TERMS_STARTING", si::TERMS_STARTING, "SEARCH search_terms USING PRIMARY KEY (term>? AND term<?)"),
+    ("COPY_RUNS_IN", si::COPY_RUNS_IN, "SEARCH search_copies USING PRIMARY KEY (owner_lo>? AND owner_lo<?)"),
+    ("HIT_ROW", si::HIT_ROW, "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"),
     ("COPY_ENTRIES", sessiondb::internals::write::COPY_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("COPY_TEXTS", w::COPY_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("COPY_USAGE", w::COPY_USAGE, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-    ("FTS_PENDING_BATCH", q::FTS_PENDING_BATCH, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("PENDING_BATCH", si::PENDING_BATCH, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
     ("CHECK_ENTRIES", i::CHECK_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("CHECK_SESSION", i::CHECK_SESSION, "USING INTEGER PRIMARY KEY"),
     ("COPY_PATH_RUN", w::COPY_PATH_RUN, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
@@ -130,8 +131,9 @@ fn hot_queries_are_not_prepared_again_when_run_again() {
     // again each time it is bound: a parse per path walk, per branched session, per lookup.
     let (_d, _p, conn) = common::temp_db();
     for (name, sql, _) in HOT {
-        // A search and a batch of the indexer's queue (thousands of texts) may: once each.
-        if matches!(*name, "SEARCH" | "FTS_PENDING_BATCH") {
+        // A batch of the indexer's queue (thousands of texts) and a query word's vocabulary
+        // range (once per word of a search) may.
+        if matches!(*name, "PENDING_BATCH" | "TERMS_STARTING") {
             continue;
         }
         let mut st = conn.sqlite().prepare(sql).unwrap();

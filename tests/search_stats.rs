@@ -44,12 +44,12 @@ fn setup() -> (tempfile::TempDir, std::path::PathBuf, sessiondb::db::Db) {
         let r = sessiondb::import::import_file(&mut conn, &p, None, Default::default());
         assert_eq!(r.status, sessiondb::import::FileStatus::Imported);
     }
-    search::catch_up(conn.sqlite_mut(), |_, _| {}).unwrap();
+    search::catch_up(&mut conn, |_, _| {}).unwrap();
     (dir, db, conn)
 }
 
 fn hits(conn: &sessiondb::db::Db, q: &str, f: SearchFilter) -> Vec<(String, String, String)> {
-    search::search(conn.sqlite(), q, &f)
+    search::search(conn, q, &f)
         .unwrap()
         .into_iter()
         .map(|h| (h.session_id, h.entry_id.unwrap_or_default(), h.role))
@@ -81,7 +81,7 @@ fn search_finds_substrings_cjk_and_tool_output() {
     assert_eq!(hits(&conn, "zebra", later).len(), 1);
     assert_eq!(hits(&conn, "42", any()), [("sess-a".into(), "a3".into(), "toolResult".into())], "short queries scan");
     assert!(hits(&conn, "\"; DROP TABLE entries; --", any()).is_empty(), "queries are text, not FTS syntax");
-    let snippet = &search::search(conn.sqlite(), "refused", &any()).unwrap()[0].snippet;
+    let snippet = &search::search(&conn, "refused", &any()).unwrap()[0].snippet;
     assert!(snippet.contains("[refused]"), "{snippet}");
 }
 

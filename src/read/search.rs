@@ -1,33 +1,22 @@
 //! Full-text search over every session: case-insensitive substrings in any script.
 //!
-//! The index (FTS5, contentless, no positions) holds each searchable entry's distinct word
-//! tokens (src/store/tokens.rs). A query is split into terms (words, or "quoted phrases"), all of
-//! which must occur. Each term names the tokens a matching entry must hold; a word the term
-//! cuts is looked up in the vocabulary of indexed tokens (a key range for a prefix, a scan
-//! otherwise). The index then streams candidates, newest first, and each candidate's text is
-//! checked for every term: hits are exactly the entries whose text contains every term. The
-//! hits are ranked by a BM25-like score computed on the text while checking it.
+//! The index (src/store/search_index.rs) holds, for each word token (src/store/tokens.rs),
+//! the keys of the entries holding it; a line shared by copies is indexed once. A query is
+//! split into terms (words, or "quoted phrases"), all of which must occur. Each term names
+//! the tokens a matching entry must hold; a word the term cuts is looked up in the vocabulary
+//! of indexed tokens (a key range for a prefix, a scan otherwise). The keys holding them all,
+//! with their copies, are the candidates, newest first; each candidate's text is checked for
+//! every term: hits are exactly the entries whose text contains every term. The hits are
+//! ranked by a BM25-like score computed on the text while checking it.
 
 use crate::error::{Error, Result};
 use crate::store::extract;
-use crate::store::queries;
-use crate::store::tokens::{self, Fit};
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use crate::store::handle::Db;
+use crate::store::search_index::{self, HitRow, RowFilter};
+use crate::store::tokens::{self, Fit, FxHasher};
 use serde::Serialize;
-
-/// Entries indexed per transaction while catching up: other writers get turns between
-/// batches, and FTS5's in-memory buffer of a transaction stays small.
-const INDEX_BATCH: i64 = 4000;
-
-/// Entries indexed in one catch-up after which the index is merged into one segment: a bulk
-/// build leaves one segment per batch, and a query word standing for hundreds of tokens
-/// looks each up in every segment (440 ms for `session-manager.ts` on 10,000 sessions,
-/// 25 ms once merged).
-const MERGE_AFTER: i64 = 20_000;
-
-/// Vocabulary tokens remembered while indexing (to skip inserting them again); forgotten
-/// when there are more, which bounds the memory an index build takes.
-const KNOWN_TERMS: usize = 500_000;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// Most vocabulary tokens a cut word may stand for in an index query; a word found inside
 /// more tokens than this (one or two letters) does not narrow the search.
@@ -91,69 +80,18 @@ pub struct SearchFilter {
 }
 
 /// Number of texts waiting to be indexed.
-pub fn pending(conn: &Connection) -> Result<i64> {
-    Ok(conn.query_row(queries::FTS_PENDING_COUNT, [], |r| r.get(0))?)
+pub fn pending(conn: &Db) -> Result<i64> {
+    search_index::pending(conn)
 }
 
 /// Empties the index and queues every searchable entry again (`sessiondb index --rebuild`).
-pub fn reset(conn: &mut Connection) -> Result<()> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    tx.execute(queries::FTS_DELETE_ALL, [])?;
-    tx.execute(queries::TERMS_DELETE_ALL, [])?;
-    tx.execute(queries::FTS_QUEUE_ALL, [])?;
-    tx.commit()?;
-    Ok(())
+pub fn reset(conn: &mut Db) -> Result<()> {
+    search_index::reset(conn)
 }
 
-/// Indexes every queued text, in batches; `progress(done, total)` after each batch.
-pub fn catch_up(conn: &mut Connection, mut progress: impl FnMut(i64, i64)) -> Result<i64> {
-    let total = pending(conn)?;
-    let mut done = 0;
-    let mut known = tokens::TokenSet::default();
-    let mut seen = tokens::TokenSet::default();
-    let mut doc = String::new();
-    loop {
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mut n = 0;
-        {
-            let mut batch = tx.prepare_cached(queries::FTS_PENDING_BATCH)?;
-            let mut insert = tx.prepare_cached(queries::FTS_INSERT)?;
-            let mut term = tx.prepare_cached(queries::TERM_INSERT)?;
-            let mut rows = batch.query([INDEX_BATCH])?;
-            while let Some(r) = rows.next()? {
-                n += 1;
-                let key: i64 = r.get(0)?;
-                let body = r.get_ref(1)?.as_str().unwrap_or_default();
-                let Some(text) = extract::text_of_line(body) else { continue };
-                doc.clear();
-                tokens::index_text(&text, &mut seen, &mut doc);
-                if doc.is_empty() {
-                    continue;
-                }
-                insert.execute(params![key, doc])?;
-                for t in doc.split(' ') {
-                    if !known.contains(t) {
-                        term.execute([t])?;
-                        known.insert(t.to_string());
-                    }
-                }
-            }
-            if known.len() > KNOWN_TERMS {
-                known.clear();
-            }
-        }
-        tx.execute(queries::FTS_DEQUEUE_BATCH, [INDEX_BATCH])?;
-        tx.commit()?;
-        if n == 0 {
-            break;
-        }
-        done += n;
-        progress(done, total);
-    }
-    if done >= MERGE_AFTER {
-        conn.execute(queries::FTS_OPTIMIZE, [])?;
-    }
-    Ok(done)
+/// Indexes every queued text; `progress(done, total)` after each batch.
+pub fn catch_up(conn: &mut Db, progress: impl FnMut(i64, i64)) -> Result<i64> {
+    search_index::catch_up(conn, progress)
 }
 
 /// The terms of a query, folded: words, or phrases in double quotes.
@@ -176,102 +114,151 @@ fn terms_of(query: &str) -> Vec<String> {
 enum Plan {
     /// Some term names a token no entry holds.
     Nothing,
-    /// Candidates from the index (an FTS5 expression).
-    Index(String),
+    /// Candidates from the index: the keys of the entries holding every token named (their
+    /// copies are candidates too).
+    Index(Vec<i64>),
     /// No term narrows the search: every entry is checked.
     Scan,
 }
 
-fn quoted(token: &str) -> String {
-    // Tokens hold no ASCII punctuation (src/tokens.rs), so no quote to double.
-    format!("\"{token}\"")
+/// The keys in both sorted lists.
+fn intersect(a: &[i64], b: &[i64]) -> Vec<i64> {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let mut out = Vec::with_capacity(small.len());
+    // Lists of like length: one merge pass; else a binary search per key of the small one.
+    if large.len() < small.len().saturating_mul(16) {
+        let mut j = 0;
+        for &k in small {
+            while j < large.len() && large[j] < k {
+                j += 1;
+            }
+            if large.get(j) == Some(&k) {
+                out.push(k);
+            }
+        }
+        return out;
+    }
+    let mut rest = large;
+    for &k in small {
+        let i = rest.partition_point(|&x| x < k);
+        rest = &rest[i..];
+        if rest.first() == Some(&k) {
+            out.push(k);
+        }
+    }
+    out
 }
 
-fn plan(conn: &Connection, terms: &[String]) -> Result<Plan> {
-    let mut parts = Vec::new();
+fn plan(conn: &Db, terms: &[String]) -> Result<Plan> {
+    // Whole tokens first, then the alternatives of cut words: each alternative's keys only
+    // narrow what the whole tokens left.
+    let mut exact = Vec::new();
+    let mut cut = Vec::new();
     for term in terms {
         for (token, fit) in tokens::term_tokens(term) {
             match fit {
-                Fit::Exact => parts.push(quoted(&token)),
-                Fit::Prefix | Fit::Suffix | Fit::Inside => {
-                    // A prefix query merges every matching token's list before the first row
-                    // comes out; the same tokens named one by one stream.
-                    let sql = if fit == Fit::Prefix { queries::TERMS_STARTING } else { queries::TERMS_CONTAINING };
-                    let mut st = conn.prepare_cached(sql)?;
-                    let found: Vec<String> = st
-                        .query_map(params![token, MAX_ALTERNATIVES as i64 + 1], |r| r.get(0))?
-                        .collect::<rusqlite::Result<_>>()?;
-                    if found.len() > MAX_ALTERNATIVES {
-                        continue;
-                    }
-                    let alternatives: Vec<String> = found
-                        .iter()
-                        .filter(|t| fit != Fit::Suffix || t.ends_with(token.as_str()))
-                        .map(|t| quoted(t))
-                        .collect();
-                    if alternatives.is_empty() {
-                        return Ok(Plan::Nothing);
-                    }
-                    parts.push(format!("({})", alternatives.join(" OR ")));
-                }
+                Fit::Exact => exact.push(token),
+                _ => cut.push((token, fit)),
             }
         }
     }
-    Ok(if parts.is_empty() { Plan::Scan } else { Plan::Index(parts.join(" AND ")) })
+    let mut lists: Vec<Vec<i64>> = Vec::new();
+    for t in &exact {
+        let keys = search_index::postings(conn, t)?;
+        if keys.is_empty() {
+            return Ok(Plan::Nothing);
+        }
+        lists.push(keys);
+    }
+    lists.sort_by_key(Vec::len);
+    let mut current: Option<Vec<i64>> = None;
+    for l in lists {
+        current = Some(match current {
+            None => l,
+            Some(c) => intersect(&c, &l),
+        });
+    }
+    for (token, fit) in cut {
+        // A prefix is a range of the vocabulary; other cut words scan it.
+        let found = if fit == Fit::Prefix {
+            search_index::terms_starting(conn, &token, MAX_ALTERNATIVES + 1)?
+        } else {
+            search_index::terms_containing(conn, &token, MAX_ALTERNATIVES + 1)?
+        };
+        if found.len() > MAX_ALTERNATIVES {
+            continue;
+        }
+        // The alternatives' keys together, then one pass against what is left (a pass per
+        // alternative cost 200 ms for `session-manager.ts` on 10,000 sessions).
+        let mut union = Vec::new();
+        for t in found.iter().filter(|t| fit != Fit::Suffix || t.ends_with(token.as_str())) {
+            union.extend(search_index::postings(conn, t)?);
+        }
+        union.sort_unstable();
+        union.dedup();
+        current = Some(match current {
+            Some(c) => intersect(&c, &union),
+            None => union,
+        });
+    }
+    Ok(match current {
+        None => Plan::Scan,
+        Some(keys) if keys.is_empty() => Plan::Nothing,
+        Some(keys) => Plan::Index(keys),
+    })
 }
 
 /// How many entries the index gives as candidates for `query` (the index only; every hit is
 /// among them). A query the index cannot narrow counts every indexed entry.
-pub fn match_count(conn: &Connection, query: &str) -> Result<i64> {
+pub fn match_count(conn: &Db, query: &str) -> Result<i64> {
     Ok(match plan(conn, &terms_of(query))? {
         Plan::Nothing => 0,
-        Plan::Index(expr) => conn.prepare_cached(queries::SEARCH_CANDIDATE_COUNT)?.query_row([expr], |r| r.get(0))?,
-        Plan::Scan => conn.query_row(queries::TEXT_COUNT, [], |r| r.get(0))?,
+        Plan::Index(keys) => search_index::Candidates::new(conn, keys)?.count() as i64,
+        Plan::Scan => search_index::text_count(conn)?,
     })
 }
 
 /// How many entries hold every token of `word` as a whole token (the index only, no
 /// vocabulary scan: how the bench picks a rare word).
-pub fn whole_word_count(conn: &Connection, word: &str) -> Result<i64> {
-    let parts: Vec<String> = tokens::term_tokens(word).iter().map(|(t, _)| quoted(t)).collect();
-    if parts.is_empty() {
-        return Ok(0);
+pub fn whole_word_count(conn: &Db, word: &str) -> Result<i64> {
+    let mut current: Option<Vec<i64>> = None;
+    for (t, _) in tokens::term_tokens(word) {
+        let keys = search_index::postings(conn, &t)?;
+        current = Some(match current {
+            None => keys,
+            Some(c) => intersect(&c, &keys),
+        });
     }
-    Ok(conn.prepare_cached(queries::SEARCH_CANDIDATE_COUNT)?.query_row([parts.join(" AND ")], |r| r.get(0))?)
+    match current {
+        Some(keys) if !keys.is_empty() => Ok(search_index::Candidates::new(conn, keys)?.count() as i64),
+        _ => Ok(0),
+    }
 }
 
-/// An entry that passed the filters, before its text is checked.
-struct Row {
-    key: i64,
-    hit: Hit,
-    body: String,
+/// A checked text: its snippet and rank when it holds every term.
+type Verdict = Option<(String, f64)>;
+
+fn hit_of(row: HitRow, (snippet, rank): (String, f64)) -> Hit {
+    Hit {
+        session_id: row.session_id,
+        session_file: row.session_file,
+        cwd: row.cwd,
+        entry_id: row.entry_id,
+        role: row.role,
+        timestamp: row.ts_ms,
+        snippet,
+        rank,
+    }
 }
 
-fn row_of(r: &rusqlite::Row<'_>, key: i64) -> rusqlite::Result<Row> {
-    Ok(Row {
-        key,
-        hit: Hit {
-            session_id: r.get(0)?,
-            session_file: r.get(1)?,
-            cwd: r.get(2)?,
-            entry_id: r.get(3)?,
-            role: r.get(4)?,
-            timestamp: r.get(5)?,
-            snippet: String::new(),
-            rank: 0.0,
-        },
-        body: r.get(6)?,
-    })
-}
-
-/// Checks an entry's text for every term; the hit with its snippet when it holds them all,
-/// its rank a BM25-like score of the terms' occurrences against the text's length (negated:
+/// Checks an entry's line for every term: its snippet and rank when it holds them all, the
+/// rank a BM25-like score of the terms' occurrences against the text's length (negated:
 /// lower is better).
-fn check(row: Row, terms: &[String]) -> Option<(i64, Hit)> {
+fn check(line: Option<&str>, terms: &[String]) -> Verdict {
     const K1: f64 = 1.2;
     const B: f64 = 0.75;
     const TYPICAL_LEN: f64 = 400.0;
-    let text = extract::text_of_line(&row.body)?;
+    let text = extract::text_of_line(line?)?;
     let folded = tokens::fold_str(&text);
     let len = folded.len() as f64;
     let mut score = 0.0;
@@ -282,51 +269,74 @@ fn check(row: Row, terms: &[String]) -> Option<(i64, Hit)> {
         }
         score += tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / TYPICAL_LEN));
     }
-    let snippet = snippet(&text, &folded, &terms[0])?;
-    Some((row.key, Hit { snippet, rank: -score, ..row.hit }))
+    let snippet = snippet(&text, &folded, terms)?;
+    Some((snippet, -score))
 }
 
-/// Calls `take` with each hit, newest stored first, until it returns false.
-fn each_hit(
-    conn: &Connection,
-    terms: &[String],
-    f: &SearchFilter,
-    skip: &dyn Fn(i64) -> bool,
-    mut take: impl FnMut(i64, Hit) -> bool,
-) -> Result<()> {
+/// What the caller of [`each_hit`] wants next.
+#[derive(PartialEq)]
+enum Next {
+    More,
+    /// No more hits of this hit's session.
+    SkipSession,
+    Stop,
+}
+
+/// Calls `take` with each hit, newest stored first, until it says stop.
+fn each_hit(conn: &Db, terms: &[String], f: &SearchFilter, mut take: impl FnMut(i64, Hit) -> Next) -> Result<()> {
+    let rf = RowFilter { cwd: f.cwd.as_deref(), role: f.role.as_deref(), since_ms: f.since_ms };
+    // Verdicts by the key of the line checked: the copies of a line share it.
+    let mut checked: HashMap<i64, Verdict, BuildHasherDefault<FxHasher>> = HashMap::default();
     match plan(conn, terms)? {
         Plan::Nothing => {}
-        Plan::Index(expr) => {
-            let mut candidates = conn.prepare_cached(queries::SEARCH_CANDIDATES)?;
-            let mut row = conn.prepare_cached(queries::SEARCH_ROW)?;
-            let mut keys = candidates.query([expr])?;
-            while let Some(k) = keys.next()? {
-                let key: i64 = k.get(0)?;
-                if skip(key) {
-                    continue;
-                }
-                let found = row.query_row(params![key, f.cwd, f.role, f.since_ms], |r| row_of(r, key)).optional()?;
-                if let Some((key, hit)) = found.and_then(|r| check(r, terms)) {
-                    if !take(key, hit) {
-                        break;
+        Plan::Index(keys) => {
+            let mut candidates = search_index::Candidates::new(conn, keys)?;
+            while let Some((key, owner)) = candidates.next() {
+                let line_key = owner.unwrap_or(key);
+                let known = checked.get(&line_key).cloned();
+                let Some(row) = search_index::hit_row(conn, key, owner, &rf, known.is_none())? else { continue };
+                let verdict = match known {
+                    Some(v) => v,
+                    None => {
+                        let v = check(row.line.as_deref(), terms);
+                        checked.insert(line_key, v.clone());
+                        v
                     }
+                };
+                let Some(v) = verdict else { continue };
+                match take(key, hit_of(row, v)) {
+                    Next::More => {}
+                    Next::SkipSession => candidates.skip_session(key >> 32),
+                    Next::Stop => break,
                 }
             }
         }
         Plan::Scan => {
-            let mut st = conn.prepare_cached(queries::SEARCH_SCAN)?;
-            let mut rows = st.query(params![f.cwd, f.role, f.since_ms])?;
-            while let Some(r) = rows.next()? {
-                let key: i64 = r.get(7)?;
-                if skip(key) {
-                    continue;
+            let mut skipped = None;
+            search_index::scan(conn, &rf, |key, line_key, row| {
+                if skipped == Some(key >> 32) {
+                    return true;
                 }
-                if let Some((key, hit)) = check(row_of(r, key)?, terms) {
-                    if !take(key, hit) {
-                        break;
+                let verdict = match checked.get(&line_key) {
+                    Some(v) => v.clone(),
+                    None => {
+                        let v = check(row.line.as_deref(), terms);
+                        if line_key != key {
+                            checked.insert(line_key, v.clone());
+                        }
+                        v
                     }
+                };
+                let Some(v) = verdict else { return true };
+                match take(key, hit_of(row, v)) {
+                    Next::More => true,
+                    Next::SkipSession => {
+                        skipped = Some(key >> 32);
+                        true
+                    }
+                    Next::Stop => false,
                 }
-            }
+            })?;
         }
     }
     Ok(())
@@ -354,14 +364,18 @@ fn by_rank(a: &Hit, b: &Hit) -> std::cmp::Ordering {
 /// phrase in double quotes) as a case-insensitive substring. Best matches first: the hits
 /// are ranked by how often the terms occur against the text's length, all of them, or the
 /// newest [`window`] when there are more.
-pub fn search(conn: &Connection, query: &str, f: &SearchFilter) -> Result<Vec<Hit>> {
+pub fn search(conn: &Db, query: &str, f: &SearchFilter) -> Result<Vec<Hit>> {
     let limit = if f.limit > 0 { usize::try_from(f.limit).unwrap_or(usize::MAX) } else { 20 };
     let terms = terms_checked(query)?;
     let mut hits = Vec::new();
     let most = window(limit).max(limit);
-    each_hit(conn, &terms, f, &|_| false, |_, h| {
+    each_hit(conn, &terms, f, |_, h| {
         hits.push(h);
-        hits.len() < most
+        if hits.len() < most {
+            Next::More
+        } else {
+            Next::Stop
+        }
     })?;
     hits.sort_by(by_rank);
     hits.truncate(limit);
@@ -371,7 +385,7 @@ pub fn search(conn: &Connection, query: &str, f: &SearchFilter) -> Result<Vec<Hi
 /// Searches as [`search`], one result per session: its best hit and how many of its entries
 /// match, sessions in the order of their best hits (of the newest `limit` sessions with
 /// hits).
-pub fn search_sessions(conn: &Connection, query: &str, f: &SearchFilter) -> Result<Vec<SessionHits>> {
+pub fn search_sessions(conn: &Db, query: &str, f: &SearchFilter) -> Result<Vec<SessionHits>> {
     let limit = if f.limit > 0 { usize::try_from(f.limit).unwrap_or(usize::MAX) } else { 20 };
     let terms = terms_checked(query)?;
     // Each listed session is checked whole: the newest `limit` sessions with hits (checking
@@ -381,9 +395,7 @@ pub fn search_sessions(conn: &Connection, query: &str, f: &SearchFilter) -> Resu
     // Hits come newest stored first, so a session's hits come together (a key's high half
     // is its session): the window closes at a session's end, with every session counted whole.
     let mut last_sid = None;
-    // A session whose hits reached MAX_COUNTED: its other candidates are not checked.
-    let full = std::cell::Cell::new(None);
-    each_hit(conn, &terms, f, &|key| full.get() == Some(key >> 32), |key, hit| {
+    each_hit(conn, &terms, f, |key, hit| {
         let sid = key >> 32;
         if last_sid == Some(sid) {
             if let Some(s) = out.last_mut() {
@@ -392,14 +404,15 @@ pub fn search_sessions(conn: &Connection, query: &str, f: &SearchFilter) -> Resu
                     s.best = hit;
                 }
                 if s.hits >= MAX_COUNTED {
+                    // Its other candidates are not checked.
                     s.more_hits = true;
-                    full.set(Some(sid));
+                    return Next::SkipSession;
                 }
             }
-            return true;
+            return Next::More;
         }
         if out.len() >= most {
-            return false;
+            return Next::Stop;
         }
         last_sid = Some(sid);
         out.push(SessionHits {
@@ -410,33 +423,57 @@ pub fn search_sessions(conn: &Connection, query: &str, f: &SearchFilter) -> Resu
             more_hits: false,
             best: hit,
         });
-        true
+        Next::More
     })?;
     out.sort_by(|a, b| by_rank(&a.best, &b.best));
     out.truncate(limit);
     Ok(out)
 }
 
-/// The text around the first match of `needle` (folded) in `text` (`folded` is `text`
-/// folded), the match in `[` `]`.
-fn snippet(text: &str, folded: &str, needle: &str) -> Option<String> {
+/// The text around the first match of the first term (`terms` folded; `folded` is `text`
+/// folded), every match of a term in it in `[` `]` (the first term's first, then the others
+/// where they do not overlap a mark).
+fn snippet(text: &str, folded: &str, terms: &[String]) -> Option<String> {
     const AROUND: usize = 60;
-    let at_byte = folded.find(needle)?;
+    let first = terms.first()?;
+    let at_byte = folded.find(first.as_str())?;
     // Folding maps each character to one character: positions in characters carry over.
     let at = folded[..at_byte].chars().count();
-    let n = needle.chars().count();
+    let n = first.chars().count();
     let chars: Vec<char> = text.chars().collect();
+    let fchars: Vec<char> = folded.chars().collect();
     let start = at.saturating_sub(AROUND);
     let end = (at + n + AROUND).min(chars.len());
+    let mut marks: Vec<(usize, usize)> = vec![(at, at + n)];
+    for t in terms {
+        let t: Vec<char> = t.chars().collect();
+        if t.is_empty() {
+            continue;
+        }
+        let mut i = start;
+        while i + t.len() <= end {
+            if fchars[i..i + t.len()] == t[..] && !marks.iter().any(|&(a, b)| i < b && a < i + t.len()) {
+                marks.push((i, i + t.len()));
+                i += t.len();
+            } else {
+                i += 1;
+            }
+        }
+    }
+    marks.sort_unstable();
     let mut out = String::new();
     if start > 0 {
         out.push('…');
     }
-    out.extend(&chars[start..at]);
-    out.push('[');
-    out.extend(&chars[at..at + n]);
-    out.push(']');
-    out.extend(&chars[at + n..end]);
+    let mut pos = start;
+    for (a, b) in marks {
+        out.extend(&chars[pos..a]);
+        out.push('[');
+        out.extend(&chars[a..b]);
+        out.push(']');
+        pos = b;
+    }
+    out.extend(&chars[pos..end]);
     if end < chars.len() {
         out.push('…');
     }

@@ -193,7 +193,7 @@ test("/search lists hits in the selector and choosing one resumes that session a
 	assert.match(pick.title, /^"zanzibar backoff": \d+ match/);
 	// Snippet, project, age and role on each line; the other project's session is among them.
 	const line = pick.options.find((o) => o.includes("We decided on"));
-	assert.match(line, /^ ?\d+\. \d+[smh] ago\s+alpha\s+assistant\s+We decided on \[zanzibar\] backoff/);
+	assert.match(line, /^ ?\d+\. \d+[smh] ago\s+alpha\s+assistant\s+We decided on \[zanzibar\] \[backoff\]/);
 	assert.ok(!pick.options.some((o) => /session_(search|read)/.test(o)), "the package's own tool traffic is left out");
 	assert.equal(where.title, "Resume where?");
 	const sm = P.runtime.session.sessionManager;

@@ -4,7 +4,8 @@
 use super::corpus::Corpus;
 use super::system;
 use super::timing::{measure, measure_with, RunPlan, Timing};
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::OptionalExtension;
+use sessiondb::db::Db;
 use sessiondb::discovery;
 use sessiondb::json::{self, Value};
 use sessiondb::manager::{NewSessionOptions, SessionManager};
@@ -118,7 +119,7 @@ pub fn branched_mid(db: &Path, source: &str, runs: u32) -> Result<Timing> {
 
 /// Builds the search index (first time: everything imported is queued). Returns
 /// (seconds, texts indexed, peak RSS MiB).
-pub fn build_search_index(conn: &mut Connection) -> Result<(f64, i64, Option<f64>)> {
+pub fn build_search_index(conn: &mut Db) -> Result<(f64, i64, Option<f64>)> {
     system::reset_peak_rss();
     let t = std::time::Instant::now();
     let n = search::catch_up(conn, |_, _| {})?;
@@ -128,14 +129,15 @@ pub fn build_search_index(conn: &mut Connection) -> Result<(f64, i64, Option<f64
 /// A word of the corpus that few texts contain: the words of 8 or more characters in texts
 /// spread over the corpus, with the fewest texts holding it as a whole word (at least one). Returns it with its
 /// match count.
-pub fn rare_word(conn: &Connection) -> Result<Option<(String, i64)>> {
+pub fn rare_word(db: &Db) -> Result<Option<(String, i64)>> {
+    let conn = db.sqlite();
     const SAMPLES: i64 = 40;
     const MAX_CANDIDATES: usize = 400;
     let (lo, hi): (Option<i64>, Option<i64>) =
-        conn.query_row(sessiondb::internals::queries::TEXT_KEY_RANGE, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        conn.query_row(sessiondb::internals::search_index::TEXT_KEY_RANGE, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
     let (Some(lo), Some(hi)) = (lo, hi) else { return Ok(None) };
     let mut candidates: Vec<String> = Vec::new();
-    let mut st = conn.prepare_cached(sessiondb::internals::queries::TEXT_LINE_FROM)?;
+    let mut st = conn.prepare_cached(sessiondb::internals::search_index::TEXT_LINE_FROM)?;
     for i in 0..SAMPLES {
         let from = lo + (hi - lo) / SAMPLES * i;
         let Some(body) = st.query_row([from], |r| r.get::<_, String>(0)).optional()? else { continue };
@@ -148,7 +150,7 @@ pub fn rare_word(conn: &Connection) -> Result<Option<(String, i64)>> {
     }
     let mut best: Option<(String, i64)> = None;
     for w in candidates {
-        let n = search::whole_word_count(conn, &w)?;
+        let n = search::whole_word_count(db, &w)?;
         if n > 0 && best.as_ref().is_none_or(|(_, m)| n < *m) {
             best = Some((w, n));
         }
@@ -157,14 +159,14 @@ pub fn rare_word(conn: &Connection) -> Result<Option<(String, i64)>> {
 }
 
 /// A search for `word` (top 20 hits, snippets included).
-pub fn search_word(conn: &Connection, word: &str, runs: u32) -> Result<(Timing, usize)> {
+pub fn search_word(conn: &Db, word: &str, runs: u32) -> Result<(Timing, usize)> {
     measure(RunPlan::fast(runs), |_| {
         Ok(search::search(conn, word, &SearchFilter { limit: 20, ..SearchFilter::default() })?.len())
     })
 }
 
 /// `search --sessions` for `word` (top 20 sessions).
-pub fn search_sessions(conn: &Connection, word: &str, runs: u32) -> Result<(Timing, usize)> {
+pub fn search_sessions(conn: &Db, word: &str, runs: u32) -> Result<(Timing, usize)> {
     measure(RunPlan::fast(runs), |_| {
         Ok(search::search_sessions(conn, word, &SearchFilter { limit: 20, ..SearchFilter::default() })?.len())
     })

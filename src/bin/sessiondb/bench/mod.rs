@@ -130,24 +130,24 @@ pub fn run(opts: &BenchOptions, log: &mut dyn FnMut(&str)) -> Result<Report> {
     peak = phase_peak(peak, log);
 
     log("search: building the index, then a rare word");
-    let (secs, texts, index_peak) = api_figures::build_search_index(conn.sqlite_mut())?;
+    let (secs, texts, index_peak) = api_figures::build_search_index(&mut conn)?;
     r.search_index_seconds = round(secs);
     r.search_index_texts = Some(texts as u64);
     r.search_index_peak_rss_mib = index_peak.and_then(round);
-    if let Some((word, hits)) = api_figures::rare_word(conn.sqlite())? {
-        let (t, _) = api_figures::search_word(conn.sqlite(), &word, opts.runs)?;
+    if let Some((word, hits)) = api_figures::rare_word(&conn)? {
+        let (t, _) = api_figures::search_word(&conn, &word, opts.runs)?;
         r.search_ms = round(t.median());
         r.search_word = Some(word);
         r.search_word_texts = Some(hits.unsigned_abs());
     }
     // A term in every session and in each of (e)'s appended messages.
-    let (t, _) = api_figures::search_word(conn.sqlite(), "session-manager.ts", opts.runs)?;
+    let (t, _) = api_figures::search_word(&conn, "session-manager.ts", opts.runs)?;
     r.search_common_ms = round(t.median());
-    let (t, _) = api_figures::search_word(conn.sqlite(), "original file", opts.runs)?;
+    let (t, _) = api_figures::search_word(&conn, "original file", opts.runs)?;
     r.search_two_words_ms = round(t.median());
-    let (t, _) = api_figures::search_word(conn.sqlite(), "日本語", opts.runs)?;
+    let (t, _) = api_figures::search_word(&conn, "日本語", opts.runs)?;
     r.search_cjk_ms = round(t.median());
-    let (t, _) = api_figures::search_sessions(conn.sqlite(), "session-manager.ts", opts.runs)?;
+    let (t, _) = api_figures::search_sessions(&conn, "session-manager.ts", opts.runs)?;
     r.search_sessions_ms = round(t.median());
 
     log("sync: first sync, no-change re-sync, one appended line");

@@ -85,6 +85,6 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
         );
     }
     // The search index keeps up with the import (no separate step to know about).
-    super::search::catch_up(conn.sqlite_mut())?;
+    super::search::catch_up(&mut conn)?;
     Ok(if summary.failures > 0 { 1 } else { 0 })
 }

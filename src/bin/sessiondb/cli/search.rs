@@ -68,7 +68,7 @@ pub fn parse_when(s: &str) -> anyhow::Result<i64> {
         .ok_or_else(|| anyhow::anyhow!("{s:?} is too far back"))
 }
 
-pub(super) fn catch_up(conn: &mut rusqlite::Connection) -> anyhow::Result<i64> {
+pub(super) fn catch_up(conn: &mut sessiondb::db::Db) -> anyhow::Result<i64> {
     let pending = search::pending(conn)?;
     let bar = output::progress_bar(if pending > 50_000 { pending as u64 } else { 0 }, "indexing");
     let n = search::catch_up(conn, |done, _| bar.set_position(done as u64))?;
@@ -78,7 +78,7 @@ pub(super) fn catch_up(conn: &mut rusqlite::Connection) -> anyhow::Result<i64> {
 
 pub fn run_search(db: &Path, a: SearchArgs) -> anyhow::Result<i32> {
     let mut conn = sessiondb::db::open_existing(db)?;
-    catch_up(conn.sqlite_mut())?;
+    catch_up(&mut conn)?;
     let filter = SearchFilter {
         cwd: a.cwd.map(|c| sessiondb::internals::layout::resolve_path(&c).to_string_lossy().into_owned()),
         role: a.role,
@@ -86,7 +86,7 @@ pub fn run_search(db: &Path, a: SearchArgs) -> anyhow::Result<i32> {
         limit: a.limit,
     };
     if a.sessions {
-        let found = search::search_sessions(conn.sqlite(), &a.query, &filter)?;
+        let found = search::search_sessions(&conn, &a.query, &filter)?;
         if a.json {
             output::print_json(&found)?;
         } else {
@@ -112,7 +112,7 @@ pub fn run_search(db: &Path, a: SearchArgs) -> anyhow::Result<i32> {
         }
         return Ok(if found.is_empty() { 1 } else { 0 });
     }
-    let hits = search::search(conn.sqlite(), &a.query, &filter)?;
+    let hits = search::search(&conn, &a.query, &filter)?;
     if a.json {
         output::print_json(&hits)?;
     } else {
@@ -140,9 +140,9 @@ pub fn run_index(db: &Path, a: IndexArgs) -> anyhow::Result<i32> {
     let mut conn = sessiondb::db::open_existing(db)?;
     let started = std::time::Instant::now();
     if a.rebuild {
-        search::reset(conn.sqlite_mut())?;
+        search::reset(&mut conn)?;
     }
-    let n = catch_up(conn.sqlite_mut())?;
+    let n = catch_up(&mut conn)?;
     let refreshed = sessiondb::discovery::refresh_list_texts(&mut conn)?;
     let secs = started.elapsed().as_secs_f64();
     if a.json {

@@ -81,7 +81,7 @@ fn sync_files(conn: &mut sessiondb::db::Db, dir: &Path, files: &[PathBuf], json:
     }
     let mut s = SyncSummary::default();
     sync::sync_paths(conn, &dir, &paths, &mut s)?;
-    super::search::catch_up(conn.sqlite_mut())?;
+    super::search::catch_up(conn)?;
     s.seconds = started.elapsed().as_secs_f64();
     report(&s, json)?;
     Ok(if s.failures > 0 { 1 } else { 0 })
@@ -103,7 +103,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
     })?;
     bar.finish_and_clear();
     // The search index keeps up with the sync (no separate step to know about).
-    super::search::catch_up(conn.sqlite_mut())?;
+    super::search::catch_up(&mut conn)?;
     if !a.watch {
         report(&first, a.json)?;
         return Ok(if first.failures > 0 { 1 } else { 0 });
@@ -149,7 +149,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
             last_scan = Instant::now();
         }
         if s.entries_added + s.new + s.rewritten > 0 {
-            super::search::catch_up(conn.sqlite_mut())?;
+            super::search::catch_up(&mut conn)?;
         }
         if s.entries_added + s.new + s.rewritten + s.missing + s.failures > 0 && !a.json {
             report(&s, false)?;

@@ -1,0 +1,603 @@
+//! The search index and every statement search runs (migration V10).
+//!
+//! For each word token (src/store/tokens.rs), the keys of the entries holding it: sorted,
+//! delta-encoded as varints, one row per token and build batch (`search_postings`), plus a
+//! vocabulary of tokens (`search_terms`) for words a query cuts. A build reads the queue
+//! (`fts_pending`), tokenizes the texts on several threads, gathers postings in memory and
+//! writes them in token order when the memory bound is reached or the queue is empty.
+//!
+//! A line shared by forks and branched sessions (a row holding `''` and its owner's key in
+//! `body_key`) is indexed once, under its owner's key; the copies are recorded as runs
+//! (`search_copies`: owner keys `lo..=hi` have copies at key + shift) and added to the
+//! candidates at query time. Deleted entries stay in the postings (their rows are gone, so
+//! [`hit_row`] finds nothing) until deletions reach half of what was indexed: then the next
+//! catch-up rebuilds.
+
+use crate::error::Result;
+use crate::store::extract;
+use crate::store::handle::Db;
+use crate::store::tokens::{self, FxHasher};
+use rusqlite::{named_params, Connection, OptionalExtension, TransactionBehavior};
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+const PENDING_COUNT: &str = "SELECT count(*) FROM fts_pending";
+
+/// The next `:n` queued entries after key `:after`: the owner of a copy's line, and the line
+/// of an entry holding its own (entries gone since they were queued give neither).
+pub const PENDING_BATCH: &str = "SELECT p.key, e.body_key, CASE WHEN e.body_key IS NULL THEN e.body END \
+    FROM (SELECT key FROM fts_pending WHERE key > :after ORDER BY key LIMIT :n) p \
+    LEFT JOIN entries e ON e.key = p.key ORDER BY p.key";
+
+const PENDING_IN_RANGE: &str = "SELECT count(*) FROM fts_pending WHERE key BETWEEN :lo AND :hi";
+const DEQUEUE_RANGE: &str = "DELETE FROM fts_pending WHERE key BETWEEN :lo AND :hi";
+const DEQUEUE_ONE: &str = "DELETE FROM fts_pending WHERE key = :key";
+const QUEUE_ALL: &str = "INSERT OR IGNORE INTO fts_pending (key) SELECT key FROM texts";
+
+const POSTINGS_INSERT: &str =
+    "INSERT OR REPLACE INTO search_postings (token, batch, keys) VALUES (:token, :batch, :keys)";
+const TERM_INSERT: &str = "INSERT OR IGNORE INTO search_terms (term) VALUES (:term)";
+const COPIES_INSERT: &str = "INSERT OR IGNORE INTO search_copies (owner_lo, owner_hi, shift) VALUES (:lo, :hi, :shift)";
+
+const META_GET: &str = "SELECT value FROM search_meta WHERE name = :name";
+const META_ADD: &str = "UPDATE search_meta SET value = value + :by WHERE name = :name";
+const META_RESET: &str = "UPDATE search_meta SET value = 0";
+
+const DELETE_POSTINGS: &str = "DELETE FROM search_postings";
+const DELETE_TERMS: &str = "DELETE FROM search_terms";
+const DELETE_COPIES: &str = "DELETE FROM search_copies";
+
+/// The key lists of `:token` (one per build batch).
+pub const POSTINGS_OF: &str = "SELECT keys FROM search_postings WHERE token = :token";
+
+/// Vocabulary tokens containing `:part` (at most `:n`): a scan of the vocabulary, done for
+/// query words that may be cut at their start.
+pub const TERMS_CONTAINING: &str = "SELECT term FROM search_terms WHERE instr(term, :part) > 0 LIMIT :n";
+
+/// Vocabulary tokens starting with `:part` (at most `:n`): a range of the vocabulary's key.
+pub const TERMS_STARTING: &str =
+    "SELECT term FROM search_terms WHERE term >= :part AND term < :part || char(1114111) LIMIT :n";
+
+/// Runs of copies of lines of the sessions whose keys lie in `:lo..=:hi`.
+pub const COPY_RUNS_IN: &str = "SELECT owner_lo, owner_hi, shift FROM search_copies WHERE owner_lo BETWEEN :lo AND :hi";
+
+/// Every run of copies.
+pub const COPY_RUNS_ALL: &str = "SELECT owner_lo, owner_hi, shift FROM search_copies";
+
+/// A searchable entry `:key` with what a hit shows, if it passes the filters (`:cwd`, `:role`,
+/// `:since` ms) and holds its own line (`:owner` NULL) or a copy of `:owner`'s; its line only
+/// when `:with_line`.
+pub const HIT_ROW: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, \
+        CASE WHEN :with_line THEN (SELECT o.body FROM entries o WHERE o.key = coalesce(e.body_key, e.key)) END \
+    FROM texts t JOIN sessions s ON s.sid = t.session JOIN entries e ON e.key = t.key \
+    WHERE t.key = :key AND e.body_key IS :owner \
+        AND (:cwd IS NULL OR s.cwd = :cwd) AND (:role IS NULL OR t.role = :role) AND (:since IS NULL OR t.ts_ms >= :since)";
+
+/// Every searchable entry passing the filters, newest stored first, with its line (whose
+/// key is the last column): the scan for queries the index cannot narrow (punctuation only,
+/// one or two letters found in too many words).
+pub const SCAN: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, \
+        CASE WHEN e.body_key IS NULL THEN e.body ELSE (SELECT o.body FROM entries o WHERE o.key = e.body_key) END, \
+        t.key, coalesce(e.body_key, e.key) \
+    FROM texts t JOIN sessions s ON s.sid = t.session JOIN entries e ON e.key = t.key \
+    WHERE (:cwd IS NULL OR s.cwd = :cwd) AND (:role IS NULL OR t.role = :role) AND (:since IS NULL OR t.ts_ms >= :since) \
+    ORDER BY t.key DESC";
+
+const TEXT_COUNT: &str = "SELECT count(*) FROM texts";
+
+/// Queued entries read per batch (their lines are in memory together).
+const READ_BATCH: i64 = 2000;
+
+/// Memory the postings gathered in memory may take before they are written (bytes, an
+/// estimate): what bounds a build's peak.
+const FLUSH_BYTES: usize = 96 << 20;
+
+/// Deleted entries below which the index is never rebuilt for them.
+const REBUILD_MIN_DELETED: i64 = 10_000;
+
+/// Number of entries waiting to be indexed.
+pub fn pending(db: &Db) -> Result<i64> {
+    let conn = db.conn();
+    Ok(conn.query_row(PENDING_COUNT, [], |r| r.get(0))?)
+}
+
+/// Number of searchable entries.
+pub fn text_count(db: &Db) -> Result<i64> {
+    let conn = db.conn();
+    Ok(conn.query_row(TEXT_COUNT, [], |r| r.get(0))?)
+}
+
+/// Empties the index and queues every searchable entry again.
+pub fn reset(db: &mut Db) -> Result<()> {
+    let conn = &mut db.0;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    tx.execute(DELETE_POSTINGS, [])?;
+    tx.execute(DELETE_TERMS, [])?;
+    tx.execute(DELETE_COPIES, [])?;
+    tx.execute(META_RESET, [])?;
+    tx.execute(QUEUE_ALL, [])?;
+    tx.commit()?;
+    Ok(())
+}
+
+fn meta(conn: &Connection, name: &str) -> Result<i64> {
+    Ok(conn.prepare_cached(META_GET)?.query_row(named_params! {":name": name}, |r| r.get(0)).optional()?.unwrap_or(0))
+}
+
+/// Appends `v` to `out` as a varint (7 bits a byte, low first).
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Appends the keys of a posting blob to `out` (ascending within the blob).
+fn decode_into(blob: &[u8], out: &mut Vec<i64>) {
+    let mut key: u64 = 0;
+    let mut v: u64 = 0;
+    let mut shift = 0;
+    for &b in blob {
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            key = key.wrapping_add(v);
+            out.push(key as i64);
+            v = 0;
+            shift = 0;
+        } else {
+            shift += 7;
+        }
+    }
+}
+
+/// One token's keys being gathered: the last key added (each entry counts once) and the
+/// encoded gaps.
+#[derive(Default)]
+struct Posting {
+    last: u64,
+    bytes: Vec<u8>,
+}
+
+type Postings = HashMap<Box<str>, Posting, BuildHasherDefault<FxHasher>>;
+
+/// A run of copies being gathered (see `search_copies`).
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    lo: i64,
+    hi: i64,
+    shift: i64,
+}
+
+/// What a build has gathered and not yet written.
+#[derive(Default)]
+struct Gathered {
+    postings: Postings,
+    bytes: usize,
+    runs: Vec<Run>,
+    open_run: Option<Run>,
+    /// Queued keys read (to dequeue at the write), ascending.
+    keys: Vec<i64>,
+}
+
+impl Gathered {
+    fn add_tokens(&mut self, key: i64, doc: &str) {
+        let k = key as u64;
+        for t in doc.split(' ').filter(|t| !t.is_empty()) {
+            if let Some(p) = self.postings.get_mut(t) {
+                if p.last == k {
+                    continue;
+                }
+                let before = p.bytes.capacity();
+                put_varint(&mut p.bytes, k.wrapping_sub(p.last));
+                p.last = k;
+                self.bytes += p.bytes.capacity() - before;
+            } else {
+                let mut p = Posting { last: k, bytes: Vec::with_capacity(4) };
+                put_varint(&mut p.bytes, k);
+                // The token, the map's slot and the vector: about 64 bytes besides the token.
+                self.bytes += t.len() + 64 + p.bytes.capacity();
+                self.postings.insert(t.into(), p);
+            }
+        }
+    }
+
+    fn add_copy(&mut self, copy: i64, owner: i64) {
+        let shift = copy - owner;
+        if let Some(r) = &mut self.open_run {
+            if r.shift == shift && owner > r.hi && owner >> 32 == r.hi >> 32 {
+                r.hi = owner;
+                return;
+            }
+            self.runs.push(*r);
+        }
+        self.open_run = Some(Run { lo: owner, hi: owner, shift });
+    }
+
+    fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Writes everything gathered and dequeues the keys read, in one transaction.
+    fn write(&mut self, conn: &mut Connection) -> Result<()> {
+        if let Some(r) = self.open_run.take() {
+            self.runs.push(r);
+        }
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        {
+            let batch = meta(&tx, "batch")? + 1;
+            let mut tokens: Vec<(Box<str>, Posting)> = std::mem::take(&mut self.postings).into_iter().collect();
+            tokens.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            let mut insert = tx.prepare_cached(POSTINGS_INSERT)?;
+            let mut term = tx.prepare_cached(TERM_INSERT)?;
+            for (token, p) in &tokens {
+                insert.execute(named_params! {":token": &**token, ":batch": batch, ":keys": p.bytes})?;
+                term.execute(named_params! {":term": &**token})?;
+            }
+            drop(tokens);
+            let mut copies = tx.prepare_cached(COPIES_INSERT)?;
+            for r in &self.runs {
+                copies.execute(named_params! {":lo": r.lo, ":hi": r.hi, ":shift": r.shift})?;
+            }
+            // The keys read, unless another writer queued or dropped keys among them meanwhile:
+            // then one by one.
+            if let (Some(&lo), Some(&hi)) = (self.keys.first(), self.keys.last()) {
+                let now: i64 = tx
+                    .prepare_cached(PENDING_IN_RANGE)?
+                    .query_row(named_params! {":lo": lo, ":hi": hi}, |r| r.get(0))?;
+                if now == self.keys.len() as i64 {
+                    tx.prepare_cached(DEQUEUE_RANGE)?.execute(named_params! {":lo": lo, ":hi": hi})?;
+                } else {
+                    let mut one = tx.prepare_cached(DEQUEUE_ONE)?;
+                    for k in &self.keys {
+                        one.execute(named_params! {":key": k})?;
+                    }
+                }
+            }
+            let mut add = tx.prepare_cached(META_ADD)?;
+            add.execute(named_params! {":by": 1, ":name": "batch"})?;
+            add.execute(named_params! {":by": self.keys.len() as i64, ":name": "indexed"})?;
+        }
+        tx.commit()?;
+        self.runs.clear();
+        self.keys.clear();
+        self.bytes = 0;
+        Ok(())
+    }
+}
+
+/// A queued entry read: its key, and its line's owner (a copy) or its line.
+enum Queued {
+    Copy(i64, i64),
+    Line(i64, String),
+    Gone(i64),
+}
+
+fn read_batch(conn: &Connection, after: i64) -> Result<Vec<Queued>> {
+    let mut st = conn.prepare_cached(PENDING_BATCH)?;
+    let mut rows = st.query(named_params! {":after": after, ":n": READ_BATCH})?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let key: i64 = r.get(0)?;
+        let owner: Option<i64> = r.get(1)?;
+        let line: Option<String> = r.get(2)?;
+        out.push(match (owner, line) {
+            (Some(o), _) => Queued::Copy(key, o),
+            (None, Some(l)) => Queued::Line(key, l),
+            (None, None) => Queued::Gone(key),
+        });
+    }
+    Ok(out)
+}
+
+/// The distinct tokens of each line (space-separated), computed on `threads` threads.
+fn tokenize(lines: &[(i64, &str)], threads: usize) -> Vec<String> {
+    fn one(line: &str, seen: &mut tokens::TokenSet) -> String {
+        let mut doc = String::new();
+        if let Some(text) = extract::text_of_line(line) {
+            tokens::index_text(&text, seen, &mut doc);
+        }
+        doc
+    }
+    let chunk = lines.len().div_ceil(threads.max(1)).max(1);
+    if threads <= 1 || lines.len() < 64 {
+        let mut seen = tokens::TokenSet::default();
+        return lines.iter().map(|(_, l)| one(l, &mut seen)).collect();
+    }
+    std::thread::scope(|s| {
+        let handles: Vec<_> = lines
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    let mut seen = tokens::TokenSet::default();
+                    part.iter().map(|(_, l)| one(l, &mut seen)).collect::<Vec<String>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+    })
+}
+
+/// Indexes every queued entry; `progress(done, total)` after each batch read. Rebuilds the
+/// whole index first when deletions reached half of what it holds.
+pub fn catch_up(db: &mut Db, mut progress: impl FnMut(i64, i64)) -> Result<i64> {
+    let deleted = meta(db.conn(), "deleted")?;
+    if deleted >= REBUILD_MIN_DELETED && deleted * 2 >= meta(db.conn(), "indexed")? {
+        reset(db)?;
+    }
+    let total = pending(db)?;
+    let conn = &mut db.0;
+    if total == 0 {
+        return Ok(0);
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let mut g = Gathered::default();
+    let mut done = 0;
+    let mut after = i64::MIN;
+    loop {
+        let batch = read_batch(conn, after)?;
+        let Some(last) = batch.last() else { break };
+        after = match last {
+            Queued::Copy(k, _) | Queued::Line(k, _) | Queued::Gone(k) => *k,
+        };
+        let mut lines: Vec<(i64, &str)> = Vec::new();
+        for q in &batch {
+            match q {
+                Queued::Copy(k, o) => {
+                    g.add_copy(*k, *o);
+                    g.keys.push(*k);
+                }
+                Queued::Line(k, l) => {
+                    lines.push((*k, l));
+                    g.keys.push(*k);
+                }
+                Queued::Gone(k) => g.keys.push(*k),
+            }
+        }
+        for ((k, _), doc) in lines.iter().zip(tokenize(&lines, threads)) {
+            g.add_tokens(*k, &doc);
+        }
+        done += batch.len() as i64;
+        progress(done, total);
+        if g.bytes >= FLUSH_BYTES {
+            g.write(conn)?;
+        }
+    }
+    if !g.is_empty() {
+        g.write(conn)?;
+    }
+    Ok(done)
+}
+
+/// The keys of the entries holding `token`, ascending.
+pub fn postings(db: &Db, token: &str) -> Result<Vec<i64>> {
+    let conn = db.conn();
+    let mut st = conn.prepare_cached(POSTINGS_OF)?;
+    let mut rows = st.query(named_params! {":token": token})?;
+    let mut out = Vec::new();
+    let mut parts = 0;
+    while let Some(r) = rows.next()? {
+        if let rusqlite::types::ValueRef::Blob(b) = r.get_ref(0)? {
+            decode_into(b, &mut out);
+            parts += 1;
+        }
+    }
+    if parts > 1 {
+        out.sort_unstable();
+        out.dedup();
+    }
+    Ok(out)
+}
+
+/// Vocabulary tokens starting with `part` (at most `n`).
+pub fn terms_starting(db: &Db, part: &str, n: usize) -> Result<Vec<String>> {
+    let conn = db.conn();
+    let mut st = conn.prepare_cached(TERMS_STARTING)?;
+    let found = st.query_map(named_params! {":part": part, ":n": n as i64}, |r| r.get(0))?;
+    Ok(found.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Vocabulary tokens containing `part` (at most `n`).
+pub fn terms_containing(db: &Db, part: &str, n: usize) -> Result<Vec<String>> {
+    let conn = db.conn();
+    let mut st = conn.prepare_cached(TERMS_CONTAINING)?;
+    let found = st.query_map(named_params! {":part": part, ":n": n as i64}, |r| r.get(0))?;
+    Ok(found.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Candidates from the index: entries holding their own line (sorted keys), and the copies
+/// of those lines, newest stored first.
+pub struct Candidates {
+    keys: Vec<i64>,
+    /// Per source: the keys' index range still to give (`lo..hi`) and the shift (0: the
+    /// entries themselves; else copies at key + shift).
+    sources: Vec<(usize, usize, i64)>,
+    heap: std::collections::BinaryHeap<(i64, usize)>,
+    /// The last key given and the lines it was given with (a key comes once per line: a
+    /// run may name a key that holds another line, or its own).
+    last: Option<(i64, Vec<Option<i64>>)>,
+}
+
+impl Candidates {
+    /// The candidates for the entries `keys` (ascending) and their copies.
+    pub fn new(db: &Db, keys: Vec<i64>) -> Result<Self> {
+        let conn = db.conn();
+        let mut sources = vec![(0, keys.len(), 0)];
+        if let Some(&last) = keys.last() {
+            let mut add = |lo: i64, hi: i64, shift: i64| {
+                let a = keys.partition_point(|&k| k < lo);
+                let b = keys.partition_point(|&k| k <= hi);
+                if a < b {
+                    sources.push((a, b, shift));
+                }
+            };
+            // Few sessions: their runs by key; else all of them.
+            let mut sids: Vec<i64> = keys.iter().map(|k| k >> 32).collect();
+            sids.dedup();
+            let mut read = |st: &mut rusqlite::CachedStatement<'_>, p: &[(&str, &dyn rusqlite::ToSql)]| -> Result<()> {
+                let mut rows = st.query(p)?;
+                while let Some(r) = rows.next()? {
+                    add(r.get(0)?, r.get(1)?, r.get(2)?);
+                }
+                Ok(())
+            };
+            if sids.len() <= 32 {
+                let mut st = conn.prepare_cached(COPY_RUNS_IN)?;
+                for sid in sids {
+                    // A run starts in the session holding its lines, before the last key.
+                    let (lo, hi) = (sid << 32, last.min((sid << 32) | 0xffff_ffff));
+                    read(&mut st, named_params! {":lo": lo, ":hi": hi})?;
+                }
+            } else {
+                read(&mut conn.prepare_cached(COPY_RUNS_ALL)?, &[])?;
+            }
+        }
+        let mut c = Candidates { keys, sources, heap: Default::default(), last: None };
+        c.refill();
+        Ok(c)
+    }
+
+    fn refill(&mut self) {
+        self.heap.clear();
+        for (i, &(lo, hi, shift)) in self.sources.iter().enumerate() {
+            if hi > lo {
+                self.heap.push((self.keys[hi - 1] + shift, i));
+            }
+        }
+    }
+
+    /// Skips the rest of session `sid`'s candidates.
+    pub fn skip_session(&mut self, sid: i64) {
+        let below = sid << 32;
+        for (lo, hi, shift) in &mut self.sources {
+            let end = self.keys[*lo..*hi].partition_point(|&k| k + *shift < below);
+            *hi = *lo + end;
+        }
+        self.refill();
+    }
+}
+
+/// A candidate: the entry's key, and the key of the line it copies (None: its own).
+impl Iterator for Candidates {
+    type Item = (i64, Option<i64>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let (key, i) = self.heap.pop()?;
+            let (lo, hi, shift) = &mut self.sources[i];
+            *hi -= 1;
+            let owner = self.keys[*hi];
+            if *hi > *lo {
+                self.heap.push((self.keys[*hi - 1] + *shift, i));
+            }
+            let line = (key != owner).then_some(owner);
+            match &mut self.last {
+                Some((k, lines)) if *k == key => {
+                    if lines.contains(&line) {
+                        continue;
+                    }
+                    lines.push(line);
+                }
+                _ => self.last = Some((key, vec![line])),
+            }
+            return Some((key, line));
+        }
+    }
+}
+
+/// Filters of a search.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RowFilter<'a> {
+    /// Only sessions with this header cwd.
+    pub cwd: Option<&'a str>,
+    /// Only this role or entry type.
+    pub role: Option<&'a str>,
+    /// Only entries at or after this time (ms).
+    pub since_ms: Option<i64>,
+}
+
+/// What a hit shows of an entry.
+#[derive(Debug, Clone)]
+pub struct HitRow {
+    /// Header id of the session.
+    pub session_id: String,
+    /// The session's file path.
+    pub session_file: String,
+    /// Header cwd.
+    pub cwd: Option<String>,
+    /// The entry's id.
+    pub entry_id: Option<String>,
+    /// Role or entry type.
+    pub role: String,
+    /// Entry time (ms).
+    pub ts_ms: Option<i64>,
+    /// The entry's line, when asked for.
+    pub line: Option<String>,
+}
+
+fn hit_row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<HitRow> {
+    Ok(HitRow {
+        session_id: r.get(0)?,
+        session_file: r.get(1)?,
+        cwd: r.get(2)?,
+        entry_id: r.get(3)?,
+        role: r.get(4)?,
+        ts_ms: r.get(5)?,
+        line: r.get(6)?,
+    })
+}
+
+/// Entry `key` if it is searchable, passes `f` and holds its own line (`owner` None) or a
+/// copy of `owner`'s; with its line when `with_line`.
+pub fn hit_row(db: &Db, key: i64, owner: Option<i64>, f: &RowFilter<'_>, with_line: bool) -> Result<Option<HitRow>> {
+    let conn = db.conn();
+    let mut st = conn.prepare_cached(HIT_ROW)?;
+    Ok(st
+        .query_row(
+            named_params! {":key": key, ":owner": owner, ":cwd": f.cwd, ":role": f.role, ":since": f.since_ms, ":with_line": with_line},
+            hit_row_of,
+        )
+        .optional()?)
+}
+
+/// Calls `take(key, line key, row)` with every searchable entry passing `f`, newest stored
+/// first, until it returns false.
+pub fn scan(db: &Db, f: &RowFilter<'_>, mut take: impl FnMut(i64, i64, HitRow) -> bool) -> Result<()> {
+    let conn = db.conn();
+    let mut st = conn.prepare_cached(SCAN)?;
+    let mut rows = st.query(named_params! {":cwd": f.cwd, ":role": f.role, ":since": f.since_ms})?;
+    while let Some(r) = rows.next()? {
+        let key: i64 = r.get(7)?;
+        let line_key: i64 = r.get(8)?;
+        if !take(key, line_key, hit_row_of(r)?) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The lowest and highest keys of search rows (the benchmark picks its rare word between them).
+pub const TEXT_KEY_RANGE: &str = "SELECT min(key), max(key) FROM texts";
+
+/// The first search row at or after key `?1`, with its entry's line.
+pub const TEXT_LINE_FROM: &str = "SELECT e.body FROM texts t JOIN entry_lines e ON e.key = t.key \
+    WHERE t.key >= ?1 ORDER BY t.key LIMIT 1";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn posting_blobs_round_trip() {
+        let keys = [(1i64 << 32) | 1, (1 << 32) | 2, (1 << 32) | 300, (7 << 32) | 5, (1 << 62) | 9];
+        let mut blob = Vec::new();
+        let mut last = 0u64;
+        for k in keys {
+            put_varint(&mut blob, (k as u64).wrapping_sub(last));
+            last = k as u64;
+        }
+        let mut out = Vec::new();
+        decode_into(&blob, &mut out);
+        assert_eq!(out, keys);
+    }
+}
