@@ -11,8 +11,8 @@
 //! up in the index and checks every candidate against the text, so no match is missed and
 //! none is false.
 
-use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
 /// FxHash: the standard library's SipHash made a tenth of an index build (the sets of tokens
 /// hash every word of every text); the keys here are local text, no one's attack surface.
@@ -39,8 +39,10 @@ impl Hasher for FxHasher {
     }
 }
 
-/// A set of tokens.
-pub type TokenSet = HashSet<String, BuildHasherDefault<FxHasher>>;
+/// The tokens written by [`index_text`]: each token's hash and where it starts in the
+/// output (a set of owned tokens made a fifth of an index build allocating and freeing them).
+#[derive(Default)]
+pub struct TokenSet(HashMap<u64, usize, BuildHasherDefault<FxHasher>>);
 
 /// How a folded character takes part in tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,13 +134,23 @@ fn each_token(text: &str, mut f: impl FnMut(&str)) {
 /// The distinct tokens of a text, joined by spaces (what the index stores for it), added to
 /// `out`; `seen` is scratch space.
 pub fn index_text(text: &str, seen: &mut TokenSet, out: &mut String) {
-    seen.clear();
+    seen.0.clear();
+    let base = out.len();
+    let hasher = BuildHasherDefault::<FxHasher>::default();
     each_token(text, |t| {
-        if !seen.contains(t) {
-            seen.insert(t.to_string());
+        let h = hasher.hash_one(t);
+        let written = |at: usize| out[at..].split(' ').next() == Some(t);
+        let seen_before = match seen.0.get(&h) {
+            Some(&at) if written(at) => true,
+            // Another token with that hash (rare): look through what was written.
+            Some(_) => out[base..].split(' ').any(|w| w == t),
+            None => false,
+        };
+        if !seen_before {
             if !out.is_empty() {
                 out.push(' ');
             }
+            seen.0.entry(h).or_insert(out.len());
             out.push_str(t);
         }
     });
