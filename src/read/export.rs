@@ -27,6 +27,16 @@ pub fn write_session(db: &Db, sid: i64, out: &mut impl Write) -> Result<u64> {
 
 /// Writes session `sid` to the file `path` atomically (temporary file, then rename).
 pub fn write_session_file(db: &Db, sid: i64, path: &Path) -> Result<u64> {
+    write_file_atomically(path, |w| write_session(db, sid, w))
+}
+
+/// Writes `path` through `write` into a new temporary file beside it, synced, then renamed
+/// over `path`: a reader sees the old file or the whole new one. (Also the export from a
+/// PostgreSQL server.)
+pub(crate) fn write_file_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<u64>,
+) -> Result<u64> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
@@ -40,7 +50,7 @@ pub fn write_session_file(db: &Db, sid: i64, path: &Path) -> Result<u64> {
         let file =
             std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| Error::io(&tmp, e))?;
         let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-        let n = write_session(db, sid, &mut w).map_err(|e| retarget(e, path))?;
+        let n = write(&mut w).map_err(|e| retarget(e, path))?;
         let file = w.into_inner().map_err(|e| Error::io(path, e.into_error()))?;
         file.sync_all().map_err(|e| Error::io(path, e))?;
         std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::js::jstime;
 use crate::pi::layout;
 use crate::read::discovery::SessionInfo;
-use crate::read::export::{safe_relative, ExportedFile};
+use crate::read::export::{safe_relative, write_file_atomically, ExportedFile};
 use crate::store::pg::read::{self, RemoteInfo, Which};
 use crate::store::pg::Server;
 use std::io::Write;
@@ -72,26 +72,7 @@ pub fn write_session(s: &mut Server, skey: i64, out: &mut impl Write) -> Result<
 
 /// Writes session `skey` to `path` (a temporary file, then renamed).
 pub fn write_session_file(s: &mut Server, skey: i64, path: &Path) -> Result<u64> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-    }
-    let tmp = path.with_extension("jsonl.sessiondb-tmp");
-    let result = (|| {
-        let file = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-        let n = read::write_session(s, skey, &mut w).map_err(|e| match e {
-            Error::Io { source, .. } => Error::io(path, source),
-            other => other,
-        })?;
-        let file = w.into_inner().map_err(|e| Error::io(path, e.into_error()))?;
-        file.sync_all().map_err(|e| Error::io(path, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
-        Ok(n)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    write_file_atomically(path, |w| read::write_session(s, skey, w))
 }
 
 /// Writes every session under `out_dir/<origin>/`, each at the path it had below the folder

@@ -101,13 +101,8 @@ pub(super) fn print_table(infos: &[SessionInfo]) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run_list(db: &Path, a: ListArgs) -> anyhow::Result<i32> {
-    let conn = sessiondb::db::open_existing(db)?;
-    let mut infos = match (&a.scope.cwd, &a.scope.session_dir) {
-        (Some(cwd), _) => discovery::list_cwd(&conn, &resolved(cwd))?,
-        (None, Some(dir)) => discovery::list_dir(&conn, &resolved(dir), None)?,
-        (None, None) => discovery::list_everything(&conn)?,
-    };
+/// What `list` shows of the sessions found: `--named`, `--sort`, `--limit`.
+pub(super) fn select(infos: &mut Vec<SessionInfo>, a: &ListArgs) {
     if a.named {
         infos.retain(|i| i.name.is_some());
     }
@@ -121,6 +116,16 @@ pub fn run_list(db: &Path, a: ListArgs) -> anyhow::Result<i32> {
     if let Some(n) = a.limit {
         infos.truncate(n);
     }
+}
+
+pub fn run_list(db: &Path, a: ListArgs) -> anyhow::Result<i32> {
+    let conn = sessiondb::db::open_existing(db)?;
+    let mut infos = match (&a.scope.cwd, &a.scope.session_dir) {
+        (Some(cwd), _) => discovery::list_cwd(&conn, &resolved(cwd))?,
+        (None, Some(dir)) => discovery::list_dir(&conn, &resolved(dir), None)?,
+        (None, None) => discovery::list_everything(&conn)?,
+    };
+    select(&mut infos, &a);
     if a.json {
         discovery::fill_all_text(&conn, &mut infos)?;
         super::output::print_pi_json(&Value::Array(infos.iter().map(SessionInfo::to_value).collect()))?;

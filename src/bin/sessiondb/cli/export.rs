@@ -3,7 +3,6 @@
 use super::output;
 use super::output::outln;
 use anyhow::{bail, Context};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Write a session as pi JSONL (stdout by default), or every session under a directory in
@@ -55,23 +54,7 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
                 output::print_json(&serde_json::json!({"sessionId": session.id, "path": path, "bytes": bytes}))?;
             }
         }
-        None => {
-            let stdout = std::io::stdout();
-            let mut w = std::io::BufWriter::new(stdout.lock());
-            match sessiondb::export::write_session(&conn, session.sid, &mut w) {
-                Err(sessiondb::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
-                    return Ok(0)
-                }
-                r => {
-                    r?;
-                }
-            }
-            if let Err(e) = w.flush() {
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    return Err(e.into());
-                }
-            }
-        }
+        None => output::to_stdout(|w| sessiondb::export::write_session(&conn, session.sid, w))?,
     }
     Ok(0)
 }

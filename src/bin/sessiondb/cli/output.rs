@@ -24,6 +24,24 @@ pub fn is_closed_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// Runs `write` on buffered stdout and flushes it; a reader that closed the pipe ends it
+/// quietly (the export of one session to stdout, from SQLite or from a server).
+pub fn to_stdout<T>(
+    write: impl FnOnce(&mut std::io::BufWriter<std::io::StdoutLock<'static>>) -> sessiondb::Result<T>,
+) -> anyhow::Result<()> {
+    let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+    match write(&mut w) {
+        Err(sessiondb::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+        r => {
+            r?;
+        }
+    }
+    match w.flush() {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
 /// Prints an error (with its causes) on one line to stderr; returns exit status 2.
 pub fn fail(e: &anyhow::Error) -> i32 {
     let mut msg = format!("sessiondb: error: {e}");

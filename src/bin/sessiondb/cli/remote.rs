@@ -9,7 +9,6 @@ use anyhow::{bail, Context};
 use sessiondb::discovery::SessionInfo;
 use sessiondb::internals::layout;
 use sessiondb::json::Value;
-use std::io::Write;
 
 fn resolved(p: &str) -> String {
     layout::resolve_path(p).to_string_lossy().into_owned()
@@ -42,22 +41,7 @@ pub fn run_export(url: &str, args: ExportArgs) -> anyhow::Result<i32> {
                 output::print_json(&serde_json::json!({"sessionId": session.id, "path": path, "bytes": bytes}))?;
             }
         }
-        None => {
-            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
-            match sessiondb::pg::write_session(&mut server, session.skey, &mut w) {
-                Err(sessiondb::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
-                    return Ok(0)
-                }
-                r => {
-                    r?;
-                }
-            }
-            if let Err(e) = w.flush() {
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    return Err(e.into());
-                }
-            }
-        }
+        None => output::to_stdout(|w| sessiondb::pg::write_session(&mut server, session.skey, w))?,
     }
     Ok(0)
 }
@@ -69,19 +53,7 @@ pub fn run_list(url: &str, a: ListArgs) -> anyhow::Result<i32> {
         (None, Some(dir)) => sessiondb::pg::list_dir(&mut server, &resolved(dir))?,
         (None, None) => sessiondb::pg::list_everything(&mut server)?,
     };
-    if a.named {
-        infos.retain(|i| i.name.is_some());
-    }
-    match a.sort.as_str() {
-        "created" => infos.sort_by_key(|i| std::cmp::Reverse(i.created_ms)),
-        "name" => infos.sort_by(|x, y| {
-            x.name.as_deref().unwrap_or(&x.first_message).cmp(y.name.as_deref().unwrap_or(&y.first_message))
-        }),
-        _ => {}
-    }
-    if let Some(n) = a.limit {
-        infos.truncate(n);
-    }
+    super::discover::select(&mut infos, &a);
     if a.json {
         sessiondb::pg::fill_all_text(&mut server, &mut infos)?;
         output::print_pi_json(&Value::Array(infos.iter().map(SessionInfo::to_value).collect()))?;
