@@ -27,7 +27,9 @@ pub use store::db::default_path as default_db_path;
 
 /// Opening a database.
 pub mod db {
-    pub use crate::store::db::{access_problem, beside, default_path, open, open_existing, open_in_memory, Db, Tx};
+    pub use crate::store::db::{
+        access_problem, beside, default_path, open, open_existing, open_in_memory, Backend, Db, Tx,
+    };
 }
 
 /// PostgreSQL, in part: `push` replicates a local database into a server, and `export`,

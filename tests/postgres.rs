@@ -563,3 +563,26 @@ fn tls_modes_connect_verify_and_refuse_in_one_line() {
     assert_eq!(code, 2, "{err}");
     one_line(&err, &[&format!("127.0.0.1:{port}/x"), "does not support TLS"]);
 }
+
+/// `db::open` of a PostgreSQL URL gives a PostgreSQL handle; a function with no PostgreSQL
+/// version yet answers with a typed one-line error, never a panic or a local file.
+#[test]
+fn a_postgres_url_opens_the_server_and_unported_reads_say_so() {
+    let Some(url) = server() else { return };
+    let db_url = fresh_db(&url);
+    let mut db = sessiondb::db::open(Path::new(&db_url)).unwrap();
+    assert_eq!(db.backend(), sessiondb::db::Backend::Postgres);
+    let Err(err) = sessiondb::usage_stats::totals(&db, None, &Default::default()) else { panic!("stats served") };
+    assert!(matches!(err, sessiondb::Error::Unsupported { what: "stats", .. }), "{err:?}");
+    assert_eq!(err.to_string(), "stats is not available on PostgreSQL yet");
+    let Err(err) = sessiondb::discovery::list_everything(&db) else { panic!("list served") };
+    assert!(matches!(err, sessiondb::Error::Unsupported { .. }), "{err:?}");
+    // Transactions begin and roll back on the server.
+    let tx = db.write().unwrap();
+    assert!(!tx.is_idle());
+    drop(tx);
+    assert!(db.is_idle());
+    db.write().unwrap().commit().unwrap();
+    let existing = sessiondb::db::open_existing(Path::new(&db_url)).unwrap();
+    assert_eq!(existing.backend(), sessiondb::db::Backend::Postgres);
+}

@@ -86,7 +86,7 @@ pub const SESSION_INFOS_UNDER: &str = info_select!(" WHERE dir >= :lo AND dir < 
 pub const SESSION_INFOS_FOR_CWD: &str = info_select!(" WHERE cwd = :cwd");
 
 fn infos(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<InfoRow>> {
-    let mut st = db.conn().prepare_cached(sql)?;
+    let mut st = db.conn()?.prepare_cached(sql)?;
     let c = columns(&st, INFO_COLUMNS)?;
     let rows = st.query_map(params, |r| InfoRow::from_row(r, &c))?.collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows)
@@ -118,7 +118,7 @@ pub const SESSION_COUNT: &str = "SELECT count(*) AS n FROM sessions";
 
 /// How many sessions the database holds.
 pub fn session_count(db: &Db) -> Result<i64> {
-    Ok(db.conn().prepare_cached(SESSION_COUNT)?.query_row([], |r| r.get("n"))?)
+    Ok(db.conn()?.prepare_cached(SESSION_COUNT)?.query_row([], |r| r.get("n"))?)
 }
 
 /// Every session's joined `allMessagesText` (for listing most of the sessions at once).
@@ -126,7 +126,7 @@ pub const LIST_TEXT_CACHED_ALL: &str = "SELECT sid, upto_seq, text FROM list_tex
 
 /// Hands every stored joined text to `f`: session key, the line it is exact up to, the text.
 pub fn each_list_text(db: &Db, mut f: impl FnMut(i64, i64, String)) -> Result<()> {
-    let mut st = db.conn().prepare_cached(LIST_TEXT_CACHED_ALL)?;
+    let mut st = db.conn()?.prepare_cached(LIST_TEXT_CACHED_ALL)?;
     let [sid, upto, text] = columns(&st, ["sid", "upto_seq", "text"])?;
     let mut rows = st.query([])?;
     while let Some(r) = rows.next()? {
@@ -140,7 +140,7 @@ pub const LIST_TEXT_CACHED: &str = "SELECT upto_seq, text FROM list_texts WHERE 
 
 /// Session `sid`'s joined text and the line it is exact up to, if one is stored.
 pub fn list_text(db: &Db, sid: i64) -> Result<Option<(i64, String)>> {
-    let mut st = db.conn().prepare_cached(LIST_TEXT_CACHED)?;
+    let mut st = db.conn()?.prepare_cached(LIST_TEXT_CACHED)?;
     Ok(st.query_row(named_params! { ":sid": sid }, |r| Ok((r.get("upto_seq")?, r.get("text")?))).optional()?)
 }
 
@@ -150,7 +150,7 @@ pub const STALE_LIST_TEXTS: &str =
 
 /// The sessions whose joined text misses lines appended since.
 pub fn stale_list_texts(db: &Db) -> Result<Vec<i64>> {
-    let mut st = db.conn().prepare(STALE_LIST_TEXTS)?;
+    let mut st = db.conn()?.prepare(STALE_LIST_TEXTS)?;
     let rows = st.query_map([], |r| r.get("sid"))?.collect::<rusqlite::Result<_>>()?;
     Ok(rows)
 }
@@ -160,7 +160,7 @@ pub const SESSION_LAST_SEQ: &str = "SELECT last_seq FROM sessions WHERE sid = :s
 
 /// The number of session `sid`'s last line.
 pub fn last_seq(db: &Db, sid: i64) -> Result<i64> {
-    Ok(db.conn().prepare_cached(SESSION_LAST_SEQ)?.query_row(named_params! { ":sid": sid }, |r| r.get("last_seq"))?)
+    Ok(db.conn()?.prepare_cached(SESSION_LAST_SEQ)?.query_row(named_params! { ":sid": sid }, |r| r.get("last_seq"))?)
 }
 
 /// Stores a session's joined `allMessagesText`, exact up to line `:upto`.
@@ -168,7 +168,7 @@ pub const SAVE_LIST_TEXT: &str = "INSERT OR REPLACE INTO list_texts (sid, upto_s
 
 /// Stores session `sid`'s joined text, exact up to line `upto`.
 pub fn save_list_text(db: &Db, sid: i64, upto: i64, text: &str) -> Result<()> {
-    db.conn().prepare_cached(SAVE_LIST_TEXT)?.execute(named_params! { ":sid": sid, ":upto": upto, ":text": text })?;
+    db.conn()?.prepare_cached(SAVE_LIST_TEXT)?.execute(named_params! { ":sid": sid, ":upto": upto, ":text": text })?;
     Ok(())
 }
 
@@ -177,7 +177,7 @@ pub const DROP_LIST_TEXT: &str = "DELETE FROM list_texts WHERE sid = :sid";
 
 /// Forgets session `sid`'s joined text.
 pub fn drop_list_text(db: &Db, sid: i64) -> Result<()> {
-    db.conn().prepare_cached(DROP_LIST_TEXT)?.execute(named_params! { ":sid": sid })?;
+    db.conn()?.prepare_cached(DROP_LIST_TEXT)?.execute(named_params! { ":sid": sid })?;
     Ok(())
 }
 
@@ -190,7 +190,7 @@ pub const LIST_TEXTS: &str =
 pub fn append_list_texts(db: &Db, sid: i64, from_seq: i64, mut out: String) -> Result<String> {
     let key = SessionKey(sid);
     let (lo, hi) = (key.entry(from_seq), key.range().1);
-    let mut st = db.conn().prepare_cached(LIST_TEXTS)?;
+    let mut st = db.conn()?.prepare_cached(LIST_TEXTS)?;
     let [text] = columns(&st, ["list_text"])?;
     let mut rows = st.query(named_params! { ":lo": lo.0, ":hi": hi.0 })?;
     while let Some(r) = rows.next()? {
@@ -213,7 +213,7 @@ pub fn most_recent_in_dir(
     dir: &str,
     mut pick: impl FnMut(Option<&str>) -> bool,
 ) -> Result<Option<(i64, String)>> {
-    let mut st = db.conn().prepare_cached(SESSIONS_IN_DIR_BY_RECENCY)?;
+    let mut st = db.conn()?.prepare_cached(SESSIONS_IN_DIR_BY_RECENCY)?;
     let mut rows = st.query(named_params! { ":dir": dir })?;
     while let Some(r) = rows.next()? {
         let cwd: Option<String> = r.get("cwd")?;
@@ -229,7 +229,7 @@ pub const MOST_RECENT_SESSION: &str = "SELECT sid, path FROM sessions ORDER BY w
 
 /// The session written last anywhere: its key and path.
 pub fn most_recent(db: &Db) -> Result<Option<(i64, String)>> {
-    let mut st = db.conn().prepare_cached(MOST_RECENT_SESSION)?;
+    let mut st = db.conn()?.prepare_cached(MOST_RECENT_SESSION)?;
     Ok(st.query_row([], |r| Ok((r.get("sid")?, r.get("path")?))).optional()?)
 }
 
@@ -244,7 +244,7 @@ pub fn path_with_id_in_dir(
     dir: &str,
     mut pick: impl FnMut(Option<&str>) -> bool,
 ) -> Result<Option<String>> {
-    let mut st = db.conn().prepare_cached(SESSIONS_WITH_ID_IN_DIR)?;
+    let mut st = db.conn()?.prepare_cached(SESSIONS_WITH_ID_IN_DIR)?;
     let mut rows = st.query(named_params! { ":id": id, ":dir": dir })?;
     while let Some(r) = rows.next()? {
         let cwd: Option<String> = r.get("cwd")?;
@@ -267,7 +267,7 @@ pub struct SessionRef {
 }
 
 fn refs(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<SessionRef>> {
-    let mut st = db.conn().prepare_cached(sql)?;
+    let mut st = db.conn()?.prepare_cached(sql)?;
     let rows = st
         .query_map(params, |r| Ok(SessionRef { sid: r.get("sid")?, id: r.get("id")?, path: r.get("path")? }))?
         .collect::<rusqlite::Result<Vec<_>>>()?;

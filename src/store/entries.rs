@@ -91,14 +91,14 @@ pub struct PathStep {
 }
 
 fn rows(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<EntryRow>> {
-    let mut st = db.conn().prepare_cached(sql)?;
+    let mut st = db.conn()?.prepare_cached(sql)?;
     let c = columns(&st, ENTRY_COLUMNS)?;
     let rows = st.query_map(params, |r| EntryRow::from_row(r, &c))?.collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows)
 }
 
 fn row(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Option<EntryRow>> {
-    let mut st = db.conn().prepare_cached(sql)?;
+    let mut st = db.conn()?.prepare_cached(sql)?;
     let c = columns(&st, ENTRY_COLUMNS)?;
     Ok(st.query_row(params, |r| EntryRow::from_row(r, &c)).optional()?)
 }
@@ -113,7 +113,7 @@ pub const SESSION_TREE_STATE: &str = "SELECT tree_ok, entry_count FROM sessions 
 /// Whether session `sid`'s derived entry columns can be trusted, and its entry count (`None`
 /// when there is no such session).
 pub fn tree_state(db: &Db, sid: i64) -> Result<Option<(bool, i64)>> {
-    let mut st = db.conn().prepare_cached(SESSION_TREE_STATE)?;
+    let mut st = db.conn()?.prepare_cached(SESSION_TREE_STATE)?;
     let found = st
         .query_row(named_params! { ":sid": sid }, |r| Ok((r.get::<_, i64>("tree_ok")? != 0, r.get("entry_count")?)))
         .optional()?;
@@ -216,7 +216,7 @@ pub const WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, key, type, role, parent_
 
 /// Keys, types and roles from `key` up through the parents, at most `limit`, leaf first.
 pub fn walk_up_steps(db: &Db, key: i64, limit: i64) -> Result<Vec<PathStep>> {
-    let mut st = db.conn().prepare_cached(WALK_UP_STEPS)?;
+    let mut st = db.conn()?.prepare_cached(WALK_UP_STEPS)?;
     let [k, t, r_] = columns(&st, ["key", "type", "role"])?;
     let steps = st
         .query_map(named_params! { ":key": key, ":limit": limit }, |r| {
@@ -237,7 +237,7 @@ pub const LINES_FROM: &str = "SELECT key, body FROM entry_lines \
 pub fn lines_from(db: &Db, sid: i64, from: i64, limit: i64, f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
     let (lo, hi) = range(sid);
     let lo = lo.0.max(from);
-    let mut st = db.conn().prepare_cached(LINES_FROM)?;
+    let mut st = db.conn()?.prepare_cached(LINES_FROM)?;
     let [key, body] = columns(&st, ["key", "body"])?;
     let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi.0 })?;
     let mut n = 0;
@@ -256,7 +256,7 @@ pub const ENTRY_BODIES: &str = "SELECT body FROM entry_lines WHERE key BETWEEN :
 /// Hands `f` every line of session `sid` (header lines included) in file order.
 pub fn each_line(db: &Db, sid: i64, mut f: impl FnMut(&str) -> Result<()>) -> Result<()> {
     let (lo, hi) = range(sid);
-    let mut st = db.conn().prepare_cached(ENTRY_BODIES)?;
+    let mut st = db.conn()?.prepare_cached(ENTRY_BODIES)?;
     let [body] = columns(&st, ["body"])?;
     let mut rows = st.query(named_params! { ":lo": lo.0, ":hi": hi.0 })?;
     while let Some(r) = rows.next()? {
@@ -270,7 +270,7 @@ pub const ALL_SESSIONS: &str = "SELECT sid FROM sessions ORDER BY sid";
 
 /// The key of every session, in order.
 pub fn all_sessions(db: &Db) -> Result<Vec<i64>> {
-    let mut st = db.conn().prepare(ALL_SESSIONS)?;
+    let mut st = db.conn()?.prepare(ALL_SESSIONS)?;
     let sids = st.query_map([], |r| r.get("sid"))?.collect::<rusqlite::Result<_>>()?;
     Ok(sids)
 }

@@ -229,7 +229,11 @@ pub const INSERT_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, t
 
 /// Writes the search and usage rows of the entry stored under `key`.
 pub fn write_extras(db: &Db, sid: i64, key: i64, f: &EntryFields, x: &Extras) -> Result<()> {
-    let conn = db.conn();
+    write_extras_to(db.conn()?, sid, key, f, x)
+}
+
+/// [`write_extras`] on a SQLite connection (maintenance, run while opening).
+fn write_extras_to(conn: &Connection, sid: i64, key: i64, f: &EntryFields, x: &Extras) -> Result<()> {
     if let Some((role, list_text)) = &x.search {
         let p =
             named_params! { ":key": key, ":session": sid, ":role": role, ":ts_ms": f.ts_ms, ":list_text": list_text };
@@ -281,7 +285,7 @@ pub fn reindex_all(conn: &mut Connection) -> Result<()> {
             let (key, sid, body): (i64, i64, String) = (r.get("key")?, r.get("session")?, r.get("body")?);
             let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
             let (f, message) = EntryFields::read(&obj);
-            write_extras(Db::of(&tx), sid, key, &f, &Extras::of(&f, &obj, message.as_ref()))?;
+            write_extras_to(&tx, sid, key, &f, &Extras::of(&f, &obj, message.as_ref()))?;
         }
     }
     tx.execute(REBUILD_LIST_TEXTS, [])?;
@@ -316,7 +320,7 @@ pub fn reindex_usage(conn: &mut Connection) -> Result<()> {
             let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
             let (f, message) = EntryFields::read(&obj);
             let x = Extras { search: None, usage: usage_of(&f, &obj, message.as_ref()) };
-            write_extras(Db::of(&tx), sid, key, &f, &x)?;
+            write_extras_to(&tx, sid, key, &f, &x)?;
         }
     }
     tx.execute(MAINTENANCE_DONE, named_params! { ":task": "usage" })?;

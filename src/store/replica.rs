@@ -51,7 +51,7 @@ pub struct LocalSession {
 
 /// Every session of the local database, in key order.
 pub fn sessions(db: &Db) -> Result<Vec<LocalSession>> {
-    let mut st = db.conn().prepare(LOCAL_SESSIONS)?;
+    let mut st = db.conn()?.prepare(LOCAL_SESSIONS)?;
     let rows = st.query_map([], |r| {
         Ok(LocalSession {
             sid: r.get("sid")?,
@@ -106,7 +106,7 @@ pub fn lines(db: &Db, sid: i64, from: i64, to: i64, mut f: impl FnMut(LocalLine<
         return Ok(());
     }
     let key = crate::store::keys::SessionKey(sid);
-    let mut st = db.conn().prepare_cached(LOCAL_LINES)?;
+    let mut st = db.conn()?.prepare_cached(LOCAL_LINES)?;
     let mut rows = st.query(named_params! { ":lo": key.entry(from).0, ":hi": key.entry(to).0 })?;
     while let Some(r) = rows.next()? {
         let body = r.get_ref("body")?.as_str().map_err(|e| Error::Sqlite(e.into()))?;
@@ -129,7 +129,7 @@ pub const LIST_TEXTS: &str =
 /// pi's `allMessagesText` of session `sid`: its user and assistant texts, space-joined.
 pub fn all_messages_text(db: &Db, sid: i64) -> Result<String> {
     let (lo, hi) = crate::store::keys::SessionKey(sid).range();
-    let mut st = db.conn().prepare_cached(LIST_TEXTS)?;
+    let mut st = db.conn()?.prepare_cached(LIST_TEXTS)?;
     let mut rows = st.query(named_params! { ":lo": lo.0, ":hi": hi.0 })?;
     let mut out = String::new();
     while let Some(r) = rows.next()? {

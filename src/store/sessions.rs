@@ -23,7 +23,7 @@ pub struct SessionRow {
 
 /// The stored row of session `sid`.
 pub fn session_row(db: &Db, sid: i64) -> crate::error::Result<SessionRow> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     Ok(conn.prepare_cached(SESSION_HEADER)?.query_row(named_params! { ":sid": sid }, |r| {
         Ok(SessionRow {
             header: r.get("header")?,
@@ -40,7 +40,7 @@ pub const SESSION_REF_BY_PATH: &str = "SELECT sid, id, path FROM sessions WHERE 
 
 /// The key of the session whose file is at the absolute `path`.
 pub fn sid_by_path(db: &Db, path: &str) -> crate::error::Result<Option<i64>> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     Ok(conn
         .prepare_cached(SESSION_REF_BY_PATH)?
         .query_row(named_params! { ":path": path }, |r| r.get("sid"))
@@ -52,7 +52,7 @@ pub const ENTRY_ID_EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM entries WHERE se
 
 /// Whether session `sid` has an entry with id `id`.
 pub fn entry_id_exists(db: &Db, sid: i64, id: &str) -> crate::error::Result<bool> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     Ok(conn.prepare_cached(ENTRY_ID_EXISTS)?.query_row(named_params! { ":sid": sid, ":id": id }, |r| r.get("taken"))?)
 }
 
@@ -63,7 +63,7 @@ pub const DISTINCT_ENTRY_IDS: &str = "SELECT count(DISTINCT id) + EXISTS (SELECT
 
 /// pi's `getEntryCount()` for a session whose ids may repeat: distinct ids.
 pub fn distinct_entry_ids(db: &Db, sid: i64) -> crate::error::Result<i64> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     let (lo, hi) = crate::store::keys::SessionKey(sid).range();
     Ok(conn
         .prepare_cached(DISTINCT_ENTRY_IDS)?
@@ -76,7 +76,7 @@ pub const DELETE_SESSION: &str = "DELETE FROM sessions WHERE sid = :sid";
 
 /// Removes session `sid` with its entries.
 pub fn delete(db: &Db, sid: i64) -> crate::error::Result<()> {
-    db.conn().prepare_cached(DELETE_SESSION)?.execute(named_params! { ":sid": sid })?;
+    db.conn()?.prepare_cached(DELETE_SESSION)?.execute(named_params! { ":sid": sid })?;
     Ok(())
 }
 
@@ -88,7 +88,7 @@ pub type SessionFile = (i64, Option<i64>, Option<i64>);
 
 /// The session recorded at `path`, with its file's signature.
 pub fn file_at(db: &Db, path: &str) -> crate::error::Result<Option<SessionFile>> {
-    let mut st = db.conn().prepare_cached(SESSION_FILE_BY_PATH)?;
+    let mut st = db.conn()?.prepare_cached(SESSION_FILE_BY_PATH)?;
     let found = st
         .query_row(named_params! { ":path": path }, |r| {
             Ok((r.get("sid")?, r.get("file_size")?, r.get("file_mtime_ns")?))

@@ -73,7 +73,7 @@ pub const INSERT_SESSION: &str = "INSERT INTO sessions \
 
 /// Adds the session row; returns its sid.
 pub fn insert_session(db: &Db, n: &NewSession<'_>) -> Result<i64> {
-    let tx = db.conn();
+    let tx = db.conn()?;
     let s = |k: &str| n.header.get(k).and_then(Value::as_str).map(str::to_owned);
     let version = migrate::header_version(n.header);
     let dir = n.path.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
@@ -122,6 +122,7 @@ impl ParsedLine {
 pub struct EntryWriter<'t> {
     stmt: rusqlite::CachedStatement<'t>,
     tx: &'t Connection,
+    db: &'t Db,
     sid: i64,
     seq: i64,
     stats: SessionStats,
@@ -252,10 +253,11 @@ pub const COPY_PATH_RUN: &str = "INSERT INTO entries (key, session, seq, id, par
 impl<'t> EntryWriter<'t> {
     /// A writer for the (new, empty) session `sid`, inside an open transaction.
     pub fn new(db: &'t Db, sid: i64) -> Result<Self> {
-        let tx = db.conn();
+        let tx = db.conn()?;
         Ok(EntryWriter {
             stmt: tx.prepare_cached(INSERT_ENTRY)?,
             tx,
+            db,
             sid,
             seq: 0,
             stats: SessionStats::default(),
@@ -279,7 +281,7 @@ impl<'t> EntryWriter<'t> {
         let ParsedLine { fields: f, extras, seen } = line;
         let d = self.tree.place(key, &f);
         insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, (text, None), &d)?;
-        crate::store::extract::write_extras(Db::of(self.tx), self.sid, key, &f, &extras)?;
+        crate::store::extract::write_extras(self.db, self.sid, key, &f, &extras)?;
         self.count(&seen, extras.list_text());
         Ok(())
     }
@@ -363,7 +365,7 @@ impl<'t> EntryWriter<'t> {
             ":last_seq": self.seq,
         })?;
         if let Some(text) = &self.list_text {
-            crate::store::discovery::save_list_text(crate::store::handle::Db::of(self.tx), self.sid, self.seq, text)?;
+            crate::store::discovery::save_list_text(self.db, self.sid, self.seq, text)?;
         }
         if self.tree.is_irregular() {
             let (lo, hi) = key_range(self.sid);
@@ -448,7 +450,7 @@ pub const COPY_LIST_TEXT: &str =
 /// `forkFrom`): entry rows sharing the source's lines, search and usage rows, statistics and
 /// the joined message text. Runs in the caller's transaction.
 pub fn copy_session(db: &Db, source: i64, copy: i64) -> Result<()> {
-    let tx = db.conn();
+    let tx = db.conn()?;
     let (lo, _) = key_range(source);
     let (new_lo, _) = key_range(copy);
     let last_seq = load_stats(db, source)?.last_seq;
@@ -489,7 +491,7 @@ pub struct StoredStats {
 
 /// A session's statistics as stored, and its last line number and tree regularity.
 pub fn load_stats(db: &Db, sid: i64) -> Result<StoredStats> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     let row = conn
         .prepare_cached(SESSION_STATS)?
         .query_row(named_params! { ":sid": sid }, |r| {
@@ -517,7 +519,7 @@ pub const APPEND_SESSION_STATS: &str = "UPDATE sessions SET name = :name, messag
 /// Appends one entry line to session `sid` under its parent (the leaf), with derived columns
 /// from the parent and the session's statistics and write time updated. Returns the new key.
 pub fn append_entry(db: &Db, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
-    let tx = db.conn();
+    let tx = db.conn()?;
     let StoredStats { mut stats, last_seq, tree_ok: regular } = load_stats(db, sid)?;
     let obj = json::scan_object(text.as_bytes())
         .ok()
@@ -558,7 +560,7 @@ pub const ENTRY_NODE: &str = "SELECT key, parent_key, depth, compaction_key, thi
 
 /// Key and derived columns of entry `id` in session `sid` (the later line for a repeated id).
 pub fn entry_node(db: &Db, sid: i64, id: &str) -> Result<Option<(i64, Derived)>> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     let mut st = conn.prepare_cached(ENTRY_NODE)?;
     Ok(st.query_row(named_params! { ":sid": sid, ":id": id }, |r| Ok((r.get("key")?, derived(r)?))).optional()?)
 }
@@ -584,7 +586,7 @@ pub const BRANCH_SOURCE_ROWS: &str = "SELECT e.key, e.id, e.parent_id, e.type, e
 /// The rows stored under `keys` (absent keys skipped), in that order, each as a line a new
 /// session may share and the line itself: consecutive keys are read by one range query.
 pub fn branch_source_rows(db: &Db, keys: &[i64]) -> Result<Vec<(SharedLine, String)>> {
-    let mut st = db.conn().prepare_cached(BRANCH_SOURCE_ROWS)?;
+    let mut st = db.conn()?.prepare_cached(BRANCH_SOURCE_ROWS)?;
     let c = columns(
         &st,
         [
