@@ -3,7 +3,7 @@
 //! (named parameters) and reads its columns by name.
 
 use crate::error::Result;
-use crate::store::handle::{columns, Db};
+use crate::store::handle::{columns, Db, Pg, PgParams};
 use crate::store::keys::SessionKey;
 use rusqlite::{named_params, OptionalExtension, Row};
 
@@ -85,6 +85,52 @@ pub const SESSION_INFOS_UNDER: &str = info_select!(" WHERE dir >= :lo AND dir < 
 /// SessionInfo columns of sessions with header cwd `:cwd`.
 pub const SESSION_INFOS_FOR_CWD: &str = info_select!(" WHERE cwd = :cwd");
 
+/// [`info_select!`] on PostgreSQL, among the sessions made on the server (origin `''`).
+macro_rules! pg_info_select {
+    ($where:literal) => {
+        concat!(
+            "SELECT skey AS sid, path, id, cwd, name, created, parent_session, message_count, last_activity_ms, ",
+            "first_message, coalesce(file_mtime_ns, written_ns) AS written_ns, last_seq FROM sessions WHERE origin = ''",
+            $where
+        )
+    };
+}
+
+/// [`SESSION_INFOS_IN_DIR`] on PostgreSQL.
+pub const PG_SESSION_INFOS_IN_DIR: &str = pg_info_select!(" AND dir = $1");
+
+/// [`SESSION_INFOS_ALL`] on PostgreSQL.
+pub const PG_SESSION_INFOS_ALL: &str = pg_info_select!("");
+
+/// [`SESSION_INFOS_UNDER`] on PostgreSQL.
+pub const PG_SESSION_INFOS_UNDER: &str = pg_info_select!(" AND dir >= $1 AND dir < $2");
+
+/// [`SESSION_INFOS_FOR_CWD`] on PostgreSQL.
+pub const PG_SESSION_INFOS_FOR_CWD: &str = pg_info_select!(" AND cwd = $1");
+
+fn pg_infos(pg: &Pg, sql: &'static str, params: PgParams<'_>) -> Result<Vec<InfoRow>> {
+    let text =
+        |r: &postgres::Row, c: &str| r.get::<_, Option<&[u8]>>(c).map(|b| String::from_utf8_lossy(b).into_owned());
+    Ok(pg
+        .query(sql, params)?
+        .iter()
+        .map(|r| InfoRow {
+            sid: r.get("sid"),
+            path: r.get("path"),
+            id: r.get("id"),
+            cwd: r.get("cwd"),
+            name: text(r, "name"),
+            created: r.get("created"),
+            parent_session: r.get("parent_session"),
+            message_count: r.get("message_count"),
+            last_activity_ms: r.get("last_activity_ms"),
+            first_message: text(r, "first_message"),
+            written_ns: r.get("written_ns"),
+            last_seq: r.get("last_seq"),
+        })
+        .collect())
+}
+
 fn infos(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<InfoRow>> {
     let mut st = db.conn()?.prepare_cached(sql)?;
     let c = columns(&st, INFO_COLUMNS)?;
@@ -94,38 +140,65 @@ fn infos(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<
 
 /// The sessions whose file is in folder `dir`, in no particular order.
 pub fn infos_in_dir(db: &Db, dir: &str) -> Result<Vec<InfoRow>> {
+    if let Some(pg) = db.pg() {
+        return pg_infos(pg, PG_SESSION_INFOS_IN_DIR, &[&dir]);
+    }
     infos(db, SESSION_INFOS_IN_DIR, named_params! { ":dir": dir })
 }
 
 /// Every session, in no particular order.
 pub fn infos_all(db: &Db) -> Result<Vec<InfoRow>> {
+    if let Some(pg) = db.pg() {
+        return pg_infos(pg, PG_SESSION_INFOS_ALL, &[]);
+    }
     infos(db, SESSION_INFOS_ALL, &[])
 }
 
 /// The sessions whose folder is below `root` (an index range over the folders).
 pub fn infos_under(db: &Db, root: &str) -> Result<Vec<InfoRow>> {
     let (lo, hi) = (format!("{root}/"), format!("{root}0"));
+    if let Some(pg) = db.pg() {
+        return pg_infos(pg, PG_SESSION_INFOS_UNDER, &[&lo, &hi]);
+    }
     infos(db, SESSION_INFOS_UNDER, named_params! { ":lo": lo, ":hi": hi })
 }
 
 /// The sessions whose header cwd is `cwd`.
 pub fn infos_for_cwd(db: &Db, cwd: &str) -> Result<Vec<InfoRow>> {
+    if let Some(pg) = db.pg() {
+        return pg_infos(pg, PG_SESSION_INFOS_FOR_CWD, &[&cwd]);
+    }
     infos(db, SESSION_INFOS_FOR_CWD, named_params! { ":cwd": cwd })
 }
 
 /// Number of sessions.
 pub const SESSION_COUNT: &str = "SELECT count(*) AS n FROM sessions";
 
+/// [`SESSION_COUNT`] on PostgreSQL (the sessions made on the server).
+pub const PG_SESSION_COUNT: &str = "SELECT count(*) AS n FROM sessions WHERE origin = ''";
+
 /// How many sessions the database holds.
 pub fn session_count(db: &Db) -> Result<i64> {
+    if let Some(pg) = db.pg() {
+        return Ok(pg.query_opt(PG_SESSION_COUNT, &[])?.map_or(0, |r| r.get("n")));
+    }
     Ok(db.conn()?.prepare_cached(SESSION_COUNT)?.query_row([], |r| r.get("n"))?)
 }
 
 /// Every session's joined `allMessagesText` (for listing most of the sessions at once).
 pub const LIST_TEXT_CACHED_ALL: &str = "SELECT sid, upto_seq, text FROM list_texts";
 
+/// [`LIST_TEXT_CACHED_ALL`] on PostgreSQL: the joined text is kept whole on every append.
+pub const PG_LIST_TEXT_ALL: &str = "SELECT skey AS sid, last_seq, all_text FROM sessions WHERE origin = ''";
+
 /// Hands every stored joined text to `f`: session key, the line it is exact up to, the text.
 pub fn each_list_text(db: &Db, mut f: impl FnMut(i64, i64, String)) -> Result<()> {
+    if let Some(pg) = db.pg() {
+        for r in pg.query(PG_LIST_TEXT_ALL, &[])? {
+            f(r.get("sid"), r.get("last_seq"), String::from_utf8_lossy(r.get::<_, &[u8]>("all_text")).into_owned());
+        }
+        return Ok(());
+    }
     let mut st = db.conn()?.prepare_cached(LIST_TEXT_CACHED_ALL)?;
     let [sid, upto, text] = columns(&st, ["sid", "upto_seq", "text"])?;
     let mut rows = st.query([])?;
@@ -138,8 +211,16 @@ pub fn each_list_text(db: &Db, mut f: impl FnMut(i64, i64, String)) -> Result<()
 /// A session's joined `allMessagesText` and the line it is exact up to.
 pub const LIST_TEXT_CACHED: &str = "SELECT upto_seq, text FROM list_texts WHERE sid = :sid";
 
+/// [`LIST_TEXT_CACHED`] on PostgreSQL.
+pub const PG_LIST_TEXT: &str = "SELECT last_seq, all_text FROM sessions WHERE skey = $1";
+
 /// Session `sid`'s joined text and the line it is exact up to, if one is stored.
 pub fn list_text(db: &Db, sid: i64) -> Result<Option<(i64, String)>> {
+    if let Some(pg) = db.pg() {
+        return Ok(pg
+            .query_opt(PG_LIST_TEXT, &[&sid])?
+            .map(|r| (r.get("last_seq"), String::from_utf8_lossy(r.get::<_, &[u8]>("all_text")).into_owned())));
+    }
     let mut st = db.conn()?.prepare_cached(LIST_TEXT_CACHED)?;
     Ok(st.query_row(named_params! { ":sid": sid }, |r| Ok((r.get("upto_seq")?, r.get("text")?))).optional()?)
 }
@@ -206,6 +287,10 @@ pub fn append_list_texts(db: &Db, sid: i64, from_seq: i64, mut out: String) -> R
 pub const SESSIONS_IN_DIR_BY_RECENCY: &str =
     "SELECT sid, path, cwd FROM sessions WHERE dir = :dir ORDER BY written_ns DESC";
 
+/// [`SESSIONS_IN_DIR_BY_RECENCY`] on PostgreSQL, among the sessions made on the server.
+pub const PG_SESSIONS_IN_DIR_BY_RECENCY: &str =
+    "SELECT skey, path, cwd FROM sessions WHERE origin = '' AND dir = $1 ORDER BY written_ns DESC";
+
 /// The first session in folder `dir`, most recently written first, whose header cwd `pick`
 /// accepts: its key and path.
 pub fn most_recent_in_dir(
@@ -213,6 +298,14 @@ pub fn most_recent_in_dir(
     dir: &str,
     mut pick: impl FnMut(Option<&str>) -> bool,
 ) -> Result<Option<(i64, String)>> {
+    if let Some(pg) = db.pg() {
+        for r in pg.query(PG_SESSIONS_IN_DIR_BY_RECENCY, &[&dir])? {
+            if pick(r.get("cwd")) {
+                return Ok(Some((r.get("skey"), r.get("path"))));
+            }
+        }
+        return Ok(None);
+    }
     let mut st = db.conn()?.prepare_cached(SESSIONS_IN_DIR_BY_RECENCY)?;
     let mut rows = st.query(named_params! { ":dir": dir })?;
     while let Some(r) = rows.next()? {
@@ -236,6 +329,10 @@ pub fn most_recent(db: &Db) -> Result<Option<(i64, String)>> {
 /// Sessions with header id `:id` whose file is in folder `:dir` (find-by-id).
 pub const SESSIONS_WITH_ID_IN_DIR: &str = "SELECT path, cwd FROM sessions WHERE id = :id AND dir = :dir ORDER BY sid";
 
+/// [`SESSIONS_WITH_ID_IN_DIR`] on PostgreSQL, among the sessions made on the server.
+pub const PG_SESSIONS_WITH_ID_IN_DIR: &str =
+    "SELECT path, cwd FROM sessions WHERE id = $1 AND origin = '' AND dir = $2 ORDER BY skey";
+
 /// The path of the first session with header id `id` in folder `dir` whose header cwd `pick`
 /// accepts.
 pub fn path_with_id_in_dir(
@@ -244,6 +341,14 @@ pub fn path_with_id_in_dir(
     dir: &str,
     mut pick: impl FnMut(Option<&str>) -> bool,
 ) -> Result<Option<String>> {
+    if let Some(pg) = db.pg() {
+        for r in pg.query(PG_SESSIONS_WITH_ID_IN_DIR, &[&id, &dir])? {
+            if pick(r.get("cwd")) {
+                return Ok(Some(r.get("path")));
+            }
+        }
+        return Ok(None);
+    }
     let mut st = db.conn()?.prepare_cached(SESSIONS_WITH_ID_IN_DIR)?;
     let mut rows = st.query(named_params! { ":id": id, ":dir": dir })?;
     while let Some(r) = rows.next()? {

@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::store::pg::Server;
 use rusqlite::Connection;
 use std::cell::{Cell, RefCell, RefMut};
+use std::collections::HashMap;
 
 /// An open database: what every layer above `store/` holds and passes to the typed reads and
 /// writes of `store/`, which match on the backend. No rusqlite or postgres type appears in
@@ -22,7 +23,13 @@ pub struct Pg {
     server: RefCell<Server>,
     /// Whether a [`Tx`] is open on this connection.
     in_tx: Cell<bool>,
+    /// Statements prepared on this connection, by their text: one round trip per statement
+    /// run instead of two.
+    prepared: RefCell<HashMap<&'static str, postgres::Statement>>,
 }
+
+/// Parameters of a PostgreSQL statement.
+pub(in crate::store) type PgParams<'a> = &'a [&'a (dyn postgres::types::ToSql + Sync)];
 
 impl Pg {
     /// The server, for one statement or a few (not held across calls into other functions of
@@ -32,6 +39,36 @@ impl Pg {
             server: "postgres".into(),
             cause: "the connection is already in use by this process".into(),
         })
+    }
+
+    fn statement(&self, s: &mut Server, sql: &'static str) -> Result<postgres::Statement> {
+        if let Some(st) = self.prepared.borrow().get(sql) {
+            return Ok(st.clone());
+        }
+        let st = s.client.prepare(sql).map_err(|e| s.pg(e))?;
+        self.prepared.borrow_mut().insert(sql, st.clone());
+        Ok(st)
+    }
+
+    /// Runs `sql` (prepared once per connection) and returns its rows.
+    pub(in crate::store) fn query(&self, sql: &'static str, params: PgParams<'_>) -> Result<Vec<postgres::Row>> {
+        let mut s = self.server()?;
+        let st = self.statement(&mut s, sql)?;
+        s.client.query(&st, params).map_err(|e| s.pg(e))
+    }
+
+    /// [`Pg::query`] for at most one row.
+    pub(in crate::store) fn query_opt(&self, sql: &'static str, params: PgParams<'_>) -> Result<Option<postgres::Row>> {
+        let mut s = self.server()?;
+        let st = self.statement(&mut s, sql)?;
+        s.client.query_opt(&st, params).map_err(|e| s.pg(e))
+    }
+
+    /// Runs `sql` (prepared once per connection); returns the rows it changed.
+    pub(in crate::store) fn execute(&self, sql: &'static str, params: PgParams<'_>) -> Result<u64> {
+        let mut s = self.server()?;
+        let st = self.statement(&mut s, sql)?;
+        s.client.execute(&st, params).map_err(|e| s.pg(e))
     }
 
     /// `host:port/dbname` of the server, for messages.
@@ -82,7 +119,11 @@ fn feature_of(file: &str) -> &'static str {
 impl Db {
     /// Wraps a PostgreSQL connection (made by `store::pg::connect`).
     pub(in crate::store) fn from_server(server: Server) -> Db {
-        Db::Postgres(Box::new(Pg { server: RefCell::new(server), in_tx: Cell::new(false) }))
+        Db::Postgres(Box::new(Pg {
+            server: RefCell::new(server),
+            in_tx: Cell::new(false),
+            prepared: RefCell::default(),
+        }))
     }
 
     /// Which backend answers.
@@ -154,7 +195,6 @@ impl Db {
     }
 
     /// The PostgreSQL connection, or `None` on SQLite.
-    #[allow(dead_code)] // used by the PostgreSQL versions of store functions
     pub(in crate::store) fn pg(&self) -> Option<&Pg> {
         match self {
             Db::Postgres(p) => Some(p),

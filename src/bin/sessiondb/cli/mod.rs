@@ -83,9 +83,10 @@ pub fn run() -> i32 {
         (Command::List(a), Some(url)) => remote::run_list(&url, a),
         (Command::Find(a), Some(url)) => remote::run_find(&url, a),
         (Command::Push(a), _) => push::run(&db, a),
+        (Command::Rpc(a), _) => rpc::run(&db, a),
         (Command::Bench(a), _) => bench::run(a),
         (command, Some(url)) => Err(anyhow::anyhow!(
-            "{}: sessiondb {} is not served yet on PostgreSQL (export, list, find and push are)",
+            "{}: sessiondb {} is not served yet on PostgreSQL (export, list, find, rpc and push are)",
             sessiondb::pg::shown(&url),
             command.name()
         )),
