@@ -37,6 +37,9 @@ pub enum Error {
     /// `postgres://host:port/db`, never with the password.
     #[error("{server}: {cause}")]
     Server { server: String, cause: String },
+    /// The database's backend does not serve this operation yet (`what`: "search", ...).
+    #[error("{what} is not available on {backend} yet")]
+    Unsupported { what: &'static str, backend: String },
 }
 
 impl Error {

@@ -27,12 +27,14 @@ pub use store::db::default_path as default_db_path;
 
 /// Opening a database.
 pub mod db {
-    pub use crate::store::db::{access_problem, beside, default_path, open, open_existing, open_in_memory, Db, Tx};
+    pub use crate::store::db::{
+        access_problem, beside, default_path, open, open_existing, open_in_memory, Backend, Db, Tx,
+    };
 }
 
 /// PostgreSQL, in part: `push` replicates a local database into a server, and `export`,
-/// `list` and `find` read from it. The other commands, the SessionManager and `rpc` do not
-/// run on PostgreSQL yet (docs/postgres.md).
+/// `list` and `find` read from it. The SessionManager and `rpc` run on a server given its URL
+/// where they take a database path; most other commands do not yet (docs/postgres.md).
 pub mod pg {
     pub use crate::ingest::push::{default_origin, push, PushOptions, PushSummary};
     pub use crate::read::remote::{

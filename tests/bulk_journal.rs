@@ -77,11 +77,11 @@ fn a_cli_import_leaves_the_database_in_wal_mode_with_everything_in_it() {
     drop(conn);
     let (code, _, err) = common::run(&db, &["import", common::oracle().join("sessions").to_str().unwrap()]);
     assert!(code == 0 || code == 1, "{err}"); // 1: the corpus holds deliberately broken files
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    assert_eq!(journal_mode(sessiondb::db::Db::of(&conn)), "wal");
-    let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    let conn = sessiondb::db::Db::from_sqlite(rusqlite::Connection::open(&db).unwrap());
+    assert_eq!(journal_mode(&conn), "wal");
+    let ok: String = conn.sqlite().query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
     assert_eq!(ok, "ok");
-    let sessions: i64 = conn.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap();
+    let sessions: i64 = conn.sqlite().query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap();
     assert!(sessions > 10, "{sessions}");
     assert!(!sessiondb::db::beside(&db, "-journal").exists() && !sessiondb::db::beside(&db, "-yield").exists());
 }

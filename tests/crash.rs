@@ -121,7 +121,8 @@ fn assert_whole(db: &Path, expected: &HashMap<String, i64>, context: &str) -> us
         assert_eq!(Some(count), expected.get(path), "{context}: {path} is not whole");
         assert_eq!(count, lines, "{context}: {path}: counters and lines differ");
     }
-    let report = sessiondb::check::check_all(sessiondb::db::Db::of(&conn), |_| {}).unwrap();
+    drop(st);
+    let report = sessiondb::check::check_all(&sessiondb::db::Db::from_sqlite(conn), |_| {}).unwrap();
     assert!(report.is_clean(), "{context}: {:?}", report.problems);
     rows.len()
 }

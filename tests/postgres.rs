@@ -387,7 +387,7 @@ fn server_errors_are_one_line_naming_the_server_and_the_cause() {
 #[test]
 fn commands_not_served_on_postgresql_refuse_in_one_line() {
     let Some(url) = server() else { return };
-    for args in [&["stats"][..], &["search", "x"], &["recent"], &["import", "/nonexistent"], &["check"], &["rpc"]] {
+    for args in [&["stats"][..], &["search", "x"], &["recent"], &["import", "/nonexistent"], &["check"]] {
         let (code, out, err) = sdb(&url, args);
         assert_eq!(code, 2, "{args:?}");
         assert!(out.is_empty());
@@ -622,4 +622,292 @@ fn a_server_too_old_and_a_host_name_mismatch_are_refused_in_one_line() {
     // verify-ca checks the chain only: the same address connects.
     let (code, _, err) = sdb(&with_params(&wrong, "sslmode=verify-ca"), &["list"]);
     assert_eq!(code, 0, "{err}");
+}
+
+/// `db::open` of a PostgreSQL URL gives a PostgreSQL handle; a function with no PostgreSQL
+/// version yet answers with a typed one-line error, never a panic or a local file.
+#[test]
+fn a_postgres_url_opens_the_server_and_unported_reads_say_so() {
+    let Some(url) = server() else { return };
+    let db_url = fresh_db(&url);
+    let mut db = sessiondb::db::open(Path::new(&db_url)).unwrap();
+    assert_eq!(db.backend(), sessiondb::db::Backend::Postgres);
+    let Err(err) = sessiondb::usage_stats::totals(&db, None, &Default::default()) else { panic!("stats served") };
+    assert!(matches!(err, sessiondb::Error::Unsupported { what: "stats", .. }), "{err:?}");
+    assert_eq!(err.to_string(), "stats is not available on PostgreSQL yet");
+    let Err(err) = sessiondb::check::check_all(&db, |_| {}) else { panic!("check served") };
+    assert!(matches!(err, sessiondb::Error::Unsupported { .. }), "{err:?}");
+    assert!(err.to_string().ends_with(" is not available on PostgreSQL yet"), "{err}");
+    // Listing is served (the server's own sessions: none yet).
+    assert!(sessiondb::discovery::list_everything(&db).unwrap().is_empty());
+    // Transactions begin and roll back on the server.
+    let tx = db.write().unwrap();
+    assert!(!tx.is_idle());
+    drop(tx);
+    assert!(db.is_idle());
+    db.write().unwrap().commit().unwrap();
+    let existing = sessiondb::db::open_existing(Path::new(&db_url)).unwrap();
+    assert_eq!(existing.backend(), sessiondb::db::Backend::Postgres);
+}
+
+/// One `sessiondb rpc` process appending to a session of its own, one request at a time as pi
+/// does: the ids it acknowledged, the session's header id, and each append's round trip.
+struct Writer {
+    session_id: String,
+    acked: Vec<String>,
+    latencies: Vec<std::time::Duration>,
+}
+
+fn rpc_writer(url: &str, home: &Path, appends: usize, kill_after: Option<usize>) -> Writer {
+    use std::io::{BufRead, BufReader, Write};
+    let agent = home.join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let mut child = common::bin()
+        .arg("--db")
+        .arg(url)
+        .arg("rpc")
+        .env("PI_CODING_AGENT_DIR", &agent)
+        .env("HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let mut output = BufReader::new(child.stdout.take().unwrap());
+    let mut call = |n: usize, method: &str, params: serde_json::Value| -> Value {
+        let request = serde_json::json!({"id": n, "method": method, "params": params});
+        writeln!(input, "{request}").unwrap();
+        input.flush().unwrap();
+        let mut line = String::new();
+        output.read_line(&mut line).unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+        assert!(v.get("error").is_none(), "{method}: {v}");
+        v["result"].clone()
+    };
+    let created = call(0, "create", serde_json::json!([home.to_str().unwrap()]));
+    let session_id = created["sessionId"].as_str().unwrap().to_string();
+    let (mut acked, mut latencies) = (Vec::new(), Vec::new());
+    for i in 0..appends {
+        if kill_after == Some(i) {
+            child.kill().unwrap(); // SIGKILL
+            child.wait().unwrap();
+            return Writer { session_id, acked, latencies };
+        }
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        let message = serde_json::json!({"role": role, "content": [{"type": "text", "text": format!("append {i} of {role}")}], "timestamp": 1_700_000_000_000u64 + i as u64});
+        let started = std::time::Instant::now();
+        let id = call(i + 1, "appendMessage", serde_json::json!([message]));
+        latencies.push(started.elapsed());
+        acked.push(id.as_str().unwrap().to_string());
+    }
+    drop(input);
+    assert!(child.wait().unwrap().success());
+    Writer { session_id, acked, latencies }
+}
+
+/// Many `sessiondb rpc` processes append to sessions of one server at once, one of them killed
+/// with SIGKILL halfway: every acknowledged entry is stored exactly once, each session's lines
+/// are numbered 1..n without a gap and chain parent to child in order, and the session's
+/// counters agree. `SESSIONDB_PG_LOAD=16x2000` runs the full load (the default is small).
+#[test]
+fn concurrent_writer_processes_lose_no_acknowledged_append() {
+    let Some(url) = server() else { return };
+    let db_url = fresh_db(&url);
+    let load = std::env::var("SESSIONDB_PG_LOAD").unwrap_or_else(|_| "4x150".into());
+    let (procs, appends) = load.split_once('x').expect("SESSIONDB_PG_LOAD is PROCESSESxAPPENDS");
+    let (procs, appends): (usize, usize) = (procs.parse().unwrap(), appends.parse().unwrap());
+    // The schema first, so that the writers do not all wait for the migration lock.
+    drop(sessiondb::db::open(Path::new(&db_url)).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let writers: Vec<Writer> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..procs)
+            .map(|p| {
+                let (home, db_url) = (dir.path().join(format!("w{p}")), db_url.clone());
+                s.spawn(move || rpc_writer(&db_url, &home, appends, (p == 0).then_some(appends / 2)))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let elapsed = started.elapsed();
+    let mut all: Vec<std::time::Duration> = writers.iter().flat_map(|w| w.latencies.iter().copied()).collect();
+    all.sort();
+    let total = all.len();
+    eprintln!(
+        "{procs} writers x {appends} appends: {total} acknowledged in {:.1} s ({:.0}/s); append round trip p50 {:?}, p99 {:?}",
+        elapsed.as_secs_f64(),
+        total as f64 / elapsed.as_secs_f64(),
+        all[total / 2],
+        all[total * 99 / 100]
+    );
+    let mut client = postgres::Client::connect(&db_url, postgres::NoTls).unwrap();
+    for (p, w) in writers.iter().enumerate() {
+        let session = client
+            .query_one("SELECT skey, entry_count, last_seq FROM sessions WHERE id = $1", &[&w.session_id])
+            .unwrap();
+        let skey: i64 = session.get("skey");
+        let rows = client
+            .query(
+                "SELECT seq, id, parent_id, parent_key, depth FROM entries WHERE session = $1 ORDER BY seq",
+                &[&skey],
+            )
+            .unwrap();
+        let ids: Vec<String> = rows.iter().map(|r| r.get("id")).collect();
+        // Lines 1..n, no gap, each the child of the line before.
+        for (i, r) in rows.iter().enumerate() {
+            let seq: i64 = r.get("seq");
+            assert_eq!(seq, i as i64 + 1, "writer {p}: line numbers");
+            let parent: Option<String> = r.get("parent_id");
+            assert_eq!(
+                parent.as_deref(),
+                i.checked_sub(1).map(|j| ids[j].as_str()),
+                "writer {p}: parent of line {seq}"
+            );
+            let parent_key: Option<i64> = r.get("parent_key");
+            assert_eq!(parent_key, (i > 0).then_some((skey << 32) | i as i64), "writer {p}: parent key of line {seq}");
+            assert_eq!(r.get::<_, Option<i64>>("depth"), Some(i as i64), "writer {p}: depth of line {seq}");
+        }
+        let unique: std::collections::HashSet<&String> = ids.iter().collect();
+        assert_eq!(unique.len(), ids.len(), "writer {p}: an id stored twice");
+        // Every acknowledged append is there, in order; a killed writer may have one more.
+        assert_eq!(&ids[..w.acked.len()], &w.acked[..], "writer {p}: acknowledged appends");
+        let extra = if p == 0 { 1 } else { 0 };
+        assert!(ids.len() <= w.acked.len() + extra, "writer {p}: {} stored, {} acknowledged", ids.len(), w.acked.len());
+        assert_eq!(session.get::<_, i64>("entry_count"), ids.len() as i64, "writer {p}: entry_count");
+        assert_eq!(session.get::<_, i64>("last_seq"), ids.len() as i64, "writer {p}: last_seq");
+    }
+    assert_eq!(writers[0].acked.len(), appends / 2, "the killed writer's acknowledged appends");
+}
+
+/// Two processes append to one session at once: each append lands after the other's (the
+/// session's row is locked while appending), so lines stay numbered without a gap or a repeat,
+/// every acknowledged entry is stored once, and each writer's entries chain from its own leaf.
+#[test]
+fn two_writers_of_one_session_take_turns() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(url) = server() else { return };
+    let db_url = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let first = rpc_writer(&db_url, &dir.path().join("a"), 2, None);
+    let mut client = postgres::Client::connect(&db_url, postgres::NoTls).unwrap();
+    let session = client.query_one("SELECT skey, path FROM sessions WHERE id = $1", &[&first.session_id]).unwrap();
+    let (skey, path): (i64, String) = (session.get("skey"), session.get("path"));
+    // Both open the session before either appends: each starts from the same leaf.
+    let opened = std::sync::Barrier::new(2);
+    let acked: Vec<Vec<String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|p| {
+                let (db_url, path, home) = (db_url.clone(), path.clone(), dir.path().join(format!("b{p}")));
+                let opened = &opened;
+                s.spawn(move || {
+                    std::fs::create_dir_all(&home).unwrap();
+                    let mut child = common::bin()
+                        .args(["--db", &db_url, "rpc"])
+                        .env("PI_CODING_AGENT_DIR", &home)
+                        .env("HOME", &home)
+                        .stdin(Stdio::piped())
+                        .stdout(Stdio::piped())
+                        .spawn()
+                        .unwrap();
+                    let mut input = child.stdin.take().unwrap();
+                    let mut output = BufReader::new(child.stdout.take().unwrap());
+                    let mut ids = Vec::new();
+                    for i in 0..101 {
+                        let (method, params) = if i == 0 {
+                            ("open", serde_json::json!([path]))
+                        } else {
+                            ("appendCustomEntry", serde_json::json!([format!("writer-{p}"), {"n": i}]))
+                        };
+                        writeln!(input, "{}", serde_json::json!({"id": i, "method": method, "params": params}))
+                            .unwrap();
+                        input.flush().unwrap();
+                        let mut line = String::new();
+                        output.read_line(&mut line).unwrap();
+                        let v: Value = serde_json::from_str(&line).unwrap();
+                        assert!(v.get("error").is_none(), "{v}");
+                        if i > 0 {
+                            ids.push(v["result"].as_str().unwrap().to_string());
+                        } else {
+                            opened.wait();
+                        }
+                    }
+                    drop(input);
+                    assert!(child.wait().unwrap().success());
+                    ids
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let rows =
+        client.query("SELECT seq, id, parent_id FROM entries WHERE session = $1 ORDER BY seq", &[&skey]).unwrap();
+    let seqs: Vec<i64> = rows.iter().map(|r| r.get("seq")).collect();
+    assert_eq!(seqs, (1..=rows.len() as i64).collect::<Vec<_>>(), "lines numbered without a gap");
+    let stored: Vec<String> = rows.iter().map(|r| r.get("id")).collect();
+    assert_eq!(stored.len(), 2 + 200);
+    let parent_of: std::collections::HashMap<String, Option<String>> =
+        rows.iter().map(|r| (r.get("id"), r.get("parent_id"))).collect();
+    for ids in &acked {
+        // Each writer's entries chain from the session's leaf when it opened it, then each other.
+        for pair in ids.windows(2) {
+            assert_eq!(parent_of[&pair[1]].as_deref(), Some(pair[0].as_str()));
+        }
+        assert_eq!(parent_of[&ids[0]].as_deref(), Some(first.acked[1].as_str()));
+    }
+}
+
+/// The oracle corpus pushed under origin `''` (the server's own sessions) reads back through
+/// the tree functions exactly as from SQLite: every session's entries, tree and projection at
+/// its last entry are equal, and `list` of every folder gives the same sessions.
+#[test]
+fn pushed_sessions_read_through_the_tree_as_on_sqlite() {
+    let Some(url) = server() else { return };
+    let db_url = fresh_db(&url);
+    let (_d, _p, mut local) = common::temp_db();
+    let targets = sessiondb::import::collect_targets(&[common::oracle().join("sessions")]).unwrap();
+    sessiondb::import::import_targets(&mut local, &targets, Default::default(), |_| {});
+    let mut server = sessiondb::pg::connect(&db_url).unwrap();
+    let opts = sessiondb::pg::PushOptions { origin: String::new(), prune: false, batch_lines: 200_000 };
+    sessiondb::pg::push(&local, &mut server, &opts, |_, _| {}).unwrap();
+    let pg = sessiondb::db::open(Path::new(&db_url)).unwrap();
+    let sessions = sessiondb::discovery::list_everything(&local).unwrap();
+    assert!(sessions.len() > 20, "{}", sessions.len());
+    let mut dirs = std::collections::BTreeSet::new();
+    for info in &sessions {
+        let path = info.path.clone();
+        dirs.insert(Path::new(&path).parent().unwrap().to_string_lossy().into_owned());
+        let sid = sessiondb::internals::sessions::sid_by_path(&local, &path).unwrap().unwrap();
+        let skey = sessiondb::internals::sessions::sid_by_path(&pg, &path).unwrap().unwrap_or_else(|| panic!("{path}"));
+        let (a, b) = (
+            sessiondb::tree::SessionTree::open(&local, sid).unwrap(),
+            sessiondb::tree::SessionTree::open(&pg, skey).unwrap(),
+        );
+        let bodies = |t: &sessiondb::tree::SessionTree<'_>| -> Vec<String> {
+            t.all_entries().unwrap().into_iter().map(|r| r.body).collect()
+        };
+        assert_eq!(bodies(&a), bodies(&b), "{path}: entries");
+        assert_eq!(a.is_regular(), b.is_regular(), "{path}: regular");
+        let leaf = sessiondb::tree::Leaf::Last;
+        assert_eq!(
+            a.projection(&leaf).unwrap().0.to_json(),
+            b.projection(&leaf).unwrap().0.to_json(),
+            "{path}: projection"
+        );
+        let tree = |t: &sessiondb::tree::SessionTree<'_>| format!("{:?}", t.tree().unwrap());
+        let mut ta = tree(&a);
+        let mut tb = tree(&b);
+        // Keys differ between the stores; the shape and the entries must not.
+        ta.retain(|c| !c.is_ascii_digit());
+        tb.retain(|c| !c.is_ascii_digit());
+        assert_eq!(ta, tb, "{path}: tree");
+    }
+    for dir in dirs {
+        let paths = |db: &sessiondb::db::Db| -> Vec<String> {
+            let mut infos = sessiondb::discovery::list_dir(db, &dir, None).unwrap();
+            sessiondb::discovery::fill_all_text(db, &mut infos).unwrap();
+            infos.iter().map(|i| format!("{} {} {}", i.path, i.message_count, i.all_messages_text)).collect()
+        };
+        assert_eq!(paths(&local), paths(&pg), "list {dir}");
+    }
 }

@@ -36,6 +36,44 @@ const MAX_LINES_REPORTED_PER_FILE: usize = 3;
 
 #[test]
 fn rpc_replays_match_pi() {
+    replay_all(&|_| None);
+}
+
+/// The same scripts with the sessions on a PostgreSQL server (a fresh database per script): the
+/// server `.ci/postgres.sh` starts (`SESSIONDB_TEST_PG_URL`). Skipped without one, unless
+/// `SESSIONDB_REQUIRE_PG` is set.
+#[test]
+fn rpc_replays_match_pi_on_postgresql() {
+    let url = match std::env::var("SESSIONDB_TEST_PG_URL") {
+        Ok(url) if !url.is_empty() => url,
+        _ if std::env::var_os("SESSIONDB_REQUIRE_PG").is_some() => {
+            panic!("SESSIONDB_REQUIRE_PG is set but SESSIONDB_TEST_PG_URL is not: source .ci/postgres.sh")
+        }
+        _ => {
+            eprintln!("skipped: no PostgreSQL server (SESSIONDB_TEST_PG_URL unset; `. .ci/postgres.sh` starts one)");
+            return;
+        }
+    };
+    replay_all(&|name| Some(fresh_pg_db(&url, name)));
+}
+
+/// A new, empty database on the server for script `name`; its URL.
+fn fresh_pg_db(url: &str, name: &str) -> String {
+    let db = format!(
+        "rpc_{}_{}_{}",
+        name.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
+        std::process::id(),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos()
+    );
+    let mut admin = postgres::Client::connect(url, postgres::NoTls).expect("connect to the test server");
+    admin.batch_execute(&format!("CREATE DATABASE {db} ENCODING 'UTF8' TEMPLATE template0")).unwrap();
+    let (base, _) = url.rsplit_once('/').unwrap();
+    format!("{base}/{db}")
+}
+
+/// Replays every script (or those `RPC_ORACLE_SCRIPTS` names), each in the database `db_for`
+/// gives for its name (`None`: a SQLite file in the script's temporary folder).
+fn replay_all(db_for: &dyn Fn(&str) -> Option<String>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rpc/scripts.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     let fixture: Value = serde_json::from_str(&text).expect("scripts.json is JSON");
@@ -52,7 +90,7 @@ fn rpc_replays_match_pi() {
             continue;
         }
         replayed += 1;
-        let problems = Replay::run(script);
+        let problems = Replay::run(script, db_for(name));
         eprintln!("{name}: {} ops, {} mismatches", script["ops"].as_array().map_or(0, Vec::len), problems.len());
         total += problems.len();
         for p in problems.iter().take(MAX_REPORTED_PER_SCRIPT) {
@@ -90,7 +128,7 @@ struct Rpc {
 }
 
 impl<'a> Replay<'a> {
-    fn run(script: &'a Value) -> Vec<String> {
+    fn run(script: &'a Value, db: Option<String>) -> Vec<String> {
         let tmp = tempfile::tempdir().expect("temp dir");
         let agent = tmp.path().join("agent");
         std::fs::create_dir_all(&agent).expect("create agent dir");
@@ -98,7 +136,7 @@ impl<'a> Replay<'a> {
         let mut replay = Replay {
             script,
             agent: agent_str,
-            db: tmp.path().join("db.sqlite"),
+            db: db.map_or_else(|| tmp.path().join("db.sqlite"), PathBuf::from),
             unifier: Unifier::new(script),
             ours: Vec::new(),
             session_paths: Vec::new(),

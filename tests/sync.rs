@@ -18,10 +18,11 @@ fn snapshot(db: &Path) -> BTreeMap<String, (String, Option<i64>)> {
         .unwrap()
         .map(Result::unwrap)
         .collect();
+    let conn = sessiondb::db::Db::from_sqlite(conn);
     let mut out = BTreeMap::new();
     for (sid, path, v) in rows {
         let mut buf = Vec::new();
-        sessiondb::export::write_session(sessiondb::db::Db::of(&conn), sid, &mut buf).unwrap();
+        sessiondb::export::write_session(&conn, sid, &mut buf).unwrap();
         out.insert(path, (String::from_utf8(buf).unwrap(), v));
     }
     out

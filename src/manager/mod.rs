@@ -159,8 +159,17 @@ fn write_session_from(conn: &mut Db, path: &Path, header: &Object, fill: &mut Li
         }
         other => other,
     })?;
-    let mut w = EntryWriter::new(&tx, sid)?;
     let not_object = || Error::InvalidArgument("entry is not a JSON object".into());
+    if tx.backend() == db::Backend::Postgres {
+        // One append per line (each finds its parent): the server has no bulk entry writer yet.
+        fill(&tx, &mut |line| {
+            let (Line::Text(text) | Line::Shared(_, text)) = line;
+            write::append_entry(&tx, sid, text, None).map(drop)
+        })?;
+        tx.commit()?;
+        return Ok(sid);
+    }
+    let mut w = EntryWriter::new(&tx, sid)?;
     fill(&tx, &mut |line| match line {
         Line::Text(text) => w.write_parsed(text, write::ParsedLine::of(&write::scan(text).ok_or_else(not_object)?)),
         Line::Shared(src, text) => {
@@ -515,7 +524,9 @@ impl SessionManager {
         let text = Value::Object(entry.clone()).to_json();
         if matches!(self.persistence, Persistence::Staged { .. }) && is_conversation(&entry) {
             self.flush(Some(&text))?;
-        } else if let Persistence::Saved { db_path, file, journal } = &mut self.persistence {
+        } else if let (Persistence::Saved { db_path, file, journal }, db::Backend::Sqlite) =
+            (&mut self.persistence, self.conn.backend())
+        {
             let journal = match journal {
                 Some(j) => j,
                 None => journal.insert(Journal::open(db_path)?),

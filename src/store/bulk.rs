@@ -69,8 +69,8 @@ impl BulkJournal {
     /// Leaves WAL mode for a rollback journal if no other connection has the database open
     /// (it does not wait for one to go). Commits then sync the journal and the file
     /// (`synchronous=FULL`), so a crash or a power loss keeps every committed transaction.
-    pub fn enter(db: &Db) -> Self {
-        let conn = db.conn();
+    pub fn enter(handle: &Db) -> Self {
+        let Ok(conn) = handle.conn() else { return BulkJournal { marker: None } };
         let Some(db) = conn.path().filter(|p| !p.is_empty()).map(PathBuf::from) else {
             return BulkJournal { marker: None };
         };
@@ -84,7 +84,7 @@ impl BulkJournal {
         }
         let mut bulk = BulkJournal { marker: Some(marker) };
         if conn.pragma_update(None, "synchronous", "FULL").is_err() {
-            bulk.leave(Db::of(conn));
+            bulk.leave(handle);
         }
         bulk
     }
@@ -104,7 +104,7 @@ impl BulkJournal {
     /// Back to WAL mode (between transactions). Should that fail, the next open of the
     /// database restores it, as every open sets WAL mode.
     pub fn leave(&mut self, db: &Db) {
-        let conn = db.conn();
+        let Ok(conn) = db.conn() else { return };
         let Some(marker) = self.marker.take() else { return };
         let _ = conn.pragma_update(None, "synchronous", "NORMAL");
         let _ = enter_wal(conn);

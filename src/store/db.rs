@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 pub use crate::store::files::{beside, BUSY_TIMEOUT};
-pub use crate::store::handle::{is_constraint_violation, Db, Tx};
+pub use crate::store::handle::{is_constraint_violation, Backend, Db, Tx};
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
@@ -19,8 +19,19 @@ pub fn default_path() -> Result<PathBuf> {
     Ok(Path::new(&home).join(".pi").join("agent").join("sessiondb.sqlite"))
 }
 
-/// A database named by a URL (`postgres://…`) is not a file: without this check, opening it
-/// would quietly create a folder named after the scheme with a new SQLite file in it.
+/// The PostgreSQL URL `path` is, if it is one.
+fn pg_url(path: &Path) -> Option<&str> {
+    path.to_str().filter(|t| crate::store::pg::is_url(t))
+}
+
+/// Connects to the PostgreSQL database `url` names (server checks, migrations).
+fn open_pg(url: &str) -> Result<Db> {
+    crate::store::pg::connect(url).map(Db::from_server)
+}
+
+/// A database named by a URL of another scheme than PostgreSQL's is not a file: without this
+/// check, opening it would quietly create a folder named after the scheme with a new SQLite
+/// file in it.
 fn refuse_url(path: &Path) -> Result<()> {
     let text = path.to_string_lossy();
     let Some((scheme, _)) = text.split_once("://") else { return Ok(()) };
@@ -38,30 +49,35 @@ fn refuse_url(path: &Path) -> Result<()> {
 /// Opens (creating if needed) the database at `path` for writing and brings its schema up to
 /// date. A database that cannot be written is refused with the reason.
 pub fn open(path: &Path) -> Result<Db> {
+    if let Some(url) = pg_url(path) {
+        return open_pg(url);
+    }
     refuse_url(path)?;
     create_private(path)?;
     let conn = open_file(path).map_err(|e| explain(path, e))?;
-    if conn.is_readonly(rusqlite::MAIN_DB)? {
+    if conn.sqlite().is_readonly(rusqlite::MAIN_DB)? {
         return Err(explain(path, Error::io(path, std::io::Error::other("the database is read-only"))));
     }
-    Ok(Db(conn))
+    Ok(conn)
 }
 
-fn open_file(path: &Path) -> Result<Connection> {
+fn open_file(path: &Path) -> Result<Db> {
     let mut conn = Connection::open(path).map_err(|e| with_path(path, e))?;
     configure(&conn).map_err(|e| with_path(path, e))?;
     migrate(&mut conn, path)?;
     run_maintenance(&mut conn)?;
-    settle_journal(&conn, path)?;
-    Ok(conn)
+    let db = Db::Sqlite(conn);
+    settle_journal(&db, path)?;
+    Ok(db)
 }
 
 /// Moves appends left in the journal (by a writer that crashed, or one still running) into
 /// the tables, so that whoever opens the database sees them. A read-only database is left
 /// as it is.
-fn settle_journal(conn: &Connection, path: &Path) -> Result<()> {
+fn settle_journal(db: &Db, path: &Path) -> Result<()> {
+    let Db::Sqlite(conn) = db else { return Ok(()) };
     if crate::store::journal::has_pending(path) && !conn.is_readonly(rusqlite::MAIN_DB)? {
-        crate::store::journal::settle(Db::of(conn), path)?;
+        crate::store::journal::settle(db, path)?;
     }
     Ok(())
 }
@@ -139,6 +155,9 @@ fn run_maintenance(conn: &mut Connection) -> Result<()> {
 /// Opens an existing database without creating it (read commands). A database file that
 /// cannot be written is fine as long as SQLite can read it.
 pub fn open_existing(path: &Path) -> Result<Db> {
+    if let Some(url) = pg_url(path) {
+        return open_pg(url);
+    }
     refuse_url(path)?;
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -152,7 +171,7 @@ pub fn open_existing(path: &Path) -> Result<Db> {
         }
         Ok(_) => {}
     }
-    open_file(path).map(Db).map_err(|e| explain(path, e))
+    open_file(path).map_err(|e| explain(path, e))
 }
 
 /// A database in memory, for sessions that are never persisted and for tests.
@@ -160,7 +179,7 @@ pub fn open_in_memory() -> Result<Db> {
     let mut conn = Connection::open_in_memory()?;
     configure(&conn)?;
     migrate(&mut conn, Path::new(":memory:"))?;
-    Ok(Db(conn))
+    Ok(Db::Sqlite(conn))
 }
 
 fn with_path(path: &Path, e: rusqlite::Error) -> Error {
@@ -338,7 +357,7 @@ pub fn open_pooled(path: &Path) -> Result<Pooled> {
             Some(pool.remove(i).1)
         });
         if let Some(conn) = reused {
-            settle_journal(conn.conn(), path)?;
+            settle_journal(&conn, path)?;
             return Ok(Pooled { conn: Some(conn), key: Some(key) });
         }
     }

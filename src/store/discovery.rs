@@ -3,7 +3,7 @@
 //! (named parameters) and reads its columns by name.
 
 use crate::error::Result;
-use crate::store::handle::{columns, Db};
+use crate::store::handle::{columns, Db, Pg, PgParams};
 use crate::store::keys::SessionKey;
 use rusqlite::{named_params, OptionalExtension, Row};
 
@@ -85,8 +85,54 @@ pub const SESSION_INFOS_UNDER: &str = info_select!(" WHERE dir >= :lo AND dir < 
 /// SessionInfo columns of sessions with header cwd `:cwd`.
 pub const SESSION_INFOS_FOR_CWD: &str = info_select!(" WHERE cwd = :cwd");
 
+/// [`info_select!`] on PostgreSQL, among the sessions made on the server (origin `''`).
+macro_rules! pg_info_select {
+    ($where:literal) => {
+        concat!(
+            "SELECT skey AS sid, path, id, cwd, name, created, parent_session, message_count, last_activity_ms, ",
+            "first_message, coalesce(file_mtime_ns, written_ns) AS written_ns, last_seq FROM sessions WHERE origin = ''",
+            $where
+        )
+    };
+}
+
+/// [`SESSION_INFOS_IN_DIR`] on PostgreSQL.
+pub const PG_SESSION_INFOS_IN_DIR: &str = pg_info_select!(" AND dir = $1");
+
+/// [`SESSION_INFOS_ALL`] on PostgreSQL.
+pub const PG_SESSION_INFOS_ALL: &str = pg_info_select!("");
+
+/// [`SESSION_INFOS_UNDER`] on PostgreSQL.
+pub const PG_SESSION_INFOS_UNDER: &str = pg_info_select!(" AND dir >= $1 AND dir < $2");
+
+/// [`SESSION_INFOS_FOR_CWD`] on PostgreSQL.
+pub const PG_SESSION_INFOS_FOR_CWD: &str = pg_info_select!(" AND cwd = $1");
+
+fn pg_infos(pg: &Pg, sql: &'static str, params: PgParams<'_>) -> Result<Vec<InfoRow>> {
+    let text =
+        |r: &postgres::Row, c: &str| r.get::<_, Option<&[u8]>>(c).map(|b| String::from_utf8_lossy(b).into_owned());
+    Ok(pg
+        .query(sql, params)?
+        .iter()
+        .map(|r| InfoRow {
+            sid: r.get("sid"),
+            path: r.get("path"),
+            id: r.get("id"),
+            cwd: r.get("cwd"),
+            name: text(r, "name"),
+            created: r.get("created"),
+            parent_session: r.get("parent_session"),
+            message_count: r.get("message_count"),
+            last_activity_ms: r.get("last_activity_ms"),
+            first_message: text(r, "first_message"),
+            written_ns: r.get("written_ns"),
+            last_seq: r.get("last_seq"),
+        })
+        .collect())
+}
+
 fn infos(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<InfoRow>> {
-    let mut st = db.conn().prepare_cached(sql)?;
+    let mut st = db.conn()?.prepare_cached(sql)?;
     let c = columns(&st, INFO_COLUMNS)?;
     let rows = st.query_map(params, |r| InfoRow::from_row(r, &c))?.collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows)
@@ -94,39 +140,66 @@ fn infos(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<
 
 /// The sessions whose file is in folder `dir`, in no particular order.
 pub fn infos_in_dir(db: &Db, dir: &str) -> Result<Vec<InfoRow>> {
+    if let Some(pg) = db.pg() {
+        return pg_infos(pg, PG_SESSION_INFOS_IN_DIR, &[&dir]);
+    }
     infos(db, SESSION_INFOS_IN_DIR, named_params! { ":dir": dir })
 }
 
 /// Every session, in no particular order.
 pub fn infos_all(db: &Db) -> Result<Vec<InfoRow>> {
+    if let Some(pg) = db.pg() {
+        return pg_infos(pg, PG_SESSION_INFOS_ALL, &[]);
+    }
     infos(db, SESSION_INFOS_ALL, &[])
 }
 
 /// The sessions whose folder is below `root` (an index range over the folders).
 pub fn infos_under(db: &Db, root: &str) -> Result<Vec<InfoRow>> {
     let (lo, hi) = (format!("{root}/"), format!("{root}0"));
+    if let Some(pg) = db.pg() {
+        return pg_infos(pg, PG_SESSION_INFOS_UNDER, &[&lo, &hi]);
+    }
     infos(db, SESSION_INFOS_UNDER, named_params! { ":lo": lo, ":hi": hi })
 }
 
 /// The sessions whose header cwd is `cwd`.
 pub fn infos_for_cwd(db: &Db, cwd: &str) -> Result<Vec<InfoRow>> {
+    if let Some(pg) = db.pg() {
+        return pg_infos(pg, PG_SESSION_INFOS_FOR_CWD, &[&cwd]);
+    }
     infos(db, SESSION_INFOS_FOR_CWD, named_params! { ":cwd": cwd })
 }
 
 /// Number of sessions.
 pub const SESSION_COUNT: &str = "SELECT count(*) AS n FROM sessions";
 
+/// [`SESSION_COUNT`] on PostgreSQL (the sessions made on the server).
+pub const PG_SESSION_COUNT: &str = "SELECT count(*) AS n FROM sessions WHERE origin = ''";
+
 /// How many sessions the database holds.
 pub fn session_count(db: &Db) -> Result<i64> {
-    Ok(db.conn().prepare_cached(SESSION_COUNT)?.query_row([], |r| r.get("n"))?)
+    if let Some(pg) = db.pg() {
+        return Ok(pg.query_opt(PG_SESSION_COUNT, &[])?.map_or(0, |r| r.get("n")));
+    }
+    Ok(db.conn()?.prepare_cached(SESSION_COUNT)?.query_row([], |r| r.get("n"))?)
 }
 
 /// Every session's joined `allMessagesText` (for listing most of the sessions at once).
 pub const LIST_TEXT_CACHED_ALL: &str = "SELECT sid, upto_seq, text FROM list_texts";
 
+/// [`LIST_TEXT_CACHED_ALL`] on PostgreSQL: the joined text is kept whole on every append.
+pub const PG_LIST_TEXT_ALL: &str = "SELECT skey AS sid, last_seq, all_text FROM sessions WHERE origin = ''";
+
 /// Hands every stored joined text to `f`: session key, the line it is exact up to, the text.
 pub fn each_list_text(db: &Db, mut f: impl FnMut(i64, i64, String)) -> Result<()> {
-    let mut st = db.conn().prepare_cached(LIST_TEXT_CACHED_ALL)?;
+    if let Some(pg) = db.pg() {
+        for r in pg.query(PG_LIST_TEXT_ALL, &[])? {
+            f(r.get("sid"), r.get("last_seq"), String::from_utf8_lossy(r.get::<_, &[u8]>("all_text")).into_owned());
+        }
+        return Ok(());
+    }
+    let mut st = db.conn()?.prepare_cached(LIST_TEXT_CACHED_ALL)?;
     let [sid, upto, text] = columns(&st, ["sid", "upto_seq", "text"])?;
     let mut rows = st.query([])?;
     while let Some(r) = rows.next()? {
@@ -138,9 +211,17 @@ pub fn each_list_text(db: &Db, mut f: impl FnMut(i64, i64, String)) -> Result<()
 /// A session's joined `allMessagesText` and the line it is exact up to.
 pub const LIST_TEXT_CACHED: &str = "SELECT upto_seq, text FROM list_texts WHERE sid = :sid";
 
+/// [`LIST_TEXT_CACHED`] on PostgreSQL.
+pub const PG_LIST_TEXT: &str = "SELECT last_seq, all_text FROM sessions WHERE skey = $1";
+
 /// Session `sid`'s joined text and the line it is exact up to, if one is stored.
 pub fn list_text(db: &Db, sid: i64) -> Result<Option<(i64, String)>> {
-    let mut st = db.conn().prepare_cached(LIST_TEXT_CACHED)?;
+    if let Some(pg) = db.pg() {
+        return Ok(pg
+            .query_opt(PG_LIST_TEXT, &[&sid])?
+            .map(|r| (r.get("last_seq"), String::from_utf8_lossy(r.get::<_, &[u8]>("all_text")).into_owned())));
+    }
+    let mut st = db.conn()?.prepare_cached(LIST_TEXT_CACHED)?;
     Ok(st.query_row(named_params! { ":sid": sid }, |r| Ok((r.get("upto_seq")?, r.get("text")?))).optional()?)
 }
 
@@ -150,7 +231,7 @@ pub const STALE_LIST_TEXTS: &str =
 
 /// The sessions whose joined text misses lines appended since.
 pub fn stale_list_texts(db: &Db) -> Result<Vec<i64>> {
-    let mut st = db.conn().prepare(STALE_LIST_TEXTS)?;
+    let mut st = db.conn()?.prepare(STALE_LIST_TEXTS)?;
     let rows = st.query_map([], |r| r.get("sid"))?.collect::<rusqlite::Result<_>>()?;
     Ok(rows)
 }
@@ -160,7 +241,7 @@ pub const SESSION_LAST_SEQ: &str = "SELECT last_seq FROM sessions WHERE sid = :s
 
 /// The number of session `sid`'s last line.
 pub fn last_seq(db: &Db, sid: i64) -> Result<i64> {
-    Ok(db.conn().prepare_cached(SESSION_LAST_SEQ)?.query_row(named_params! { ":sid": sid }, |r| r.get("last_seq"))?)
+    Ok(db.conn()?.prepare_cached(SESSION_LAST_SEQ)?.query_row(named_params! { ":sid": sid }, |r| r.get("last_seq"))?)
 }
 
 /// Stores a session's joined `allMessagesText`, exact up to line `:upto`.
@@ -168,7 +249,7 @@ pub const SAVE_LIST_TEXT: &str = "INSERT OR REPLACE INTO list_texts (sid, upto_s
 
 /// Stores session `sid`'s joined text, exact up to line `upto`.
 pub fn save_list_text(db: &Db, sid: i64, upto: i64, text: &str) -> Result<()> {
-    db.conn().prepare_cached(SAVE_LIST_TEXT)?.execute(named_params! { ":sid": sid, ":upto": upto, ":text": text })?;
+    db.conn()?.prepare_cached(SAVE_LIST_TEXT)?.execute(named_params! { ":sid": sid, ":upto": upto, ":text": text })?;
     Ok(())
 }
 
@@ -177,7 +258,7 @@ pub const DROP_LIST_TEXT: &str = "DELETE FROM list_texts WHERE sid = :sid";
 
 /// Forgets session `sid`'s joined text.
 pub fn drop_list_text(db: &Db, sid: i64) -> Result<()> {
-    db.conn().prepare_cached(DROP_LIST_TEXT)?.execute(named_params! { ":sid": sid })?;
+    db.conn()?.prepare_cached(DROP_LIST_TEXT)?.execute(named_params! { ":sid": sid })?;
     Ok(())
 }
 
@@ -190,7 +271,7 @@ pub const LIST_TEXTS: &str =
 pub fn append_list_texts(db: &Db, sid: i64, from_seq: i64, mut out: String) -> Result<String> {
     let key = SessionKey(sid);
     let (lo, hi) = (key.entry(from_seq), key.range().1);
-    let mut st = db.conn().prepare_cached(LIST_TEXTS)?;
+    let mut st = db.conn()?.prepare_cached(LIST_TEXTS)?;
     let [text] = columns(&st, ["list_text"])?;
     let mut rows = st.query(named_params! { ":lo": lo.0, ":hi": hi.0 })?;
     while let Some(r) = rows.next()? {
@@ -206,6 +287,10 @@ pub fn append_list_texts(db: &Db, sid: i64, from_seq: i64, mut out: String) -> R
 pub const SESSIONS_IN_DIR_BY_RECENCY: &str =
     "SELECT sid, path, cwd FROM sessions WHERE dir = :dir ORDER BY written_ns DESC";
 
+/// [`SESSIONS_IN_DIR_BY_RECENCY`] on PostgreSQL, among the sessions made on the server.
+pub const PG_SESSIONS_IN_DIR_BY_RECENCY: &str =
+    "SELECT skey, path, cwd FROM sessions WHERE origin = '' AND dir = $1 ORDER BY written_ns DESC";
+
 /// The first session in folder `dir`, most recently written first, whose header cwd `pick`
 /// accepts: its key and path.
 pub fn most_recent_in_dir(
@@ -213,7 +298,15 @@ pub fn most_recent_in_dir(
     dir: &str,
     mut pick: impl FnMut(Option<&str>) -> bool,
 ) -> Result<Option<(i64, String)>> {
-    let mut st = db.conn().prepare_cached(SESSIONS_IN_DIR_BY_RECENCY)?;
+    if let Some(pg) = db.pg() {
+        for r in pg.query(PG_SESSIONS_IN_DIR_BY_RECENCY, &[&dir])? {
+            if pick(r.get("cwd")) {
+                return Ok(Some((r.get("skey"), r.get("path"))));
+            }
+        }
+        return Ok(None);
+    }
+    let mut st = db.conn()?.prepare_cached(SESSIONS_IN_DIR_BY_RECENCY)?;
     let mut rows = st.query(named_params! { ":dir": dir })?;
     while let Some(r) = rows.next()? {
         let cwd: Option<String> = r.get("cwd")?;
@@ -229,12 +322,16 @@ pub const MOST_RECENT_SESSION: &str = "SELECT sid, path FROM sessions ORDER BY w
 
 /// The session written last anywhere: its key and path.
 pub fn most_recent(db: &Db) -> Result<Option<(i64, String)>> {
-    let mut st = db.conn().prepare_cached(MOST_RECENT_SESSION)?;
+    let mut st = db.conn()?.prepare_cached(MOST_RECENT_SESSION)?;
     Ok(st.query_row([], |r| Ok((r.get("sid")?, r.get("path")?))).optional()?)
 }
 
 /// Sessions with header id `:id` whose file is in folder `:dir` (find-by-id).
 pub const SESSIONS_WITH_ID_IN_DIR: &str = "SELECT path, cwd FROM sessions WHERE id = :id AND dir = :dir ORDER BY sid";
+
+/// [`SESSIONS_WITH_ID_IN_DIR`] on PostgreSQL, among the sessions made on the server.
+pub const PG_SESSIONS_WITH_ID_IN_DIR: &str =
+    "SELECT path, cwd FROM sessions WHERE id = $1 AND origin = '' AND dir = $2 ORDER BY skey";
 
 /// The path of the first session with header id `id` in folder `dir` whose header cwd `pick`
 /// accepts.
@@ -244,7 +341,15 @@ pub fn path_with_id_in_dir(
     dir: &str,
     mut pick: impl FnMut(Option<&str>) -> bool,
 ) -> Result<Option<String>> {
-    let mut st = db.conn().prepare_cached(SESSIONS_WITH_ID_IN_DIR)?;
+    if let Some(pg) = db.pg() {
+        for r in pg.query(PG_SESSIONS_WITH_ID_IN_DIR, &[&id, &dir])? {
+            if pick(r.get("cwd")) {
+                return Ok(Some(r.get("path")));
+            }
+        }
+        return Ok(None);
+    }
+    let mut st = db.conn()?.prepare_cached(SESSIONS_WITH_ID_IN_DIR)?;
     let mut rows = st.query(named_params! { ":id": id, ":dir": dir })?;
     while let Some(r) = rows.next()? {
         let cwd: Option<String> = r.get("cwd")?;
@@ -267,7 +372,7 @@ pub struct SessionRef {
 }
 
 fn refs(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<SessionRef>> {
-    let mut st = db.conn().prepare_cached(sql)?;
+    let mut st = db.conn()?.prepare_cached(sql)?;
     let rows = st
         .query_map(params, |r| Ok(SessionRef { sid: r.get("sid")?, id: r.get("id")?, path: r.get("path")? }))?
         .collect::<rusqlite::Result<Vec<_>>>()?;

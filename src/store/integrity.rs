@@ -23,7 +23,7 @@ fn each<T>(
     read: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
     mut f: impl FnMut(T) -> bool,
 ) -> Result<()> {
-    let mut st = db.conn().prepare(sql)?;
+    let mut st = db.conn()?.prepare(sql)?;
     let mut rows = st.query([])?;
     while let Some(r) = rows.next()? {
         if !f(read(r)?) {
@@ -120,7 +120,7 @@ pub const CHECK_SESSIONS: &str = "SELECT sid, id, path, cwd, entry_count, last_s
 
 /// Every session, as the check reads it.
 pub fn sessions(db: &Db) -> Result<Vec<CheckedSession>> {
-    let mut st = db.conn().prepare(CHECK_SESSIONS)?;
+    let mut st = db.conn()?.prepare(CHECK_SESSIONS)?;
     let rows = st.query_map([], CheckedSession::from_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows)
 }
@@ -131,7 +131,7 @@ pub const CHECK_SESSION: &str =
 
 /// Session `sid`, as the check reads it.
 pub fn session(db: &Db, sid: i64) -> Result<Option<CheckedSession>> {
-    let mut st = db.conn().prepare_cached(CHECK_SESSION)?;
+    let mut st = db.conn()?.prepare_cached(CHECK_SESSION)?;
     Ok(st.query_row(named_params! { ":sid": sid }, CheckedSession::from_row).optional()?)
 }
 
@@ -154,7 +154,7 @@ pub const CHECK_ENTRIES: &str = "SELECT seq, id, parent_id, type, \
 /// Every line of session `sid` in file order, as the check reads it.
 pub fn entries(db: &Db, sid: i64) -> Result<Vec<CheckedEntry>> {
     let (lo, hi) = SessionKey(sid).range();
-    let mut st = db.conn().prepare_cached(CHECK_ENTRIES)?;
+    let mut st = db.conn()?.prepare_cached(CHECK_ENTRIES)?;
     let c = columns(&st, ["seq", "id", "parent_id", "type", "body"])?;
     let rows = st
         .query_map(named_params! { ":lo": lo.0, ":hi": hi.0 }, |r| {

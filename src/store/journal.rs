@@ -116,7 +116,7 @@ pub fn has_pending(db: &Path) -> bool {
 /// Moves every journaled append of database `db` into its tables (through `conn`, which must
 /// not be inside a transaction) and empties the journal. Returns the entries written.
 pub fn settle(handle: &Db, db: &Path) -> Result<usize> {
-    let conn = handle.conn();
+    let conn = handle.conn()?;
     let path = path_for(db);
     let mut file = match OpenOptions::new().read(true).write(true).open(&path) {
         Ok(f) => f,
@@ -124,7 +124,7 @@ pub fn settle(handle: &Db, db: &Path) -> Result<usize> {
         Err(e) => return Err(io(&path, e)),
     };
     file.lock().map_err(|e| io(&path, e))?;
-    let result = settle_locked(conn, &mut file, &path);
+    let result = settle_locked(handle, conn, &mut file, &path);
     let _ = file.unlock();
     result
 }
@@ -138,7 +138,7 @@ const COMMIT: &str = "COMMIT";
 /// Abandons a transaction started with [`BEGIN_IMMEDIATE`].
 const ROLLBACK: &str = "ROLLBACK";
 
-fn settle_locked(conn: &Connection, file: &mut File, path: &Path) -> Result<usize> {
+fn settle_locked(handle: &Db, conn: &Connection, file: &mut File, path: &Path) -> Result<usize> {
     let mut bytes = Vec::new();
     file.rewind().map_err(|e| io(path, e))?;
     file.read_to_end(&mut bytes).map_err(|e| io(path, e))?;
@@ -147,7 +147,7 @@ fn settle_locked(conn: &Connection, file: &mut File, path: &Path) -> Result<usiz
     }
     let records = parse(&bytes);
     conn.execute_batch(BEGIN_IMMEDIATE)?;
-    let written = match apply(conn, &records) {
+    let written = match apply(handle, &records) {
         Ok(n) => n,
         Err(e) => {
             let _ = conn.execute_batch(ROLLBACK);
@@ -160,7 +160,7 @@ fn settle_locked(conn: &Connection, file: &mut File, path: &Path) -> Result<usiz
 }
 
 /// Writes `records` inside the open transaction; returns how many were new.
-fn apply(tx: &Connection, records: &[Record]) -> Result<usize> {
+fn apply(tx: &Db, records: &[Record]) -> Result<usize> {
     let mut written = 0;
     {
         let mut sessions: std::collections::HashMap<String, Option<i64>> = std::collections::HashMap::new();
@@ -168,7 +168,7 @@ fn apply(tx: &Connection, records: &[Record]) -> Result<usize> {
             let sid = match sessions.get(&r.path) {
                 Some(s) => *s,
                 None => {
-                    let s = sessions::sid_by_path(Db::of(tx), &r.path)?;
+                    let s = sessions::sid_by_path(tx, &r.path)?;
                     sessions.insert(r.path.clone(), s);
                     s
                 }
@@ -178,15 +178,15 @@ fn apply(tx: &Connection, records: &[Record]) -> Result<usize> {
             let Some(obj) = write::scan(&r.line) else { continue };
             let id = obj.get_str("id");
             if let Some(id) = id.as_deref() {
-                if sessions::entry_id_exists(Db::of(tx), sid, id)? {
+                if sessions::entry_id_exists(tx, sid, id)? {
                     continue; // settled before a crash cut the truncation short
                 }
             }
             let parent = match obj.get_str("parentId") {
-                Some(p) => write::entry_node(Db::of(tx), sid, &p)?,
+                Some(p) => write::entry_node(tx, sid, &p)?,
                 None => None,
             };
-            write::append_entry(Db::of(tx), sid, &r.line, parent)?;
+            write::append_entry(tx, sid, &r.line, parent)?;
             written += 1;
         }
     }

@@ -7,7 +7,7 @@ use rusqlite::named_params;
 
 /// What `push` sends of a session row.
 pub const LOCAL_SESSIONS: &str = "SELECT sid, path, id, dir, rel_path, cwd, created, parent_session, header, \
-    file_mtime_ns, written_ns, name, message_count, first_message, last_activity_ms, entry_count, last_seq \
+    file_mtime_ns, written_ns, name, message_count, first_message, last_activity_ms, entry_count, last_seq, tree_ok \
     FROM sessions ORDER BY sid";
 
 /// A local session's row.
@@ -47,11 +47,13 @@ pub struct LocalSession {
     pub entry_count: i64,
     /// Number of the last stored line.
     pub last_seq: i64,
+    /// Whether the derived columns of its lines are exact.
+    pub tree_ok: bool,
 }
 
 /// Every session of the local database, in key order.
 pub fn sessions(db: &Db) -> Result<Vec<LocalSession>> {
-    let mut st = db.conn().prepare(LOCAL_SESSIONS)?;
+    let mut st = db.conn()?.prepare(LOCAL_SESSIONS)?;
     let rows = st.query_map([], |r| {
         Ok(LocalSession {
             sid: r.get("sid")?,
@@ -71,6 +73,7 @@ pub fn sessions(db: &Db) -> Result<Vec<LocalSession>> {
             last_activity_ms: r.get("last_activity_ms")?,
             entry_count: r.get("entry_count")?,
             last_seq: r.get("last_seq")?,
+            tree_ok: r.get::<_, i64>("tree_ok")? != 0,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -90,11 +93,19 @@ pub struct LocalLine<'a> {
     pub ts: Option<&'a str>,
     /// The exact line.
     pub body: &'a str,
+    /// `message.role`.
+    pub role: Option<&'a str>,
+    /// `new Date(timestamp).getTime()`.
+    pub ts_ms: Option<i64>,
+    /// The derived columns (`store::derive`): parent key, depth, compaction, thinking-level
+    /// and model keys, with the local session's keys.
+    pub derived: [Option<i64>; 5],
 }
 
 /// Lines of a session between two keys, in file order (shared lines resolved).
 pub const LOCAL_LINES: &str =
-    "SELECT seq, id, parent_id, type, ts, body FROM entry_lines WHERE key BETWEEN :lo AND :hi ORDER BY key";
+    "SELECT seq, id, parent_id, type, ts, body, role, ts_ms, parent_key, depth, compaction_key, thinking_key, \
+        model_key FROM entry_lines WHERE key BETWEEN :lo AND :hi ORDER BY key";
 
 fn text(v: rusqlite::types::ValueRef<'_>) -> Result<Option<&str>> {
     v.as_str_or_null().map_err(|e| Error::Sqlite(e.into()))
@@ -106,7 +117,7 @@ pub fn lines(db: &Db, sid: i64, from: i64, to: i64, mut f: impl FnMut(LocalLine<
         return Ok(());
     }
     let key = crate::store::keys::SessionKey(sid);
-    let mut st = db.conn().prepare_cached(LOCAL_LINES)?;
+    let mut st = db.conn()?.prepare_cached(LOCAL_LINES)?;
     let mut rows = st.query(named_params! { ":lo": key.entry(from).0, ":hi": key.entry(to).0 })?;
     while let Some(r) = rows.next()? {
         let body = r.get_ref("body")?.as_str().map_err(|e| Error::Sqlite(e.into()))?;
@@ -117,6 +128,15 @@ pub fn lines(db: &Db, sid: i64, from: i64, to: i64, mut f: impl FnMut(LocalLine<
             kind: text(r.get_ref("type")?)?,
             ts: text(r.get_ref("ts")?)?,
             body,
+            role: text(r.get_ref("role")?)?,
+            ts_ms: r.get("ts_ms")?,
+            derived: [
+                r.get("parent_key")?,
+                r.get("depth")?,
+                r.get("compaction_key")?,
+                r.get("thinking_key")?,
+                r.get("model_key")?,
+            ],
         })?;
     }
     Ok(())
@@ -129,7 +149,7 @@ pub const LIST_TEXTS: &str =
 /// pi's `allMessagesText` of session `sid`: its user and assistant texts, space-joined.
 pub fn all_messages_text(db: &Db, sid: i64) -> Result<String> {
     let (lo, hi) = crate::store::keys::SessionKey(sid).range();
-    let mut st = db.conn().prepare_cached(LIST_TEXTS)?;
+    let mut st = db.conn()?.prepare_cached(LIST_TEXTS)?;
     let mut rows = st.query(named_params! { ":lo": lo.0, ":hi": hi.0 })?;
     let mut out = String::new();
     while let Some(r) = rows.next()? {

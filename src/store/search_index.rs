@@ -97,19 +97,19 @@ const REBUILD_MIN_DELETED: i64 = 10_000;
 
 /// Number of entries waiting to be indexed.
 pub fn pending(db: &Db) -> Result<i64> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     Ok(conn.query_row(PENDING_COUNT, [], |r| r.get(0))?)
 }
 
 /// Number of searchable entries.
 pub fn text_count(db: &Db) -> Result<i64> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     Ok(conn.query_row(TEXT_COUNT, [], |r| r.get(0))?)
 }
 
 /// Empties the index and queues every searchable entry again.
 pub fn reset(db: &mut Db) -> Result<()> {
-    let conn = &mut db.0;
+    let conn = db.conn_mut()?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     tx.execute(DELETE_POSTINGS, [])?;
     tx.execute(DELETE_TERMS, [])?;
@@ -321,12 +321,12 @@ fn tokenize(lines: &[(i64, &str)], threads: usize) -> Vec<String> {
 /// Indexes every queued entry; `progress(done, total)` after each batch read. Rebuilds the
 /// whole index first when deletions reached half of what it holds.
 pub fn catch_up(db: &mut Db, mut progress: impl FnMut(i64, i64)) -> Result<i64> {
-    let deleted = meta(db.conn(), "deleted")?;
-    if deleted >= REBUILD_MIN_DELETED && deleted * 2 >= meta(db.conn(), "indexed")? {
+    let deleted = meta(db.conn()?, "deleted")?;
+    if deleted >= REBUILD_MIN_DELETED && deleted * 2 >= meta(db.conn()?, "indexed")? {
         reset(db)?;
     }
     let total = pending(db)?;
-    let conn = &mut db.0;
+    let conn = db.conn_mut()?;
     if total == 0 {
         return Ok(0);
     }
@@ -371,7 +371,7 @@ pub fn catch_up(db: &mut Db, mut progress: impl FnMut(i64, i64)) -> Result<i64> 
 
 /// The keys of the entries holding `token`, ascending.
 pub fn postings(db: &Db, token: &str) -> Result<Vec<i64>> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     let mut st = conn.prepare_cached(POSTINGS_OF)?;
     let mut rows = st.query(named_params! {":token": token})?;
     let mut out = Vec::new();
@@ -392,7 +392,7 @@ pub fn postings(db: &Db, token: &str) -> Result<Vec<i64>> {
 
 /// Vocabulary tokens starting with `part` (at most `n`).
 pub fn terms_starting(db: &Db, part: &str, n: usize) -> Result<Vec<String>> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     let mut st = conn.prepare_cached(TERMS_STARTING)?;
     let found = st.query_map(named_params! {":part": part, ":n": n as i64}, |r| r.get(0))?;
     Ok(found.collect::<rusqlite::Result<_>>()?)
@@ -404,7 +404,7 @@ pub fn terms_containing(db: &Db, parts: &[&str], n: usize) -> Result<Vec<Vec<Str
     if parts.is_empty() {
         return Ok(out);
     }
-    let conn = db.conn();
+    let conn = db.conn()?;
     let mut st = conn.prepare_cached(TERMS_ALL)?;
     let mut rows = st.query([])?;
     while let Some(r) = rows.next()? {
@@ -442,7 +442,7 @@ pub struct Candidates {
 impl Candidates {
     /// The candidates for the entries `keys` (ascending) and their copies.
     pub fn new(db: &Db, keys: Vec<i64>) -> Result<Self> {
-        let conn = db.conn();
+        let conn = db.conn()?;
         let mut sources = vec![(0, keys.len(), 0)];
         if let Some(&last) = keys.last() {
             let mut add = |lo: i64, hi: i64, shift: i64| {
@@ -571,7 +571,7 @@ fn hit_row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<HitRow> {
 /// Entry `key` if it is searchable, passes `f` and holds its own line (`owner` None) or a
 /// copy of `owner`'s; with its line when `with_line`.
 pub fn hit_row(db: &Db, key: i64, owner: Option<i64>, f: &RowFilter<'_>, with_line: bool) -> Result<Option<HitRow>> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     let mut st = conn.prepare_cached(HIT_ROW)?;
     Ok(st
         .query_row(
@@ -584,7 +584,7 @@ pub fn hit_row(db: &Db, key: i64, owner: Option<i64>, f: &RowFilter<'_>, with_li
 /// Calls `take(key, line key, row)` with every searchable entry passing `f`, newest stored
 /// first, until it returns false.
 pub fn scan(db: &Db, f: &RowFilter<'_>, mut take: impl FnMut(i64, i64, HitRow) -> bool) -> Result<()> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     let mut st = conn.prepare_cached(SCAN)?;
     let mut rows = st.query(named_params! {":cwd": f.cwd, ":role": f.role, ":since": f.since_ms})?;
     while let Some(r) = rows.next()? {

@@ -13,7 +13,7 @@ const KNOWN: &str = "SELECT path, file_size, file_mtime_ns FROM sessions \
 
 /// The signature of every imported file, by path.
 pub fn known(db: &Db) -> crate::error::Result<HashMap<PathBuf, FileSignature>> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     let mut st = conn.prepare(KNOWN)?;
     let rows = st.query_map([], |r| {
         let sig = FileSignature { size: r.get("file_size")?, mtime_ns: r.get("file_mtime_ns")? };
@@ -27,7 +27,7 @@ const SET: &str = "UPDATE sessions SET file_size = :size, file_mtime_ns = :mtime
 
 /// Records that session `sid`'s file now has signature `sig`.
 pub fn set(db: &Db, sid: i64, sig: FileSignature) -> crate::error::Result<()> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     conn.prepare_cached(SET)?.execute(named_params! { ":sid": sid, ":size": sig.size, ":mtime": sig.mtime_ns })?;
     Ok(())
 }

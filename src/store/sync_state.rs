@@ -39,7 +39,7 @@ pub const SYNC_STATES_UNDER: &str = "SELECT path, sid, file_size, file_mtime_ns,
 
 /// The sync state of every session whose file is below `dir`, by path.
 pub fn states_under(db: &Db, dir: &Path) -> crate::error::Result<HashMap<PathBuf, SyncState>> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     let root = dir.to_string_lossy();
     let (lo, hi) = (format!("{root}/"), format!("{root}0"));
     let mut st = conn.prepare_cached(SYNC_STATES_UNDER)?;
@@ -55,7 +55,7 @@ pub const SYNC_STATE_BY_PATH: &str = "SELECT path, sid, file_size, file_mtime_ns
 
 /// The sync state of the session whose file is at `path`.
 pub fn state_at(db: &Db, path: &Path) -> crate::error::Result<Option<SyncState>> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     let mut st = conn.prepare_cached(SYNC_STATE_BY_PATH)?;
     Ok(st.query_row(named_params! { ":path": path.to_string_lossy() }, SyncState::from_row).optional()?)
 }
@@ -74,7 +74,7 @@ pub struct Position {
 
 /// The read position of session `sid` (`None` when it is gone).
 pub fn position(db: &Db, sid: i64) -> crate::error::Result<Option<Position>> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     Ok(conn
         .prepare_cached(POSITION)?
         .query_row(named_params! { ":sid": sid }, |r| {
@@ -94,7 +94,7 @@ const SET_POSITION: &str = "UPDATE sessions SET sync_offset = :offset, tail_hash
 /// Records that session `sid`'s file was read up to `offset`, `tail` being the hash of the
 /// bytes before it; the file is there.
 pub fn set_position(db: &Db, sid: i64, offset: i64, tail: i64) -> crate::error::Result<()> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     conn.prepare_cached(SET_POSITION)?.execute(named_params! { ":sid": sid, ":offset": offset, ":tail": tail })?;
     Ok(())
 }
@@ -104,7 +104,7 @@ const SET_MISSING: &str = "UPDATE sessions SET missing = :missing WHERE sid = :s
 
 /// Marks session `sid`'s file as gone (`missing`) or back.
 pub fn set_missing(db: &Db, sid: i64, missing: bool) -> crate::error::Result<()> {
-    let conn = db.conn();
+    let conn = db.conn()?;
     conn.prepare_cached(SET_MISSING)?.execute(named_params! { ":sid": sid, ":missing": i64::from(missing) })?;
     Ok(())
 }

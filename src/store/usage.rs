@@ -61,7 +61,7 @@ pub fn totals(
     until_ms: Option<i64>,
     cwd: Option<&str>,
 ) -> Result<Vec<Totals>> {
-    let mut st = db.conn().prepare_cached(USAGE_TOTALS)?;
+    let mut st = db.conn()?.prepare_cached(USAGE_TOTALS)?;
     let params = named_params! { ":group": group, ":since": since_ms, ":until": until_ms, ":cwd": cwd };
     let rows = st
         .query_map(params, |r| {

@@ -7,7 +7,7 @@ use crate::jsonl::signature::FileSignature;
 use crate::pi::migrate;
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
 use crate::store::extract::{Extras, ExtrasWriter};
-use crate::store::handle::{columns, Db, Named};
+use crate::store::handle::{columns, Db, Named, Pg};
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::stats::{Observation, SessionStats};
 use rusqlite::{named_params, Connection, OptionalExtension};
@@ -71,12 +71,39 @@ pub const INSERT_SESSION: &str = "INSERT INTO sessions \
      file_size, file_mtime_ns, written_ns) \
     VALUES (:id, :path, :dir, :rel_path, :cwd, :version, :source_version, :created, :parent_session, :header, :file_size, :file_mtime_ns, :written_ns)";
 
+/// [`INSERT_SESSION`] on PostgreSQL: a session made on the server (origin `''`), whose
+/// derived entry columns are exact (`tree_ok`).
+pub const PG_INSERT_SESSION: &str = "INSERT INTO sessions (origin, path, id, dir, rel_path, cwd, created, \
+        parent_session, header, file_mtime_ns, written_ns, message_count, entry_count, last_seq, all_text, \
+        lines_hash, local_sid, tree_ok) \
+    VALUES ('', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, 0, 0, ''::bytea, 0, 0, true) RETURNING skey";
+
 /// Adds the session row; returns its sid.
 pub fn insert_session(db: &Db, n: &NewSession<'_>) -> Result<i64> {
-    let tx = db.conn();
     let s = |k: &str| n.header.get(k).and_then(Value::as_str).map(str::to_owned);
-    let version = migrate::header_version(n.header);
     let dir = n.path.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
+    if let Some(pg) = db.pg() {
+        let path = n.path.to_string_lossy();
+        let id = s("id").unwrap_or_default();
+        let header = crate::store::pg::pg_text(n.header_line);
+        let mtime = n.file.map(|f| f.mtime_ns);
+        let params: crate::store::handle::PgParams<'_> = &[
+            &path.as_ref(),
+            &id,
+            &dir,
+            &n.rel_path,
+            &s("cwd"),
+            &s("timestamp"),
+            &s("parentSession"),
+            &header.as_bytes(),
+            &mtime,
+            &n.written_ns,
+        ];
+        let row = pg.query_opt(PG_INSERT_SESSION, params)?;
+        return row.map(|r| r.get("skey")).ok_or_else(|| crate::Error::NotFound("the new session has no key".into()));
+    }
+    let tx = db.conn()?;
+    let version = migrate::header_version(n.header);
     // Cached: a fork or branched session of a small session is mostly fixed costs like this.
     tx.prepare_cached(INSERT_SESSION)?.execute(named_params! {
         ":id": s("id").unwrap_or_default(),
@@ -123,6 +150,7 @@ pub struct EntryWriter<'t> {
     stmt: Named<'t>,
     extras: ExtrasWriter<'t>,
     tx: &'t Connection,
+    db: &'t Db,
     sid: i64,
     seq: i64,
     stats: SessionStats,
@@ -253,11 +281,12 @@ pub const COPY_PATH_RUN: &str = "INSERT INTO entries (key, session, seq, id, par
 impl<'t> EntryWriter<'t> {
     /// A writer for the (new, empty) session `sid`, inside an open transaction.
     pub fn new(db: &'t Db, sid: i64) -> Result<Self> {
-        let tx = db.conn();
+        let tx = db.conn()?;
         Ok(EntryWriter {
-            stmt: Named::prepare(db, INSERT_ENTRY)?,
-            extras: ExtrasWriter::new(db),
+            stmt: Named::prepare(tx, INSERT_ENTRY)?,
+            extras: ExtrasWriter::new(tx),
             tx,
+            db,
             sid,
             seq: 0,
             stats: SessionStats::default(),
@@ -365,7 +394,7 @@ impl<'t> EntryWriter<'t> {
             ":last_seq": self.seq,
         })?;
         if let Some(text) = &self.list_text {
-            crate::store::discovery::save_list_text(crate::store::handle::Db::of(self.tx), self.sid, self.seq, text)?;
+            crate::store::discovery::save_list_text(self.db, self.sid, self.seq, text)?;
         }
         if self.tree.is_irregular() {
             let (lo, hi) = key_range(self.sid);
@@ -446,11 +475,31 @@ const COPY_SESSION_STATS: &str = "UPDATE sessions SET (name, message_count, firs
 pub const COPY_LIST_TEXT: &str =
     "INSERT INTO list_texts (sid, upto_seq, text) SELECT :copy, upto_seq, text FROM list_texts WHERE sid = :source";
 
+/// [`COPY_ENTRIES`] on PostgreSQL: every line of session `$1` copied into session `$2`, the
+/// keys in its derived columns moved to the copy's range.
+pub const PG_COPY_ENTRIES: &str = "INSERT INTO entries (session, seq, id, parent_id, type, ts, body, role, ts_ms, \
+        parent_key, depth, compaction_key, thinking_key, model_key) \
+    SELECT $2::bigint, seq, id, parent_id, type, ts, body, role, ts_ms, parent_key + (($2::bigint - $1::bigint) << 32), \
+        depth, compaction_key + (($2::bigint - $1::bigint) << 32), thinking_key + (($2::bigint - $1::bigint) << 32), \
+        model_key + (($2::bigint - $1::bigint) << 32) \
+    FROM entries WHERE session = $1::bigint ORDER BY seq";
+
+/// [`COPY_SESSION_STATS`] on PostgreSQL (with the joined message text).
+pub const PG_COPY_SESSION_STATS: &str = "UPDATE sessions SET (name, message_count, first_message, last_activity_ms, \
+        entry_count, last_seq, tree_ok, all_text, has_text) = \
+    (SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, tree_ok, all_text, has_text \
+     FROM sessions WHERE skey = $1) WHERE skey = $2";
+
 /// Makes the new, empty session `copy` a copy of every entry of session `source` (pi's
 /// `forkFrom`): entry rows sharing the source's lines, search and usage rows, statistics and
 /// the joined message text. Runs in the caller's transaction.
 pub fn copy_session(db: &Db, source: i64, copy: i64) -> Result<()> {
-    let tx = db.conn();
+    if let Some(pg) = db.pg() {
+        pg.execute(PG_COPY_ENTRIES, &[&source, &copy])?;
+        pg.execute(PG_COPY_SESSION_STATS, &[&source, &copy])?;
+        return Ok(());
+    }
+    let tx = db.conn()?;
     let (lo, _) = key_range(source);
     let (new_lo, _) = key_range(copy);
     let last_seq = load_stats(db, source)?.last_seq;
@@ -479,6 +528,111 @@ pub fn key_range(sid: i64) -> (i64, i64) {
 pub const SESSION_STATS: &str = "SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, \
     tree_ok FROM sessions WHERE sid = :sid";
 
+/// [`SESSION_STATS`] on PostgreSQL.
+pub const PG_SESSION_STATS: &str = "SELECT name, message_count, first_message, last_activity_ms, entry_count, \
+    last_seq, tree_ok FROM sessions WHERE skey = $1";
+
+/// [`SESSION_STATS`] on PostgreSQL, locking the session's row until the transaction ends: the
+/// appends of two writers of one session take turns, each after the other's last line.
+pub const PG_SESSION_STATS_FOR_UPDATE: &str = "SELECT name, message_count, first_message, last_activity_ms, \
+    entry_count, last_seq, tree_ok FROM sessions WHERE skey = $1 FOR UPDATE";
+
+fn pg_stats(pg: &Pg, sql: &'static str, sid: i64) -> Result<StoredStats> {
+    let text =
+        |r: &postgres::Row, c: &str| r.get::<_, Option<&[u8]>>(c).map(|b| String::from_utf8_lossy(b).into_owned());
+    let r = pg
+        .query_opt(sql, &[&sid])?
+        .ok_or_else(|| crate::Error::NotFound(format!("no session with internal key {sid}")))?;
+    Ok(StoredStats {
+        stats: SessionStats {
+            name: text(&r, "name"),
+            message_count: r.get("message_count"),
+            first_message: text(&r, "first_message"),
+            last_activity_ms: r.get("last_activity_ms"),
+            entry_count: r.get("entry_count"),
+        },
+        last_seq: r.get("last_seq"),
+        tree_ok: r.get("tree_ok"),
+    })
+}
+
+/// Adds one entry line on PostgreSQL.
+pub const PG_INSERT_ENTRY: &str = "INSERT INTO entries (session, seq, id, parent_id, type, ts, body, role, ts_ms, \
+        parent_key, depth, compaction_key, thinking_key, model_key) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
+
+/// [`APPEND_SESSION_STATS`] on PostgreSQL, with the joined message text (`$9`, when the line
+/// has one) added.
+pub const PG_APPEND_SESSION_STATS: &str = "UPDATE sessions SET name = $2, message_count = $3, first_message = $4, \
+    last_activity_ms = $5, entry_count = $6, last_seq = $7, written_ns = $8, \
+    all_text = CASE WHEN $9::bytea IS NULL THEN all_text WHEN has_text THEN all_text || '\\x20'::bytea || $9::bytea \
+        ELSE $9::bytea END, has_text = has_text OR $9::bytea IS NOT NULL \
+    WHERE skey = $1";
+
+/// [`append_entry`] on PostgreSQL, inside the caller's transaction, with the session's row
+/// locked first. Without `parent`, the parent named by the line is looked up.
+fn pg_append_entry(db: &Db, pg: &Pg, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
+    let StoredStats { mut stats, last_seq, tree_ok: regular } = pg_stats(pg, PG_SESSION_STATS_FOR_UPDATE, sid)?;
+    let obj = scan(text).ok_or_else(|| crate::Error::InvalidArgument("entry is not a JSON object".into()))?;
+    let ParsedLine { fields: f, extras, seen } = ParsedLine::of(&obj);
+    let parent = match (parent, f.parent_id.as_deref()) {
+        (Some(p), _) => Some(p),
+        (None, Some(pid)) => entry_node(db, sid, pid)?,
+        (None, None) => None,
+    };
+    let seq = last_seq + 1;
+    let key = entry_key(sid, seq);
+    let mut tree = TreeIndexer::resume(!regular);
+    if let (Some((pkey, pd)), Some(pid)) = (parent, f.parent_id.as_deref()) {
+        tree.remember(pid, pkey, pd);
+    }
+    let d = tree.place(key, &f);
+    let body = crate::store::pg::pg_text(text);
+    pg.execute(
+        PG_INSERT_ENTRY,
+        &[
+            &sid,
+            &seq,
+            &f.id,
+            &f.parent_id,
+            &f.kind,
+            &f.ts,
+            &body.as_bytes(),
+            &f.role,
+            &f.ts_ms,
+            &d.parent_key,
+            &d.depth,
+            &d.compaction_key,
+            &d.thinking_key,
+            &d.model_key,
+        ],
+    )?;
+    let list_text = extras.list_text();
+    stats.apply(&seen, list_text);
+    let bytes = |t: &Option<String>| t.as_ref().map(|t| t.as_bytes().to_vec());
+    pg.execute(
+        PG_APPEND_SESSION_STATS,
+        &[
+            &sid,
+            &bytes(&stats.name),
+            &stats.message_count,
+            &bytes(&stats.first_message),
+            &stats.last_activity_ms,
+            &stats.entry_count,
+            &seq,
+            &now_ns(),
+            &list_text.map(str::as_bytes),
+        ],
+    )?;
+    if tree.is_irregular() && regular {
+        pg.execute(PG_MARK_TREE_IRREGULAR, &[&sid])?;
+    }
+    Ok(key)
+}
+
+/// Marks a session's derived columns as not exact (a parent after its child, a repeated id).
+pub const PG_MARK_TREE_IRREGULAR: &str = "UPDATE sessions SET tree_ok = false WHERE skey = $1";
+
 /// What [`load_stats`] reads of a session.
 pub struct StoredStats {
     /// The discovery fields.
@@ -491,7 +645,10 @@ pub struct StoredStats {
 
 /// A session's statistics as stored, and its last line number and tree regularity.
 pub fn load_stats(db: &Db, sid: i64) -> Result<StoredStats> {
-    let conn = db.conn();
+    if let Some(pg) = db.pg() {
+        return pg_stats(pg, PG_SESSION_STATS, sid);
+    }
+    let conn = db.conn()?;
     let row = conn
         .prepare_cached(SESSION_STATS)?
         .query_row(named_params! { ":sid": sid }, |r| {
@@ -519,7 +676,10 @@ pub const APPEND_SESSION_STATS: &str = "UPDATE sessions SET name = :name, messag
 /// Appends one entry line to session `sid` under its parent (the leaf), with derived columns
 /// from the parent and the session's statistics and write time updated. Returns the new key.
 pub fn append_entry(db: &Db, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
-    let tx = db.conn();
+    if let Some(pg) = db.pg() {
+        return pg_append_entry(db, pg, sid, text, parent);
+    }
+    let tx = db.conn()?;
     let StoredStats { mut stats, last_seq, tree_ok: regular } = load_stats(db, sid)?;
     let obj = json::scan_object(text.as_bytes())
         .ok()
@@ -533,7 +693,7 @@ pub fn append_entry(db: &Db, sid: i64, text: &str, parent: Option<(i64, Derived)
         tree.remember(pid, pkey, pd);
     }
     let d = tree.place(key, &f);
-    insert_entry_row(&mut Named::prepare(db, INSERT_ENTRY)?, (sid, seq), &f, (text, None), &d)?;
+    insert_entry_row(&mut Named::prepare(tx, INSERT_ENTRY)?, (sid, seq), &f, (text, None), &d)?;
     crate::store::extract::write_extras(db, sid, key, &f, &extras)?;
     stats.apply(&seen, extras.list_text());
     tx.prepare_cached(APPEND_SESSION_STATS)?.execute(named_params! {
@@ -558,9 +718,26 @@ pub fn scan(text: &str) -> Option<RawObject<'_>> {
 pub const ENTRY_NODE: &str = "SELECT key, parent_key, depth, compaction_key, thinking_key, model_key FROM entries \
     WHERE session = :sid AND id = :id AND type IS NOT 'session' ORDER BY key DESC LIMIT 1";
 
+/// [`ENTRY_NODE`] on PostgreSQL.
+pub const PG_ENTRY_NODE: &str = "SELECT (session << 32) | seq AS key, parent_key, depth, compaction_key, \
+    thinking_key, model_key FROM entries \
+    WHERE session = $1 AND id = $2 AND type IS DISTINCT FROM 'session' ORDER BY seq DESC LIMIT 1";
+
 /// Key and derived columns of entry `id` in session `sid` (the later line for a repeated id).
 pub fn entry_node(db: &Db, sid: i64, id: &str) -> Result<Option<(i64, Derived)>> {
-    let conn = db.conn();
+    if let Some(pg) = db.pg() {
+        return Ok(pg.query_opt(PG_ENTRY_NODE, &[&sid, &id])?.map(|r| {
+            let derived = Derived {
+                parent_key: r.get("parent_key"),
+                depth: r.get("depth"),
+                compaction_key: r.get("compaction_key"),
+                thinking_key: r.get("thinking_key"),
+                model_key: r.get("model_key"),
+            };
+            (r.get("key"), derived)
+        }));
+    }
+    let conn = db.conn()?;
     let mut st = conn.prepare_cached(ENTRY_NODE)?;
     Ok(st.query_row(named_params! { ":sid": sid, ":id": id }, |r| Ok((r.get("key")?, derived(r)?))).optional()?)
 }
@@ -583,10 +760,52 @@ pub const BRANCH_SOURCE_ROWS: &str = "SELECT e.key, e.id, e.parent_id, e.type, e
         e.parent_key, e.depth, e.compaction_key, e.thinking_key, e.model_key, t.list_text \
     FROM entries e LEFT JOIN texts t ON t.key = e.key WHERE e.key BETWEEN :lo AND :hi ORDER BY e.key";
 
+/// [`BRANCH_SOURCE_ROWS`] on PostgreSQL (without the list text: the server's writer reads
+/// the lines again).
+pub const PG_BRANCH_SOURCE_ROWS: &str = "SELECT (session << 32) | seq AS key, id, parent_id, type, ts, ts_ms, role, \
+        body, parent_key, depth, compaction_key, thinking_key, model_key \
+    FROM entries WHERE session = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq";
+
+fn pg_branch_source_rows(pg: &Pg, keys: &[i64]) -> Result<Vec<(SharedLine, String)>> {
+    let mut out = Vec::with_capacity(keys.len());
+    let mut rest = keys;
+    while let Some(&lo) = rest.first() {
+        let len = rest.windows(2).take_while(|w| w[1] == w[0] + 1).count() + 1;
+        let (sid, seq) = (EntryKey(lo).session().0, lo & 0xffff_ffff);
+        for r in pg.query(PG_BRANCH_SOURCE_ROWS, &[&sid, &seq, &(seq + len as i64 - 1)])? {
+            let line = SharedLine {
+                key: r.get("key"),
+                fields: EntryFields {
+                    id: r.get("id"),
+                    parent_id: r.get("parent_id"),
+                    kind: r.get("type"),
+                    ts: r.get("ts"),
+                    ts_ms: r.get("ts_ms"),
+                    role: r.get("role"),
+                },
+                derived: Derived {
+                    parent_key: r.get("parent_key"),
+                    depth: r.get("depth"),
+                    compaction_key: r.get("compaction_key"),
+                    thinking_key: r.get("thinking_key"),
+                    model_key: r.get("model_key"),
+                },
+                list_text: None,
+            };
+            out.push((line, String::from_utf8_lossy(r.get::<_, &[u8]>("body")).into_owned()));
+        }
+        rest = &rest[len..];
+    }
+    Ok(out)
+}
+
 /// The rows stored under `keys` (absent keys skipped), in that order, each as a line a new
 /// session may share and the line itself: consecutive keys are read by one range query.
 pub fn branch_source_rows(db: &Db, keys: &[i64]) -> Result<Vec<(SharedLine, String)>> {
-    let mut st = db.conn().prepare_cached(BRANCH_SOURCE_ROWS)?;
+    if let Some(pg) = db.pg() {
+        return pg_branch_source_rows(pg, keys);
+    }
+    let mut st = db.conn()?.prepare_cached(BRANCH_SOURCE_ROWS)?;
     let c = columns(
         &st,
         [

@@ -21,6 +21,9 @@ const OLDEST_SERVER: i32 = 120_000;
 /// Advisory lock key held while migrating (any constant shared by every sessiondb).
 const MIGRATION_LOCK: i64 = 0x5e55_10db_0001;
 
+/// How the cause of a broken unique constraint starts (`store::handle::is_constraint_violation`).
+pub(crate) const UNIQUE_VIOLATION: &str = "already taken: ";
+
 /// Whether `text` names a PostgreSQL database rather than a SQLite file.
 pub fn is_url(text: &str) -> bool {
     text.starts_with("postgres://") || text.starts_with("postgresql://")
@@ -64,6 +67,7 @@ fn cause_of(e: &postgres::Error) -> String {
             "28P01" | "28000" => "wrong credentials: ",
             "3D000" => "no such database: ",
             "42501" => "permission denied: ",
+            "23505" => UNIQUE_VIOLATION,
             _ => "",
         };
         return format!("{what}{}", db.message());

@@ -69,14 +69,15 @@ fn origin_lock(origin: &str) -> i64 {
 /// A new session row (its lines follow by [`EntryCopy`], its hash by [`set_hashes`]).
 pub const INSERT_SESSION: &str = "INSERT INTO sessions (origin, path, id, dir, rel_path, cwd, created, \
     parent_session, header, file_mtime_ns, written_ns, name, message_count, first_message, last_activity_ms, \
-    entry_count, last_seq, all_text, lines_hash, local_sid) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, 0, $19) RETURNING skey";
+    entry_count, last_seq, all_text, lines_hash, local_sid, tree_ok, has_text) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, 0, $19, $20, \
+        octet_length($18::bytea) > 0) RETURNING skey";
 
 /// An existing session row brought up to the origin's.
 pub const UPDATE_SESSION: &str = "UPDATE sessions SET id = $2, dir = $3, rel_path = $4, cwd = $5, created = $6, \
     parent_session = $7, header = $8, file_mtime_ns = $9, written_ns = $10, name = $11, message_count = $12, \
-    first_message = $13, last_activity_ms = $14, entry_count = $15, last_seq = $16, all_text = $17, local_sid = $18 \
-    WHERE skey = $1";
+    first_message = $13, last_activity_ms = $14, entry_count = $15, last_seq = $16, all_text = $17, local_sid = $18, \
+    tree_ok = $19, has_text = octet_length($17::bytea) > 0 WHERE skey = $1";
 
 /// Drops a session's lines before it is sent again whole.
 pub const DELETE_LINES: &str = "DELETE FROM entries WHERE session = $1";
@@ -122,6 +123,7 @@ pub fn put_session(
                     &l.last_seq,
                     &all,
                     &l.sid,
+                    &l.tree_ok,
                 ],
             )?;
             Ok(row.get("skey"))
@@ -151,6 +153,7 @@ pub fn put_session(
                     &l.last_seq,
                     &all,
                     &l.sid,
+                    &l.tree_ok,
                 ],
             )?;
             Ok(skey)
@@ -159,7 +162,8 @@ pub fn put_session(
 }
 
 /// Entry lines streamed to the server in `COPY`'s binary format.
-pub const COPY_ENTRIES: &str = "COPY entries (session, seq, id, parent_id, type, ts, body) FROM STDIN (FORMAT binary)";
+pub const COPY_ENTRIES: &str = "COPY entries (session, seq, id, parent_id, type, ts, body, role, ts_ms, parent_key, \
+    depth, compaction_key, thinking_key, model_key) FROM STDIN (FORMAT binary)";
 
 /// One `COPY` of entry lines, inside a push's transaction.
 pub struct EntryCopy<'a> {
@@ -170,15 +174,49 @@ impl<'a> EntryCopy<'a> {
     /// Starts the copy.
     pub fn start(tx: &'a mut Transaction<'_>) -> std::result::Result<Self, postgres::Error> {
         let sink = tx.copy_in(COPY_ENTRIES)?;
-        let types = [Type::INT8, Type::INT8, Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::BYTEA];
+        let types = [
+            Type::INT8,
+            Type::INT8,
+            Type::TEXT,
+            Type::TEXT,
+            Type::TEXT,
+            Type::TEXT,
+            Type::BYTEA,
+            Type::TEXT,
+            Type::INT8,
+            Type::INT8,
+            Type::INT8,
+            Type::INT8,
+            Type::INT8,
+            Type::INT8,
+        ];
         Ok(EntryCopy { writer: BinaryCopyInWriter::new(sink, &types) })
     }
 
     /// Sends one line of session `skey`.
     pub fn line(&mut self, skey: i64, l: &LocalLine<'_>) -> std::result::Result<(), postgres::Error> {
         let t = |v: Option<&str>| v.map(|s| pg_text(s).into_owned());
-        let (id, parent, kind, ts) = (t(l.id), t(l.parent_id), t(l.kind), t(l.ts));
-        self.writer.write(&[&skey, &l.seq, &id, &parent, &kind, &ts, &l.body.as_bytes()])
+        let (id, parent, kind, ts, role) = (t(l.id), t(l.parent_id), t(l.kind), t(l.ts), t(l.role));
+        // Keys of the local session become the server's: same line number, the server's session.
+        let key = |k: Option<i64>| k.map(|k| (skey << 32) | (k & 0xffff_ffff));
+        let [parent_key, depth, compaction, thinking, model] = l.derived;
+        let (parent_key, compaction, thinking, model) = (key(parent_key), key(compaction), key(thinking), key(model));
+        self.writer.write(&[
+            &skey,
+            &l.seq,
+            &id,
+            &parent,
+            &kind,
+            &ts,
+            &l.body.as_bytes(),
+            &role,
+            &l.ts_ms,
+            &parent_key,
+            &depth,
+            &compaction,
+            &thinking,
+            &model,
+        ])
     }
 
     /// Ends the copy; returns the rows written.

@@ -112,8 +112,7 @@ pub struct ProjectionShape {
 /// Counts the rows one projection at the last entry of `sid` reads (untimed: tracing is slow).
 pub fn projection_shape(conn: &mut Db, sid: i64) -> Result<ProjectionShape> {
     let leaf = SessionTree::open(conn, sid)?.leaf_row(&Leaf::Last)?;
-    let (_, rows_read) =
-        count_entry_rows(conn.sqlite_mut(), |c| SessionTree::open(Db::of(c), sid)?.projection(&Leaf::Last))?;
+    let (_, rows_read) = count_entry_rows(conn, |c| SessionTree::open(c, sid)?.projection(&Leaf::Last))?;
     Ok(ProjectionShape {
         rows_read,
         path_length: leaf.as_ref().and_then(|r| r.depth).map(|d| d + 1),

@@ -6,6 +6,7 @@ pub mod api_figures;
 pub mod corpus;
 pub mod figures;
 pub mod pending;
+pub mod postgres;
 pub mod report;
 pub mod rows;
 pub mod synth;

@@ -2,17 +2,17 @@
 //! statement over `entries` returns to sessiondb is one row read.
 
 use rusqlite::trace::{TraceEvent, TraceEventCodes};
-use rusqlite::Connection;
+use sessiondb::db::Db;
 use sessiondb::Result;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Runs `f` on `conn` and returns its result with the number of `entries` rows it read.
 /// Tracing slows statements down: never time work while counting.
-pub fn count_entry_rows<T>(conn: &mut Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<(T, u64)> {
+pub fn count_entry_rows<T>(db: &mut Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<(T, u64)> {
     let count = Arc::new(AtomicU64::new(0));
     let seen = Arc::clone(&count);
-    conn.trace_v2(
+    db.sqlite_mut().trace_v2(
         TraceEventCodes::SQLITE_TRACE_ROW,
         Some(move |event: TraceEvent<'_>| {
             if let TraceEvent::Row(stmt) = event {
@@ -22,7 +22,7 @@ pub fn count_entry_rows<T>(conn: &mut Connection, f: impl FnOnce(&Connection) ->
             }
         }),
     )?;
-    let result = f(conn);
-    conn.trace_v2(TraceEventCodes::empty(), None::<fn(TraceEvent<'_>)>)?;
+    let result = f(db);
+    db.sqlite_mut().trace_v2(TraceEventCodes::empty(), None::<fn(TraceEvent<'_>)>)?;
     Ok((result?, count.load(Ordering::Relaxed)))
 }

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 /// Measure sessiondb in-process on a pi sessions folder or a synthetic corpus: import into a
 /// fresh temporary database, then open + projection of the largest session, context with and
 /// without a compaction, export --all, peak memory. Figures are medians after a warm-up, with
-/// bench-pi's names. The global --db is not used: the benchmark never touches your database.
+/// bench-pi's names. The global --db is not used (the benchmark never touches your database),
+/// except a PostgreSQL URL: then the figures that compare the backends are measured on both,
+/// the corpus pushed into that (empty) database.
 #[derive(clap::Args)]
 pub struct Args {
     /// Measure an existing corpus: a pi agent dir holding sessions/ (e.g. ~/.pi/agent) or a
@@ -38,12 +40,15 @@ pub struct Args {
     /// Timed runs of the passes over the whole corpus (import, export).
     #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     heavy_runs: u32,
+    /// Durable appends timed on each backend with --db postgres://….
+    #[arg(long, value_name = "N", default_value_t = 2000)]
+    appends: usize,
     /// Print the figures as one JSON object.
     #[arg(long)]
     json: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<i32> {
+pub fn run(args: Args, postgres: Option<&str>) -> anyhow::Result<i32> {
     let source = match args.corpus {
         Some(dir) => Source::Dir(dir),
         None => Source::Synthetic(SynthOptions {
@@ -57,6 +62,17 @@ pub fn run(args: Args) -> anyhow::Result<i32> {
     };
     let opts = BenchOptions { source, runs: args.runs, heavy_runs: args.heavy_runs, keep_corpus: args.keep_corpus };
     let started = std::time::Instant::now();
+    if let Some(url) = postgres {
+        let report = bench::postgres::run(&opts, url, args.appends, &mut |phase| {
+            eprintln!("[{:>6.1} s] {phase}", started.elapsed().as_secs_f64());
+        })?;
+        if args.json {
+            output::print_json(&report)?;
+        } else {
+            std::io::Write::write_all(&mut std::io::stdout().lock(), report.table().as_bytes())?;
+        }
+        return Ok(0);
+    }
     let report = bench::run(&opts, &mut |phase| {
         eprintln!("[{:>6.1} s] {phase}", started.elapsed().as_secs_f64());
     })?;

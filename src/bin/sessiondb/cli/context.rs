@@ -34,7 +34,7 @@ pub struct ShowArgs {
 
 pub fn run_context(db: &Path, a: ContextArgs) -> anyhow::Result<i32> {
     let (conn, s) = open_session(db, &a.session)?;
-    let t = SessionTree::open(sessiondb::db::Db::of(conn.sqlite()), s.sid)?;
+    let t = SessionTree::open(&conn, s.sid)?;
     let leaf = match (a.no_leaf, a.leaf) {
         (true, _) => Leaf::Null,
         (false, Some(id)) => Leaf::Id(id),
@@ -74,7 +74,7 @@ fn render_str(v: Option<&Value>) -> String {
 
 pub fn run_show(db: &Path, a: ShowArgs) -> anyhow::Result<i32> {
     let (conn, s) = open_session(db, &a.session)?;
-    let t = SessionTree::open(sessiondb::db::Db::of(conn.sqlite()), s.sid)?;
+    let t = SessionTree::open(&conn, s.sid)?;
     let path = t.branch(None)?;
     warn_cycle(path.cycle.as_deref());
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

@@ -83,9 +83,10 @@ pub fn run() -> i32 {
         (Command::List(a), Some(url)) => remote::run_list(&url, a),
         (Command::Find(a), Some(url)) => remote::run_find(&url, a),
         (Command::Push(a), _) => push::run(&db, a),
-        (Command::Bench(a), _) => bench::run(a),
+        (Command::Rpc(a), _) => rpc::run(&db, a),
+        (Command::Bench(a), url) => bench::run(a, url.as_deref()),
         (command, Some(url)) => Err(anyhow::anyhow!(
-            "{}: sessiondb {} is not served yet on PostgreSQL (export, list, find and push are)",
+            "{}: sessiondb {} is not served yet on PostgreSQL (export, list, find, rpc and push are)",
             sessiondb::pg::shown(&url),
             command.name()
         )),
@@ -143,7 +144,7 @@ fn run_local(db: &std::path::Path, command: Command) -> anyhow::Result<i32> {
         Command::Stats(a) => stats::run(db, a),
         Command::Sync(a) => sync::run(db, a),
         Command::Push(a) => push::run(db, a),
-        Command::Bench(a) => bench::run(a),
+        Command::Bench(a) => bench::run(a, None),
         Command::Check(a) => check::run(db, a),
     }
 }

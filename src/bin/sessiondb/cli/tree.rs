@@ -57,7 +57,7 @@ fn entry_line(row: &Row, width: usize) -> String {
 
 pub fn run_branch(db: &Path, a: BranchArgs) -> anyhow::Result<i32> {
     let (conn, s) = open_session(db, &a.session)?;
-    let t = sessiondb::tree::SessionTree::open(sessiondb::db::Db::of(conn.sqlite()), s.sid)?;
+    let t = sessiondb::tree::SessionTree::open(&conn, s.sid)?;
     let path = t.branch(a.from.as_deref())?;
     warn_cycle(path.cycle.as_deref());
     if a.json {
@@ -73,7 +73,7 @@ pub fn run_branch(db: &Path, a: BranchArgs) -> anyhow::Result<i32> {
 
 pub fn run_children(db: &Path, a: ChildrenArgs) -> anyhow::Result<i32> {
     let (conn, s) = open_session(db, &a.session)?;
-    let t = sessiondb::tree::SessionTree::open(sessiondb::db::Db::of(conn.sqlite()), s.sid)?;
+    let t = sessiondb::tree::SessionTree::open(&conn, s.sid)?;
     let rows = t.children(&a.id)?;
     if a.json {
         print_entries(&rows)?;
@@ -88,7 +88,7 @@ pub fn run_children(db: &Path, a: ChildrenArgs) -> anyhow::Result<i32> {
 
 pub fn run_tree(db: &Path, a: TreeArgs) -> anyhow::Result<i32> {
     let (conn, s) = open_session(db, &a.session)?;
-    let t = sessiondb::tree::SessionTree::open(sessiondb::db::Db::of(conn.sqlite()), s.sid)?;
+    let t = sessiondb::tree::SessionTree::open(&conn, s.sid)?;
     let nodes = t.tree()?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if a.json {
