@@ -390,6 +390,42 @@ pub fn postings(db: &Db, token: &str) -> Result<Vec<i64>> {
     Ok(out)
 }
 
+/// The key blobs of `token` (one per build batch), undecoded: a query decodes only the part
+/// it needs ([`keys_upto`]).
+pub fn posting_blobs(db: &Db, token: &str) -> Result<Vec<Vec<u8>>> {
+    let conn = db.conn();
+    let mut st = conn.prepare_cached(POSTINGS_OF)?;
+    let mut rows = st.query(named_params! {":token": token})?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        if let rusqlite::types::ValueRef::Blob(b) = r.get_ref(0)? {
+            out.push(b.to_vec());
+        }
+    }
+    Ok(out)
+}
+
+/// Calls `f` with each key of a posting blob up to `last`, ascending.
+pub fn keys_upto(blob: &[u8], last: i64, mut f: impl FnMut(i64)) {
+    let mut key: u64 = 0;
+    let mut v: u64 = 0;
+    let mut shift = 0;
+    for &b in blob {
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            key = key.wrapping_add(v);
+            if key as i64 > last {
+                return;
+            }
+            f(key as i64);
+            v = 0;
+            shift = 0;
+        } else {
+            shift += 7;
+        }
+    }
+}
+
 /// Vocabulary tokens starting with `part` (at most `n`).
 pub fn terms_starting(db: &Db, part: &str, n: usize) -> Result<Vec<String>> {
     let conn = db.conn();
@@ -476,6 +512,11 @@ impl Candidates {
         let mut c = Candidates { keys, sources, heap: Default::default(), last: None };
         c.refill();
         Ok(c)
+    }
+
+    /// The entries' keys the candidates come from (ascending).
+    pub fn keys(&self) -> &[i64] {
+        &self.keys
     }
 
     fn refill(&mut self) {
