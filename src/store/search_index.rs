@@ -151,15 +151,60 @@ fn decode_into(blob: &[u8], out: &mut Vec<i64>) {
     }
 }
 
-/// One token's keys being gathered: the last key added (each entry counts once) and the
-/// encoded gaps.
+/// One token's keys being gathered: the last key added and the encoded gaps.
 #[derive(Default)]
 struct Posting {
     last: u64,
     bytes: Vec<u8>,
 }
 
-type Postings = HashMap<Box<str>, Posting, BuildHasherDefault<FxHasher>>;
+type FxBuild = BuildHasherDefault<FxHasher>;
+
+/// A tokenizing thread's vocabulary until the postings are written: its tokens get ids of
+/// its own, so that the gatherer (one thread) finds a token's postings by index instead of
+/// hashing and comparing the token again (which was two thirds of the build's serial work).
+#[derive(Default)]
+struct Vocab {
+    ids: HashMap<Box<str>, u32, FxBuild>,
+    /// Tokens given ids since the gatherer last took them, in the order of their ids.
+    fresh: Vec<Box<str>>,
+    /// Per id: the number of the last text holding it (a text gives each token once).
+    seen: Vec<u32>,
+    texts: u32,
+}
+
+impl Vocab {
+    /// Appends the ids of the distinct tokens of `text` to `out`.
+    fn add_text(&mut self, text: &str, out: &mut Vec<u32>) {
+        self.texts += 1;
+        let Vocab { ids, fresh, seen, texts } = self;
+        tokens::each_token(text, |t| {
+            let id = match ids.get(t) {
+                Some(&id) => id,
+                None => {
+                    let id = seen.len() as u32;
+                    ids.insert(t.into(), id);
+                    fresh.push(t.into());
+                    seen.push(0);
+                    id
+                }
+            };
+            let last = &mut seen[id as usize];
+            if *last != *texts {
+                *last = *texts;
+                out.push(id);
+            }
+        });
+    }
+}
+
+/// A batch's texts as one tokenizing thread gives them: each text's token ids, the text
+/// ending at the matching entry of `ends`.
+#[derive(Default)]
+struct Part {
+    ids: Vec<u32>,
+    ends: Vec<usize>,
+}
 
 /// A run of copies being gathered (see `search_copies`).
 #[derive(Debug, Clone, Copy)]
@@ -172,7 +217,12 @@ struct Run {
 /// What a build has gathered and not yet written.
 #[derive(Default)]
 struct Gathered {
-    postings: Postings,
+    /// Tokens, with their postings at the same index.
+    tokens: Vec<Box<str>>,
+    postings: Vec<Posting>,
+    index: HashMap<Box<str>, u32, FxBuild>,
+    /// Per tokenizing thread: its ids' indexes here.
+    ids: Vec<Vec<u32>>,
     bytes: usize,
     runs: Vec<Run>,
     open_run: Option<Run>,
@@ -181,24 +231,40 @@ struct Gathered {
 }
 
 impl Gathered {
-    fn add_tokens(&mut self, key: i64, doc: &str) {
-        let k = key as u64;
-        for t in doc.split(' ').filter(|t| !t.is_empty()) {
-            if let Some(p) = self.postings.get_mut(t) {
-                if p.last == k {
-                    continue;
+    /// Learns the tokens thread `w` gave ids to since last time.
+    fn learn(&mut self, w: usize, v: &mut Vocab) {
+        if self.ids.len() <= w {
+            self.ids.resize_with(w + 1, Vec::new);
+        }
+        for t in v.fresh.drain(..) {
+            // The thread's copy of the token, its map slot and `seen`: about 48 bytes besides.
+            self.bytes += t.len() + 48;
+            let at = match self.index.get(&*t) {
+                Some(&at) => at,
+                None => {
+                    let at = self.tokens.len() as u32;
+                    // Two copies, the map's slot and the posting: about 96 bytes besides.
+                    self.bytes += 2 * t.len() + 96;
+                    self.index.insert(t.clone(), at);
+                    self.tokens.push(t);
+                    self.postings.push(Posting::default());
+                    at
                 }
-                let before = p.bytes.capacity();
-                put_varint(&mut p.bytes, k.wrapping_sub(p.last));
-                p.last = k;
-                self.bytes += p.bytes.capacity() - before;
-            } else {
-                let mut p = Posting { last: k, bytes: Vec::with_capacity(4) };
-                put_varint(&mut p.bytes, k);
-                // The token, the map's slot and the vector: about 64 bytes besides the token.
-                self.bytes += t.len() + 64 + p.bytes.capacity();
-                self.postings.insert(t.into(), p);
-            }
+            };
+            self.ids[w].push(at);
+        }
+    }
+
+    /// Adds entry `key` to the postings of the tokens thread `w` calls `ids`.
+    fn add_ids(&mut self, key: i64, w: usize, ids: &[u32]) {
+        let k = key as u64;
+        let at = &self.ids[w];
+        for &id in ids {
+            let p = &mut self.postings[at[id as usize] as usize];
+            let before = p.bytes.capacity();
+            put_varint(&mut p.bytes, k.wrapping_sub(p.last));
+            p.last = k;
+            self.bytes += p.bytes.capacity() - before;
         }
     }
 
@@ -226,15 +292,15 @@ impl Gathered {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         {
             let batch = meta(&tx, "batch")? + 1;
-            let mut tokens: Vec<(Box<str>, Posting)> = std::mem::take(&mut self.postings).into_iter().collect();
-            tokens.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            let mut order: Vec<usize> = (0..self.tokens.len()).filter(|&i| !self.postings[i].bytes.is_empty()).collect();
+            order.sort_unstable_by(|&a, &b| self.tokens[a].cmp(&self.tokens[b]));
             let mut insert = tx.prepare_cached(POSTINGS_INSERT)?;
             let mut term = tx.prepare_cached(TERM_INSERT)?;
-            for (token, p) in &tokens {
-                insert.execute(named_params! {":token": &**token, ":batch": batch, ":keys": p.bytes})?;
-                term.execute(named_params! {":term": &**token})?;
+            for i in order {
+                let token = &*self.tokens[i];
+                insert.execute(named_params! {":token": token, ":batch": batch, ":keys": self.postings[i].bytes})?;
+                term.execute(named_params! {":term": token})?;
             }
-            drop(tokens);
             let mut copies = tx.prepare_cached(COPIES_INSERT)?;
             for r in &self.runs {
                 copies.execute(named_params! {":lo": r.lo, ":hi": r.hi, ":shift": r.shift})?;
@@ -259,9 +325,9 @@ impl Gathered {
             add.execute(named_params! {":by": self.keys.len() as i64, ":name": "indexed"})?;
         }
         tx.commit()?;
-        self.runs.clear();
-        self.keys.clear();
-        self.bytes = 0;
+        // The vocabularies too: the caller empties the threads' (memory stays bounded when
+        // every text brings new tokens).
+        *self = Gathered::default();
         Ok(())
     }
 }
@@ -290,31 +356,31 @@ fn read_batch(conn: &Connection, after: i64) -> Result<Vec<Queued>> {
     Ok(out)
 }
 
-/// The distinct tokens of each line (space-separated), computed on `threads` threads.
-fn tokenize(lines: &[(i64, &str)], threads: usize) -> Vec<String> {
-    fn one(line: &str, seen: &mut tokens::TokenSet) -> String {
-        let mut doc = String::new();
-        if let Some(text) = extract::text_of_line(line) {
-            tokens::index_text(&text, seen, &mut doc);
+/// The token ids of each line, on as many threads as `vocabs` (one part per thread, in
+/// order: part `w` is thread `w`'s).
+fn tokenize(lines: &[(i64, &str)], vocabs: &mut [Vocab]) -> Vec<Part> {
+    fn run(lines: &[(i64, &str)], v: &mut Vocab) -> Part {
+        let mut part = Part { ids: Vec::new(), ends: Vec::with_capacity(lines.len()) };
+        for (_, l) in lines {
+            if let Some(text) = extract::text_of_line(l) {
+                v.add_text(&text, &mut part.ids);
+            }
+            part.ends.push(part.ids.len());
         }
-        doc
+        part
     }
-    let chunk = lines.len().div_ceil(threads.max(1)).max(1);
+    let threads = vocabs.len();
     if threads <= 1 || lines.len() < 64 {
-        let mut seen = tokens::TokenSet::default();
-        return lines.iter().map(|(_, l)| one(l, &mut seen)).collect();
+        return match vocabs.first_mut() {
+            Some(v) => vec![run(lines, v)],
+            None => Vec::new(),
+        };
     }
+    let chunk = lines.len().div_ceil(threads).max(1);
     std::thread::scope(|s| {
-        let handles: Vec<_> = lines
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    let mut seen = tokens::TokenSet::default();
-                    part.iter().map(|(_, l)| one(l, &mut seen)).collect::<Vec<String>>()
-                })
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+        let handles: Vec<_> =
+            lines.chunks(chunk).zip(vocabs.iter_mut()).map(|(part, v)| s.spawn(move || run(part, v))).collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
     })
 }
 
@@ -331,6 +397,7 @@ pub fn catch_up(db: &mut Db, mut progress: impl FnMut(i64, i64)) -> Result<i64> 
         return Ok(0);
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let mut vocabs: Vec<Vocab> = (0..threads).map(|_| Vocab::default()).collect();
     let mut g = Gathered::default();
     let mut done = 0;
     let mut after = i64::MIN;
@@ -354,13 +421,21 @@ pub fn catch_up(db: &mut Db, mut progress: impl FnMut(i64, i64)) -> Result<i64> 
                 Queued::Gone(k) => g.keys.push(*k),
             }
         }
-        for ((k, _), doc) in lines.iter().zip(tokenize(&lines, threads)) {
-            g.add_tokens(*k, &doc);
+        let parts = tokenize(&lines, &mut vocabs);
+        let mut texts = lines.iter();
+        for (w, part) in parts.iter().enumerate() {
+            g.learn(w, &mut vocabs[w]);
+            let mut start = 0;
+            for (&end, (k, _)) in part.ends.iter().zip(&mut texts) {
+                g.add_ids(*k, w, &part.ids[start..end]);
+                start = end;
+            }
         }
         done += batch.len() as i64;
         progress(done, total);
         if g.bytes >= FLUSH_BYTES {
             g.write(conn)?;
+            vocabs.iter_mut().for_each(|v| *v = Vocab::default());
         }
     }
     if !g.is_empty() {

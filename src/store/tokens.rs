@@ -109,7 +109,7 @@ pub fn class(c: char) -> Class {
 }
 
 /// Calls `f` with each token of `text` (folded) in order.
-fn each_token(text: &str, mut f: impl FnMut(&str)) {
+pub fn each_token(text: &str, mut f: impl FnMut(&str)) {
     let mut word = String::new();
     let mut one = [0u8; 4];
     for c in text.chars().map(fold) {
