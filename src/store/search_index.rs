@@ -292,7 +292,8 @@ impl Gathered {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         {
             let batch = meta(&tx, "batch")? + 1;
-            let mut order: Vec<usize> = (0..self.tokens.len()).filter(|&i| !self.postings[i].bytes.is_empty()).collect();
+            let mut order: Vec<usize> =
+                (0..self.tokens.len()).filter(|&i| !self.postings[i].bytes.is_empty()).collect();
             order.sort_unstable_by(|&a, &b| self.tokens[a].cmp(&self.tokens[b]));
             let mut insert = tx.prepare_cached(POSTINGS_INSERT)?;
             let mut term = tx.prepare_cached(TERM_INSERT)?;
@@ -339,9 +340,9 @@ enum Queued {
     Gone(i64),
 }
 
-fn read_batch(conn: &Connection, after: i64) -> Result<Vec<Queued>> {
+fn read_batch(conn: &Connection, after: i64, n: i64) -> Result<Vec<Queued>> {
     let mut st = conn.prepare_cached(PENDING_BATCH)?;
-    let mut rows = st.query(named_params! {":after": after, ":n": READ_BATCH})?;
+    let mut rows = st.query(named_params! {":after": after, ":n": n})?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
         let key: i64 = r.get(0)?;
@@ -356,37 +357,47 @@ fn read_batch(conn: &Connection, after: i64) -> Result<Vec<Queued>> {
     Ok(out)
 }
 
-/// The token ids of each line, on as many threads as `vocabs` (one part per thread, in
-/// order: part `w` is thread `w`'s).
-fn tokenize(lines: &[(i64, &str)], vocabs: &mut [Vocab]) -> Vec<Part> {
-    fn run(lines: &[(i64, &str)], v: &mut Vocab) -> Part {
-        let mut part = Part { ids: Vec::new(), ends: Vec::with_capacity(lines.len()) };
-        for (_, l) in lines {
-            if let Some(text) = extract::text_of_line(l) {
-                v.add_text(&text, &mut part.ids);
-            }
-            part.ends.push(part.ids.len());
+/// The token ids of some lines' texts, by one tokenizing thread.
+fn tokenize(lines: &[(i64, &str)], v: &mut Vocab) -> Part {
+    let mut part = Part { ids: Vec::new(), ends: Vec::with_capacity(lines.len()) };
+    for (_, l) in lines {
+        if let Some(text) = extract::text_of_line(l) {
+            v.add_text(&text, &mut part.ids);
         }
-        part
+        part.ends.push(part.ids.len());
     }
-    let threads = vocabs.len();
-    if threads <= 1 || lines.len() < 64 {
-        return match vocabs.first_mut() {
-            Some(v) => vec![run(lines, v)],
-            None => Vec::new(),
-        };
+    part
+}
+
+/// A batch tokenized and not yet gathered: its texts' keys, and each thread's part (thread
+/// `w` tokenized the `w`-th run of texts).
+type Tokenized = (Vec<i64>, Vec<Part>);
+
+fn gather(g: &mut Gathered, (keys, parts): Tokenized) {
+    let mut keys = keys.iter();
+    for (w, part) in parts.iter().enumerate() {
+        let mut start = 0;
+        for (&end, &k) in part.ends.iter().zip(&mut keys) {
+            g.add_ids(k, w, &part.ids[start..end]);
+            start = end;
+        }
     }
-    let chunk = lines.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        let handles: Vec<_> =
-            lines.chunks(chunk).zip(vocabs.iter_mut()).map(|(part, v)| s.spawn(move || run(part, v))).collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
-    })
 }
 
 /// Indexes every queued entry; `progress(done, total)` after each batch read. Rebuilds the
 /// whole index first when deletions reached half of what it holds.
-pub fn catch_up(db: &mut Db, mut progress: impl FnMut(i64, i64)) -> Result<i64> {
+pub fn catch_up(db: &mut Db, progress: impl FnMut(i64, i64)) -> Result<i64> {
+    catch_up_in(db, READ_BATCH, FLUSH_BYTES, progress)
+}
+
+/// [`catch_up`] reading `read_batch` entries at a time and writing the postings whenever
+/// they take `flush_bytes` (tests make both small).
+pub fn catch_up_in(
+    db: &mut Db,
+    read_batch_of: i64,
+    flush_bytes: usize,
+    mut progress: impl FnMut(i64, i64),
+) -> Result<i64> {
     let deleted = meta(db.conn(), "deleted")?;
     if deleted >= REBUILD_MIN_DELETED && deleted * 2 >= meta(db.conn(), "indexed")? {
         reset(db)?;
@@ -401,14 +412,16 @@ pub fn catch_up(db: &mut Db, mut progress: impl FnMut(i64, i64)) -> Result<i64> 
     let mut g = Gathered::default();
     let mut done = 0;
     let mut after = i64::MIN;
-    loop {
-        let batch = read_batch(conn, after)?;
-        let Some(last) = batch.last() else { break };
+    let mut next = read_batch(conn, after, read_batch_of)?;
+    // The batch before, gathered (one thread) while this one is tokenized and the one after
+    // is read: the gather alone was a fifth of a build.
+    let mut ready: Option<Tokenized> = None;
+    while let Some(last) = next.last() {
         after = match last {
             Queued::Copy(k, _) | Queued::Line(k, _) | Queued::Gone(k) => *k,
         };
         let mut lines: Vec<(i64, &str)> = Vec::new();
-        for q in &batch {
+        for q in &next {
             match q {
                 Queued::Copy(k, o) => {
                     g.add_copy(*k, *o);
@@ -421,22 +434,44 @@ pub fn catch_up(db: &mut Db, mut progress: impl FnMut(i64, i64)) -> Result<i64> 
                 Queued::Gone(k) => g.keys.push(*k),
             }
         }
-        let parts = tokenize(&lines, &mut vocabs);
-        let mut texts = lines.iter();
-        for (w, part) in parts.iter().enumerate() {
-            g.learn(w, &mut vocabs[w]);
-            let mut start = 0;
-            for (&end, (k, _)) in part.ends.iter().zip(&mut texts) {
-                g.add_ids(*k, w, &part.ids[start..end]);
-                start = end;
+        let (parts, following) = std::thread::scope(|s| {
+            let mut parts = Vec::new();
+            let mut handles = Vec::new();
+            if vocabs.len() <= 1 || lines.len() < 64 {
+                if let Some(v) = vocabs.first_mut() {
+                    parts.push(tokenize(&lines, v));
+                }
+            } else {
+                let chunk = lines.len().div_ceil(vocabs.len()).max(1);
+                for (part, v) in lines.chunks(chunk).zip(vocabs.iter_mut()) {
+                    handles.push(s.spawn(move || tokenize(part, v)));
+                }
             }
+            if let Some(t) = ready.take() {
+                gather(&mut g, t);
+            }
+            let following = read_batch(conn, after, read_batch_of);
+            parts.extend(handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))));
+            (parts, following)
+        });
+        let following = following?;
+        for (w, v) in vocabs.iter_mut().enumerate() {
+            g.learn(w, v);
         }
-        done += batch.len() as i64;
+        ready = Some((lines.iter().map(|(k, _)| *k).collect(), parts));
+        done += next.len() as i64;
         progress(done, total);
-        if g.bytes >= FLUSH_BYTES {
+        next = following;
+        if g.bytes >= flush_bytes {
+            if let Some(t) = ready.take() {
+                gather(&mut g, t);
+            }
             g.write(conn)?;
             vocabs.iter_mut().for_each(|v| *v = Vocab::default());
         }
+    }
+    if let Some(t) = ready.take() {
+        gather(&mut g, t);
     }
     if !g.is_empty() {
         g.write(conn)?;
