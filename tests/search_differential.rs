@@ -314,3 +314,39 @@ fn a_database_indexed_at_schema_9_migrates_and_finds_the_same_hits() {
         .unwrap();
     assert!(version >= 10);
 }
+
+/// A build that reads a few entries at a time and writes its postings many times over (each
+/// write empties the tokenizing threads' vocabularies) indexes the same keys under the same
+/// tokens as one that reads them all and writes once.
+#[test]
+fn postings_are_the_same_whatever_the_batches_and_memory_bound() {
+    use sessiondb::internals::search_index;
+    let (_dir, db, mut conn) = common::temp_db();
+    let (code, _, err) = common::run(&db, &["import", common::oracle().join("sessions").to_str().unwrap()]);
+    assert!(code == 0 || code == 1, "{err}");
+    let postings = |conn: &sessiondb::db::Db| -> BTreeMap<String, Vec<i64>> {
+        let terms: Vec<String> = conn
+            .sqlite()
+            .prepare("SELECT term FROM search_terms")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        terms.into_iter().map(|t| (t.clone(), search_index::postings(conn, &t).unwrap())).collect()
+    };
+    let batches = |conn: &sessiondb::db::Db| -> i64 {
+        conn.sqlite().query_row("SELECT count(DISTINCT batch) FROM search_postings", [], |r| r.get(0)).unwrap()
+    };
+    search_index::catch_up_in(&mut conn, 1 << 20, 1 << 30, |_, _| {}).unwrap();
+    assert_eq!(batches(&conn), 1);
+    let whole = postings(&conn);
+    assert!(whole.len() > 1000, "{} tokens", whole.len());
+    // 100 entries a batch (tokenized on every thread), then 37 (fewer than 64: one thread).
+    for (n, bytes) in [(100, 1 << 16), (37, 1 << 12)] {
+        search_index::reset(&mut conn).unwrap();
+        search_index::catch_up_in(&mut conn, n, bytes, |_, _| {}).unwrap();
+        assert!(batches(&conn) > 5, "{} batches", batches(&conn));
+        assert_eq!(postings(&conn), whole);
+    }
+}

@@ -151,15 +151,151 @@ fn decode_into(blob: &[u8], out: &mut Vec<i64>) {
     }
 }
 
-/// One token's keys being gathered: the last key added (each entry counts once) and the
-/// encoded gaps.
+/// One token's keys being gathered: the last key added and the encoded gaps.
 #[derive(Default)]
 struct Posting {
     last: u64,
     bytes: Vec<u8>,
 }
 
-type Postings = HashMap<Box<str>, Posting, BuildHasherDefault<FxHasher>>;
+type FxBuild = BuildHasherDefault<FxHasher>;
+
+/// A token → id map of one tokenizing thread: open addressing over 16-byte slots holding a
+/// token's first 8 bytes (most tokens whole: no string to fetch and compare, which was a
+/// third of a build in `HashMap<Box<str>, u32>`), its length and its id.
+struct Ids {
+    slots: Vec<Slot>,
+    /// Slots are found by the top bits of a token's hash: `64 - shift` of them.
+    shift: u32,
+    /// Per id: where its bytes start in `arena` (their length is in its slot).
+    starts: Vec<usize>,
+    arena: Vec<u8>,
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    head: u64,
+    len: u32,
+    /// `u32::MAX`: empty.
+    id: u32,
+}
+
+const EMPTY: Slot = Slot { head: 0, len: 0, id: u32::MAX };
+
+/// Up to the first 8 bytes of a token, zero-padded (tokens hold no zero byte).
+fn head(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    let n = b.len().min(8);
+    w[..n].copy_from_slice(&b[..n]);
+    u64::from_le_bytes(w)
+}
+
+fn token_hash(b: &[u8], head: u64) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = (head ^ (b.len() as u64).rotate_left(56)).wrapping_mul(K);
+    if b.len() > 8 {
+        for c in b[8..].chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            h = (h.rotate_left(23) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+    }
+    h
+}
+
+impl Default for Ids {
+    fn default() -> Self {
+        Ids { slots: vec![EMPTY; 1 << 10], shift: 64 - 10, starts: Vec::new(), arena: Vec::new() }
+    }
+}
+
+impl Ids {
+    /// The id of `t`, and whether it is new (ids count up from 0).
+    fn id(&mut self, t: &str) -> (u32, bool) {
+        let b = t.as_bytes();
+        let hd = head(b);
+        let mask = self.slots.len() - 1;
+        let mut i = (token_hash(b, hd) >> self.shift) as usize;
+        loop {
+            let s = self.slots[i];
+            if s.id == u32::MAX {
+                break;
+            }
+            if s.head == hd && s.len as usize == b.len() {
+                let at = self.starts[s.id as usize];
+                if b.len() <= 8 || self.arena[at + 8..at + b.len()] == b[8..] {
+                    return (s.id, false);
+                }
+            }
+            i = (i + 1) & mask;
+        }
+        let id = self.starts.len() as u32;
+        self.slots[i] = Slot { head: hd, len: b.len() as u32, id };
+        self.starts.push(self.arena.len());
+        self.arena.extend_from_slice(b);
+        if self.starts.len() * 2 > self.slots.len() {
+            self.grow();
+        }
+        (id, true)
+    }
+
+    /// Twice the slots, every token placed again.
+    fn grow(&mut self) {
+        let twice = vec![EMPTY; self.slots.len() * 2];
+        let old = std::mem::replace(&mut self.slots, twice);
+        self.shift -= 1;
+        let mask = self.slots.len() - 1;
+        for s in old.into_iter().filter(|s| s.id != u32::MAX) {
+            let at = self.starts[s.id as usize];
+            let mut i = (token_hash(&self.arena[at..at + s.len as usize], s.head) >> self.shift) as usize;
+            while self.slots[i].id != u32::MAX {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = s;
+        }
+    }
+}
+
+/// A tokenizing thread's vocabulary until the postings are written: its tokens get ids of
+/// its own, so that the gatherer (one thread) finds a token's postings by index instead of
+/// hashing and comparing the token again (which was two thirds of the build's serial work).
+#[derive(Default)]
+struct Vocab {
+    ids: Ids,
+    /// Tokens given ids since the gatherer last took them, in the order of their ids.
+    fresh: Vec<Box<str>>,
+    /// Per id: the number of the last text holding it (a text gives each token once).
+    seen: Vec<u32>,
+    texts: u32,
+}
+
+impl Vocab {
+    /// Appends the ids of the distinct tokens of `text` to `out`.
+    fn add_text(&mut self, text: &str, out: &mut Vec<u32>) {
+        self.texts += 1;
+        let Vocab { ids, fresh, seen, texts } = self;
+        tokens::each_token(text, |t| {
+            let (id, new) = ids.id(t);
+            if new {
+                fresh.push(t.into());
+                seen.push(0);
+            }
+            let last = &mut seen[id as usize];
+            if *last != *texts {
+                *last = *texts;
+                out.push(id);
+            }
+        });
+    }
+}
+
+/// A batch's texts as one tokenizing thread gives them: each text's token ids, the text
+/// ending at the matching entry of `ends`.
+#[derive(Default)]
+struct Part {
+    ids: Vec<u32>,
+    ends: Vec<usize>,
+}
 
 /// A run of copies being gathered (see `search_copies`).
 #[derive(Debug, Clone, Copy)]
@@ -172,7 +308,12 @@ struct Run {
 /// What a build has gathered and not yet written.
 #[derive(Default)]
 struct Gathered {
-    postings: Postings,
+    /// Tokens, with their postings at the same index.
+    tokens: Vec<Box<str>>,
+    postings: Vec<Posting>,
+    index: HashMap<Box<str>, u32, FxBuild>,
+    /// Per tokenizing thread: its ids' indexes here.
+    ids: Vec<Vec<u32>>,
     bytes: usize,
     runs: Vec<Run>,
     open_run: Option<Run>,
@@ -181,24 +322,40 @@ struct Gathered {
 }
 
 impl Gathered {
-    fn add_tokens(&mut self, key: i64, doc: &str) {
-        let k = key as u64;
-        for t in doc.split(' ').filter(|t| !t.is_empty()) {
-            if let Some(p) = self.postings.get_mut(t) {
-                if p.last == k {
-                    continue;
+    /// Learns the tokens thread `w` gave ids to since last time.
+    fn learn(&mut self, w: usize, v: &mut Vocab) {
+        if self.ids.len() <= w {
+            self.ids.resize_with(w + 1, Vec::new);
+        }
+        for t in v.fresh.drain(..) {
+            // The thread's copy of the token, its map slot and `seen`: about 48 bytes besides.
+            self.bytes += t.len() + 48;
+            let at = match self.index.get(&*t) {
+                Some(&at) => at,
+                None => {
+                    let at = self.tokens.len() as u32;
+                    // Two copies, the map's slot and the posting: about 96 bytes besides.
+                    self.bytes += 2 * t.len() + 96;
+                    self.index.insert(t.clone(), at);
+                    self.tokens.push(t);
+                    self.postings.push(Posting::default());
+                    at
                 }
-                let before = p.bytes.capacity();
-                put_varint(&mut p.bytes, k.wrapping_sub(p.last));
-                p.last = k;
-                self.bytes += p.bytes.capacity() - before;
-            } else {
-                let mut p = Posting { last: k, bytes: Vec::with_capacity(4) };
-                put_varint(&mut p.bytes, k);
-                // The token, the map's slot and the vector: about 64 bytes besides the token.
-                self.bytes += t.len() + 64 + p.bytes.capacity();
-                self.postings.insert(t.into(), p);
-            }
+            };
+            self.ids[w].push(at);
+        }
+    }
+
+    /// Adds entry `key` to the postings of the tokens thread `w` calls `ids`.
+    fn add_ids(&mut self, key: i64, w: usize, ids: &[u32]) {
+        let k = key as u64;
+        let at = &self.ids[w];
+        for &id in ids {
+            let p = &mut self.postings[at[id as usize] as usize];
+            let before = p.bytes.capacity();
+            put_varint(&mut p.bytes, k.wrapping_sub(p.last));
+            p.last = k;
+            self.bytes += p.bytes.capacity() - before;
         }
     }
 
@@ -226,15 +383,16 @@ impl Gathered {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         {
             let batch = meta(&tx, "batch")? + 1;
-            let mut tokens: Vec<(Box<str>, Posting)> = std::mem::take(&mut self.postings).into_iter().collect();
-            tokens.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            let mut order: Vec<usize> =
+                (0..self.tokens.len()).filter(|&i| !self.postings[i].bytes.is_empty()).collect();
+            order.sort_unstable_by(|&a, &b| self.tokens[a].cmp(&self.tokens[b]));
             let mut insert = tx.prepare_cached(POSTINGS_INSERT)?;
             let mut term = tx.prepare_cached(TERM_INSERT)?;
-            for (token, p) in &tokens {
-                insert.execute(named_params! {":token": &**token, ":batch": batch, ":keys": p.bytes})?;
-                term.execute(named_params! {":term": &**token})?;
+            for i in order {
+                let token = &*self.tokens[i];
+                insert.execute(named_params! {":token": token, ":batch": batch, ":keys": self.postings[i].bytes})?;
+                term.execute(named_params! {":term": token})?;
             }
-            drop(tokens);
             let mut copies = tx.prepare_cached(COPIES_INSERT)?;
             for r in &self.runs {
                 copies.execute(named_params! {":lo": r.lo, ":hi": r.hi, ":shift": r.shift})?;
@@ -259,9 +417,9 @@ impl Gathered {
             add.execute(named_params! {":by": self.keys.len() as i64, ":name": "indexed"})?;
         }
         tx.commit()?;
-        self.runs.clear();
-        self.keys.clear();
-        self.bytes = 0;
+        // The vocabularies too: the caller empties the threads' (memory stays bounded when
+        // every text brings new tokens).
+        *self = Gathered::default();
         Ok(())
     }
 }
@@ -273,9 +431,9 @@ enum Queued {
     Gone(i64),
 }
 
-fn read_batch(conn: &Connection, after: i64) -> Result<Vec<Queued>> {
+fn read_batch(conn: &Connection, after: i64, n: i64) -> Result<Vec<Queued>> {
     let mut st = conn.prepare_cached(PENDING_BATCH)?;
-    let mut rows = st.query(named_params! {":after": after, ":n": READ_BATCH})?;
+    let mut rows = st.query(named_params! {":after": after, ":n": n})?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
         let key: i64 = r.get(0)?;
@@ -290,37 +448,47 @@ fn read_batch(conn: &Connection, after: i64) -> Result<Vec<Queued>> {
     Ok(out)
 }
 
-/// The distinct tokens of each line (space-separated), computed on `threads` threads.
-fn tokenize(lines: &[(i64, &str)], threads: usize) -> Vec<String> {
-    fn one(line: &str, seen: &mut tokens::TokenSet) -> String {
-        let mut doc = String::new();
-        if let Some(text) = extract::text_of_line(line) {
-            tokens::index_text(&text, seen, &mut doc);
+/// The token ids of some lines' texts, by one tokenizing thread.
+fn tokenize(lines: &[(i64, &str)], v: &mut Vocab) -> Part {
+    let mut part = Part { ids: Vec::new(), ends: Vec::with_capacity(lines.len()) };
+    for (_, l) in lines {
+        if let Some(text) = extract::text_of_line(l) {
+            v.add_text(&text, &mut part.ids);
         }
-        doc
+        part.ends.push(part.ids.len());
     }
-    let chunk = lines.len().div_ceil(threads.max(1)).max(1);
-    if threads <= 1 || lines.len() < 64 {
-        let mut seen = tokens::TokenSet::default();
-        return lines.iter().map(|(_, l)| one(l, &mut seen)).collect();
+    part
+}
+
+/// A batch tokenized and not yet gathered: its texts' keys, and each thread's part (thread
+/// `w` tokenized the `w`-th run of texts).
+type Tokenized = (Vec<i64>, Vec<Part>);
+
+fn gather(g: &mut Gathered, (keys, parts): Tokenized) {
+    let mut keys = keys.iter();
+    for (w, part) in parts.iter().enumerate() {
+        let mut start = 0;
+        for (&end, &k) in part.ends.iter().zip(&mut keys) {
+            g.add_ids(k, w, &part.ids[start..end]);
+            start = end;
+        }
     }
-    std::thread::scope(|s| {
-        let handles: Vec<_> = lines
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    let mut seen = tokens::TokenSet::default();
-                    part.iter().map(|(_, l)| one(l, &mut seen)).collect::<Vec<String>>()
-                })
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
-    })
 }
 
 /// Indexes every queued entry; `progress(done, total)` after each batch read. Rebuilds the
 /// whole index first when deletions reached half of what it holds.
-pub fn catch_up(db: &mut Db, mut progress: impl FnMut(i64, i64)) -> Result<i64> {
+pub fn catch_up(db: &mut Db, progress: impl FnMut(i64, i64)) -> Result<i64> {
+    catch_up_in(db, READ_BATCH, FLUSH_BYTES, progress)
+}
+
+/// [`catch_up`] reading `read_batch` entries at a time and writing the postings whenever
+/// they take `flush_bytes` (tests make both small).
+pub fn catch_up_in(
+    db: &mut Db,
+    read_batch_of: i64,
+    flush_bytes: usize,
+    mut progress: impl FnMut(i64, i64),
+) -> Result<i64> {
     let deleted = meta(db.conn()?, "deleted")?;
     if deleted >= REBUILD_MIN_DELETED && deleted * 2 >= meta(db.conn()?, "indexed")? {
         reset(db)?;
@@ -331,17 +499,20 @@ pub fn catch_up(db: &mut Db, mut progress: impl FnMut(i64, i64)) -> Result<i64> 
         return Ok(0);
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let mut vocabs: Vec<Vocab> = (0..threads).map(|_| Vocab::default()).collect();
     let mut g = Gathered::default();
     let mut done = 0;
     let mut after = i64::MIN;
-    loop {
-        let batch = read_batch(conn, after)?;
-        let Some(last) = batch.last() else { break };
+    let mut next = read_batch(conn, after, read_batch_of)?;
+    // The batch before, gathered (one thread) while this one is tokenized and the one after
+    // is read: the gather alone was a fifth of a build.
+    let mut ready: Option<Tokenized> = None;
+    while let Some(last) = next.last() {
         after = match last {
             Queued::Copy(k, _) | Queued::Line(k, _) | Queued::Gone(k) => *k,
         };
         let mut lines: Vec<(i64, &str)> = Vec::new();
-        for q in &batch {
+        for q in &next {
             match q {
                 Queued::Copy(k, o) => {
                     g.add_copy(*k, *o);
@@ -354,14 +525,44 @@ pub fn catch_up(db: &mut Db, mut progress: impl FnMut(i64, i64)) -> Result<i64> 
                 Queued::Gone(k) => g.keys.push(*k),
             }
         }
-        for ((k, _), doc) in lines.iter().zip(tokenize(&lines, threads)) {
-            g.add_tokens(*k, &doc);
+        let (parts, following) = std::thread::scope(|s| {
+            let mut parts = Vec::new();
+            let mut handles = Vec::new();
+            if vocabs.len() <= 1 || lines.len() < 64 {
+                if let Some(v) = vocabs.first_mut() {
+                    parts.push(tokenize(&lines, v));
+                }
+            } else {
+                let chunk = lines.len().div_ceil(vocabs.len()).max(1);
+                for (part, v) in lines.chunks(chunk).zip(vocabs.iter_mut()) {
+                    handles.push(s.spawn(move || tokenize(part, v)));
+                }
+            }
+            if let Some(t) = ready.take() {
+                gather(&mut g, t);
+            }
+            let following = read_batch(conn, after, read_batch_of);
+            parts.extend(handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))));
+            (parts, following)
+        });
+        let following = following?;
+        for (w, v) in vocabs.iter_mut().enumerate() {
+            g.learn(w, v);
         }
-        done += batch.len() as i64;
+        ready = Some((lines.iter().map(|(k, _)| *k).collect(), parts));
+        done += next.len() as i64;
         progress(done, total);
-        if g.bytes >= FLUSH_BYTES {
+        next = following;
+        if g.bytes >= flush_bytes {
+            if let Some(t) = ready.take() {
+                gather(&mut g, t);
+            }
             g.write(conn)?;
+            vocabs.iter_mut().for_each(|v| *v = Vocab::default());
         }
+    }
+    if let Some(t) = ready.take() {
+        gather(&mut g, t);
     }
     if !g.is_empty() {
         g.write(conn)?;
@@ -388,6 +589,42 @@ pub fn postings(db: &Db, token: &str) -> Result<Vec<i64>> {
         out.dedup();
     }
     Ok(out)
+}
+
+/// The key blobs of `token` (one per build batch), undecoded: a query decodes only the part
+/// it needs ([`keys_upto`]).
+pub fn posting_blobs(db: &Db, token: &str) -> Result<Vec<Vec<u8>>> {
+    let conn = db.conn()?;
+    let mut st = conn.prepare_cached(POSTINGS_OF)?;
+    let mut rows = st.query(named_params! {":token": token})?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        if let rusqlite::types::ValueRef::Blob(b) = r.get_ref(0)? {
+            out.push(b.to_vec());
+        }
+    }
+    Ok(out)
+}
+
+/// Calls `f` with each key of a posting blob up to `last`, ascending.
+pub fn keys_upto(blob: &[u8], last: i64, mut f: impl FnMut(i64)) {
+    let mut key: u64 = 0;
+    let mut v: u64 = 0;
+    let mut shift = 0;
+    for &b in blob {
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            key = key.wrapping_add(v);
+            if key as i64 > last {
+                return;
+            }
+            f(key as i64);
+            v = 0;
+            shift = 0;
+        } else {
+            shift += 7;
+        }
+    }
 }
 
 /// Vocabulary tokens starting with `part` (at most `n`).
@@ -476,6 +713,11 @@ impl Candidates {
         let mut c = Candidates { keys, sources, heap: Default::default(), last: None };
         c.refill();
         Ok(c)
+    }
+
+    /// The entries' keys the candidates come from (ascending).
+    pub fn keys(&self) -> &[i64] {
+        &self.keys
     }
 
     fn refill(&mut self) {
@@ -607,6 +849,27 @@ pub const TEXT_LINE_FROM: &str = "SELECT e.body FROM texts t JOIN entry_lines e 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn token_ids_are_one_per_distinct_token() {
+        let mut ids = Ids::default();
+        let mut known: HashMap<String, u32> = HashMap::new();
+        let mut words: Vec<String> = Vec::new();
+        for i in 0..5000u32 {
+            // Short, exactly 8 bytes, longer ones sharing their first 8, and non-ASCII.
+            words.push(format!("w{i}"));
+            words.push(format!("abcdefg{}", i % 10));
+            words.push(format!("abcdefgh{i}"));
+            words.push(format!("abcdefghijklmnopq{}", i % 300));
+            words.push(format!("會話{}", i % 77));
+        }
+        for w in words.iter().chain(&words) {
+            let (id, new) = ids.id(w);
+            let next = known.len() as u32;
+            let want = *known.entry(w.clone()).or_insert(next);
+            assert_eq!((id, new), (want, want == next), "{w}");
+        }
+    }
 
     #[test]
     fn posting_blobs_round_trip() {

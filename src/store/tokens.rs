@@ -109,10 +109,41 @@ pub fn class(c: char) -> Class {
 }
 
 /// Calls `f` with each token of `text` (folded) in order.
-fn each_token(text: &str, mut f: impl FnMut(&str)) {
+pub fn each_token(text: &str, mut f: impl FnMut(&str)) {
+    let b = text.as_bytes();
     let mut word = String::new();
     let mut one = [0u8; 4];
-    for c in text.chars().map(fold) {
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] < 0x80 && word.is_empty() {
+            // ASCII, outside a word: a run of letters and digits followed by ASCII (or the
+            // end) is a word by itself, given as it is when it has no capital (folding and
+            // copying each character was a tenth of an index build).
+            if !b[i].is_ascii_alphanumeric() {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < b.len() && b[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
+            let w = &text[start..i];
+            let whole = i == b.len() || b[i] < 0x80;
+            if whole && !w.bytes().any(|c| c.is_ascii_uppercase()) {
+                f(w);
+                continue;
+            }
+            word.push_str(w);
+            word.make_ascii_lowercase();
+            if whole {
+                f(&word);
+                word.clear();
+            }
+            continue;
+        }
+        let Some(ch) = text[i..].chars().next() else { break };
+        i += ch.len_utf8();
+        let c = fold(ch);
         match class(c) {
             Class::Word => word.push(c),
             k => {
@@ -214,6 +245,49 @@ mod tests {
         assert_eq!(index("Fix the parseHeader() bug, fix it"), "fix the parseheader bug it");
         assert_eq!(index("会话管理 ok😀!"), "会 话 管 理 ok 😀");
         assert_eq!(index("cafe\u{301} Ünïcode"), "cafe\u{301} ünïcode");
+    }
+
+    /// Tokens character by character, as `each_token` gives them without its ASCII path.
+    fn tokens_slowly(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut word = String::new();
+        for c in text.chars().map(fold) {
+            match class(c) {
+                Class::Word => word.push(c),
+                k => {
+                    if !word.is_empty() {
+                        out.push(std::mem::take(&mut word));
+                    }
+                    if k == Class::Single {
+                        out.push(c.to_string());
+                    }
+                }
+            }
+        }
+        if !word.is_empty() {
+            out.push(word);
+        }
+        out
+    }
+
+    #[test]
+    fn ascii_words_split_as_every_other_character() {
+        let pieces = ["Ab", "cd", "É", "é", "x\u{301}", "日", "😀", " ", "-", "9", "İ", "ß", "\n", "Σ", "ok.", "ÖL"];
+        let mut texts = vec![String::new()];
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    texts.push(format!("{a}{b}{c}"));
+                    texts.push(format!("{a}{b}{c}{a}"));
+                }
+            }
+        }
+        texts.push("Fix the parseHeader() bug, fix it: naïve CAFÉ café Straße ΣΟΦΊΑ 会话abc😀def".into());
+        for t in &texts {
+            let mut got = Vec::new();
+            each_token(t, |w| got.push(w.to_string()));
+            assert_eq!(got, tokens_slowly(t), "{t:?}");
+        }
     }
 
     #[test]
