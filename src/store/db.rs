@@ -244,9 +244,13 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Newest migration version this build knows.
+/// Newest migration version this build knows: `migrations/`'s highest `V<n>__`. A constant
+/// because asking refinery compiles a regular expression to parse the file names, about 1 ms
+/// of every command's start (the test below keeps the two equal).
+const KNOWN_VERSION: i64 = 10;
+
 fn known_version() -> i64 {
-    migrations::runner().get_migrations().iter().map(|m| i64::from(m.version())).max().unwrap_or(0)
+    KNOWN_VERSION
 }
 
 fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
@@ -359,4 +363,13 @@ pub fn open_pooled(path: &Path) -> Result<Pooled> {
     }
     let conn = open(path)?;
     Ok(Pooled { conn: Some(conn), key: file_key(path) })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_known_version_is_the_newest_migration() {
+        let newest = super::migrations::runner().get_migrations().iter().map(|m| i64::from(m.version())).max();
+        assert_eq!(newest, Some(super::KNOWN_VERSION));
+    }
 }

@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::js::json::{self, RawObject, Value};
 use crate::store::derive::EntryFields;
-use crate::store::handle::Db;
+use crate::store::handle::{Db, Named};
 use crate::store::stats::message_text;
 use rusqlite::{named_params, Connection};
 
@@ -229,7 +229,56 @@ pub const INSERT_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, t
 
 /// Writes the search and usage rows of the entry stored under `key`.
 pub fn write_extras(db: &Db, sid: i64, key: i64, f: &EntryFields, x: &Extras) -> Result<()> {
-    write_extras_to(db.conn()?, sid, key, f, x)
+    ExtrasWriter::new(db).write(sid, key, f, x)
+}
+
+/// Writes the search and usage rows of entries, holding its statements (prepared when first
+/// needed) across the entries of a session.
+pub struct ExtrasWriter<'c> {
+    db: &'c Db,
+    text: Option<Named<'c>>,
+    usage: Option<Named<'c>>,
+}
+
+impl<'c> ExtrasWriter<'c> {
+    /// A writer into `db` (inside the caller's transaction).
+    pub fn new(db: &'c Db) -> Self {
+        ExtrasWriter { db, text: None, usage: None }
+    }
+
+    /// Writes the search and usage rows of the entry stored under `key`.
+    pub fn write(&mut self, sid: i64, key: i64, f: &EntryFields, x: &Extras) -> Result<()> {
+        if let Some((role, list_text)) = &x.search {
+            let st = match &mut self.text {
+                Some(st) => st,
+                None => self.text.insert(Named::prepare(self.db, INSERT_TEXT)?),
+            };
+            st.execute(named_params! { ":key": key, ":session": sid, ":role": role, ":ts_ms": f.ts_ms, ":list_text": list_text })?;
+        }
+        if let Some(u) = &x.usage {
+            let st = match &mut self.usage {
+                Some(st) => st,
+                None => self.usage.insert(Named::prepare(self.db, INSERT_USAGE)?),
+            };
+            st.execute(named_params! {
+                ":key": key,
+                ":session": sid,
+                ":entry_id": f.id,
+                ":ts": f.ts,
+                ":ts_ms": f.ts_ms,
+                ":provider": u.provider,
+                ":model": u.model,
+                ":input": u.input,
+                ":output": u.output,
+                ":cache_read": u.cache_read,
+                ":cache_write": u.cache_write,
+                ":total": u.total,
+                ":cost": u.cost,
+                ":invalid": u.invalid,
+            })?;
+        }
+        Ok(())
+    }
 }
 
 /// [`write_extras`] on a SQLite connection (maintenance, run while opening).

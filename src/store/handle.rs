@@ -274,6 +274,50 @@ pub(in crate::store) fn columns<const N: usize>(
     Ok(out)
 }
 
+/// A prepared statement that binds its named parameters without searching for them: the
+/// names are read once, and a parameter given at the position of its name in the SQL is bound
+/// there after one string comparison. rusqlite looks every name up on every execution, which
+/// for the insert of an entry row (16 names, 100,000 rows in a long session) cost an import
+/// about a tenth of its time. Names in another order still bind, by lookup.
+pub(in crate::store) struct Named<'c> {
+    st: rusqlite::CachedStatement<'c>,
+    names: Vec<Box<str>>,
+}
+
+impl<'c> Named<'c> {
+    /// `sql` prepared (from the connection's statement cache) with its parameter names read.
+    #[track_caller]
+    pub(in crate::store) fn prepare(db: &'c Db, sql: &str) -> Result<Self> {
+        let st = db.conn()?.prepare_cached(sql)?;
+        let names = (1..=st.parameter_count()).map(|i| st.parameter_name(i).unwrap_or_default().into()).collect();
+        Ok(Named { st, names })
+    }
+
+    /// Runs the statement with every one of its parameters given by name; returns the rows
+    /// changed.
+    pub(in crate::store) fn execute(&mut self, params: &[(&str, &dyn rusqlite::ToSql)]) -> rusqlite::Result<usize> {
+        if params.len() != self.names.len() {
+            // A missing parameter would keep the previous execution's value: refuse.
+            return Err(rusqlite::Error::InvalidParameterCount(params.len(), self.names.len()));
+        }
+        let in_order = params.iter().zip(&self.names).all(|((given, _), name)| **name == **given);
+        if !in_order {
+            // Bound by lookup, a repeated name could leave a parameter with the value of the
+            // previous execution: start from none.
+            self.st.clear_bindings();
+        }
+        for (at, (name, value)) in params.iter().enumerate() {
+            let index = if in_order {
+                at + 1
+            } else {
+                self.st.parameter_index(name)?.ok_or_else(|| rusqlite::Error::InvalidParameterName((*name).into()))?
+            };
+            self.st.raw_bind_parameter(index, value)?;
+        }
+        self.st.raw_execute()
+    }
+}
+
 /// A write transaction: reads and writes through it (it derefs to [`Db`]) are committed
 /// together by [`Tx::commit`], or rolled back when it is dropped.
 pub struct Tx<'a> {
@@ -321,5 +365,35 @@ impl std::ops::Deref for Tx<'_> {
     type Target = Db;
     fn deref(&self) -> &Db {
         self.db
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Db, Named};
+    use rusqlite::named_params;
+
+    #[test]
+    fn named_statements_bind_by_name_in_any_order_and_refuse_a_missing_name() {
+        let db = Db::from_sqlite(rusqlite::Connection::open_in_memory().unwrap());
+        db.conn().unwrap().execute_batch("CREATE TABLE t (a, b)").unwrap();
+        let mut st = Named::prepare(&db, "INSERT INTO t (a, b) VALUES (:a, :b)").unwrap();
+        st.execute(named_params! { ":a": 1, ":b": 2 }).unwrap();
+        st.execute(named_params! { ":b": 4, ":a": 3 }).unwrap();
+        assert!(matches!(st.execute(named_params! { ":a": 5 }), Err(rusqlite::Error::InvalidParameterCount(1, 2))));
+        let unknown = st.execute(named_params! { ":a": 5, ":c": 6 });
+        assert!(matches!(unknown, Err(rusqlite::Error::InvalidParameterName(n)) if n == ":c"));
+        // A repeated name binds by lookup from no bindings: the other is NULL, not the last value.
+        st.execute(named_params! { ":a": 7, ":a": 8 }).unwrap();
+        let rows: Vec<(i64, Option<i64>)> = db
+            .conn()
+            .unwrap()
+            .prepare("SELECT a, b FROM t ORDER BY rowid")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(rows, [(1, Some(2)), (3, Some(4)), (8, None)]);
     }
 }

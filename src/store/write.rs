@@ -6,8 +6,8 @@ use crate::js::json::{self, RawObject, Value};
 use crate::jsonl::signature::FileSignature;
 use crate::pi::migrate;
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
-use crate::store::extract::Extras;
-use crate::store::handle::{columns, Db, Pg};
+use crate::store::extract::{Extras, ExtrasWriter};
+use crate::store::handle::{columns, Db, Named, Pg};
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::stats::{Observation, SessionStats};
 use rusqlite::{named_params, Connection, OptionalExtension};
@@ -147,7 +147,8 @@ impl ParsedLine {
 
 /// Writes a session's entry lines in order, with their derived columns and statistics.
 pub struct EntryWriter<'t> {
-    stmt: rusqlite::CachedStatement<'t>,
+    stmt: Named<'t>,
+    extras: ExtrasWriter<'t>,
     tx: &'t Connection,
     db: &'t Db,
     sid: i64,
@@ -282,7 +283,8 @@ impl<'t> EntryWriter<'t> {
     pub fn new(db: &'t Db, sid: i64) -> Result<Self> {
         let tx = db.conn()?;
         Ok(EntryWriter {
-            stmt: tx.prepare_cached(INSERT_ENTRY)?,
+            stmt: Named::prepare(db, INSERT_ENTRY)?,
+            extras: ExtrasWriter::new(db),
             tx,
             db,
             sid,
@@ -308,7 +310,7 @@ impl<'t> EntryWriter<'t> {
         let ParsedLine { fields: f, extras, seen } = line;
         let d = self.tree.place(key, &f);
         insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, (text, None), &d)?;
-        crate::store::extract::write_extras(self.db, self.sid, key, &f, &extras)?;
+        self.extras.write(self.sid, key, &f, &extras)?;
         self.count(&seen, extras.list_text());
         Ok(())
     }
@@ -410,7 +412,7 @@ pub const INSERT_ENTRY: &str = "INSERT INTO entries (key, session, seq, id, pare
 
 /// Inserts one entry row (line `seq` of session `sid`) with its columns and derived data.
 fn insert_entry_row(
-    stmt: &mut rusqlite::CachedStatement<'_>,
+    stmt: &mut Named<'_>,
     (sid, seq): (i64, i64),
     f: &EntryFields,
     (text, owner): (&str, Option<i64>),
@@ -701,7 +703,7 @@ pub fn append_entry(db: &Db, sid: i64, text: &str, parent: Option<(i64, Derived)
         tree.remember(pid, pkey, pd);
     }
     let d = tree.place(key, &f);
-    insert_entry_row(&mut tx.prepare_cached(INSERT_ENTRY)?, (sid, seq), &f, (text, None), &d)?;
+    insert_entry_row(&mut Named::prepare(db, INSERT_ENTRY)?, (sid, seq), &f, (text, None), &d)?;
     crate::store::extract::write_extras(db, sid, key, &f, &extras)?;
     stats.apply(&seen, extras.list_text());
     tx.prepare_cached(APPEND_SESSION_STATS)?.execute(named_params! {

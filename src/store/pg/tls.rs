@@ -219,8 +219,16 @@ pub fn explain(text: &str, host: &str) -> Option<String> {
     if t.contains("server does not support TLS") {
         return Some("the server does not support TLS, which sslmode requires".into());
     }
-    if t.contains("NotValidForName") {
-        return Some(format!("TLS: host name mismatch: the server's certificate is not valid for {host}"));
+    if t.contains("NotValidForName") || t.contains("not valid for name") {
+        // rustls lists the names as `DnsName("db.example")` and `IpAddress(10.0.0.1)`.
+        let names = t.split("only valid for ").nth(1).map(|v| {
+            v.trim_end_matches([')', ' ']).replace("DnsName(\"", "").replace("IpAddress(", "").replace(['"', ')'], "")
+        });
+        let listed = names.map(|n| format!(" (it names {n})")).unwrap_or_default();
+        return Some(format!(
+            "TLS: host name mismatch: the server's certificate is not valid for {host}{listed}; \
+             connect by a name it lists, or use sslmode=verify-ca"
+        ));
     }
     if t.contains("UnknownIssuer") || t.contains("BadSignature") || t.contains("invalid peer certificate") {
         let why = t.rsplit("invalid peer certificate: ").next().unwrap_or(t);
@@ -244,5 +252,18 @@ mod tests {
         assert_eq!(tls, Tls { mode: "verify-full".into(), root_cert: Some("/tmp/ca.pem".into()) });
         assert!(split("postgres://h/db?sslmode=bogus").is_err());
         assert!(split("postgres://h/db?sslcert=a").is_err());
+    }
+
+    #[test]
+    fn a_host_name_mismatch_names_the_host_and_what_the_certificate_names() {
+        let text = "error performing TLS handshake: invalid peer certificate: certificate not valid for name \
+                    \"wrong.example\"; certificate is only valid for DnsName(\"localhost\") or IpAddress(127.0.0.1)";
+        assert_eq!(
+            explain(text, "wrong.example").as_deref(),
+            Some(
+                "TLS: host name mismatch: the server's certificate is not valid for wrong.example \
+                 (it names localhost or 127.0.0.1); connect by a name it lists, or use sslmode=verify-ca"
+            )
+        );
     }
 }
