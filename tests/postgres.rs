@@ -584,6 +584,66 @@ fn tls_modes_connect_verify_and_refuse_in_one_line() {
     one_line(&err, &[&format!("127.0.0.1:{port}/x"), "does not support TLS"]);
 }
 
+#[test]
+fn a_server_too_old_and_a_host_name_mismatch_are_refused_in_one_line() {
+    let Some(url) = server() else { return };
+    let url = fresh_db(&url);
+    let (cred, server_part) = url.split_once('@').unwrap();
+    let password = cred.rsplit(':').next().unwrap().to_string();
+    let one_line = |err: &str, want: &[&str]| {
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        for w in want {
+            assert!(err.contains(w), "{err:?} lacks {w:?}");
+        }
+        assert!(!err.contains(&password), "password shown: {err}");
+    };
+
+    // A server older than PostgreSQL 12: this database answers the version checks as 11.22
+    // would (a function in a schema searched before pg_catalog stands in for current_setting).
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let name = url.rsplit('/').next().unwrap();
+    admin
+        .batch_execute(&format!(
+            "CREATE SCHEMA old; \
+             CREATE FUNCTION old.current_setting(setting text) RETURNS text LANGUAGE sql AS $$ \
+                SELECT CASE setting WHEN 'server_version_num' THEN '110022' WHEN 'server_version' THEN '11.22' \
+                ELSE pg_catalog.current_setting(setting) END $$; \
+             ALTER DATABASE {name} SET search_path = old, pg_catalog"
+        ))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("local.sqlite");
+    std::fs::write(dir.path().join("o.jsonl"), session_text("old-one", 3)).unwrap();
+    common::run(&local, &["import", dir.path().join("o.jsonl").to_str().unwrap()]);
+    let (code, out, err) = sdb(&url, &["list"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    one_line(&err, &[server_part, "PostgreSQL 11.22 is too old", "needs PostgreSQL 12"]);
+    let (code, _, err) = sdb(local.to_str().unwrap(), &["push", "--to", &url]);
+    assert_eq!(code, 2, "{err}");
+    one_line(&err, &[server_part, "too old"]);
+    // Nothing was written: not even the migrations' table.
+    let tables: i64 = admin
+        .query_one("SELECT count(*) FROM pg_catalog.pg_class WHERE relname = 'refinery_schema_history'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 0);
+
+    // verify-full to a name the certificate does not list (the server's address given apart,
+    // as libpq's hostaddr): refused, naming the host and the names the certificate has.
+    let Some(ca) = server_ca() else { return };
+    let port = server_part.split('/').next().unwrap().rsplit(':').next().unwrap();
+    let fresh = fresh_db(&server().unwrap());
+    let db = fresh.rsplit('/').next().unwrap();
+    let wrong = format!("{cred}@wrong.example:{port}/{db}?hostaddr=127.0.0.1&sslrootcert={ca}");
+    let (code, _, err) = sdb(&with_params(&wrong, "sslmode=verify-full"), &["list"]);
+    assert_eq!(code, 2, "{err}");
+    one_line(&err, &[&format!("wrong.example:{port}/{db}"), "host name mismatch", "localhost"]);
+    // verify-ca checks the chain only: the same address connects.
+    let (code, _, err) = sdb(&with_params(&wrong, "sslmode=verify-ca"), &["list"]);
+    assert_eq!(code, 0, "{err}");
+}
+
 /// `db::open` of a PostgreSQL URL gives a PostgreSQL handle; a function with no PostgreSQL
 /// version yet answers with a typed one-line error, never a panic or a local file.
 #[test]
@@ -870,64 +930,4 @@ fn pushed_sessions_read_through_the_tree_as_on_sqlite() {
         };
         assert_eq!(paths(&local), paths(&pg), "list {dir}");
     }
-}
-
-#[test]
-fn a_server_too_old_and_a_host_name_mismatch_are_refused_in_one_line() {
-    let Some(url) = server() else { return };
-    let url = fresh_db(&url);
-    let (cred, server_part) = url.split_once('@').unwrap();
-    let password = cred.rsplit(':').next().unwrap().to_string();
-    let one_line = |err: &str, want: &[&str]| {
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-        for w in want {
-            assert!(err.contains(w), "{err:?} lacks {w:?}");
-        }
-        assert!(!err.contains(&password), "password shown: {err}");
-    };
-
-    // A server older than PostgreSQL 12: this database answers the version checks as 11.22
-    // would (a function in a schema searched before pg_catalog stands in for current_setting).
-    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    let name = url.rsplit('/').next().unwrap();
-    admin
-        .batch_execute(&format!(
-            "CREATE SCHEMA old; \
-             CREATE FUNCTION old.current_setting(setting text) RETURNS text LANGUAGE sql AS $$ \
-                SELECT CASE setting WHEN 'server_version_num' THEN '110022' WHEN 'server_version' THEN '11.22' \
-                ELSE pg_catalog.current_setting(setting) END $$; \
-             ALTER DATABASE {name} SET search_path = old, pg_catalog"
-        ))
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let local = dir.path().join("local.sqlite");
-    std::fs::write(dir.path().join("o.jsonl"), session_text("old-one", 3)).unwrap();
-    common::run(&local, &["import", dir.path().join("o.jsonl").to_str().unwrap()]);
-    let (code, out, err) = sdb(&url, &["list"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(out.is_empty(), "{out}");
-    one_line(&err, &[server_part, "PostgreSQL 11.22 is too old", "needs PostgreSQL 12"]);
-    let (code, _, err) = sdb(local.to_str().unwrap(), &["push", "--to", &url]);
-    assert_eq!(code, 2, "{err}");
-    one_line(&err, &[server_part, "too old"]);
-    // Nothing was written: not even the migrations' table.
-    let tables: i64 = admin
-        .query_one("SELECT count(*) FROM pg_catalog.pg_class WHERE relname = 'refinery_schema_history'", &[])
-        .unwrap()
-        .get(0);
-    assert_eq!(tables, 0);
-
-    // verify-full to a name the certificate does not list (the server's address given apart,
-    // as libpq's hostaddr): refused, naming the host and the names the certificate has.
-    let Some(ca) = server_ca() else { return };
-    let port = server_part.split('/').next().unwrap().rsplit(':').next().unwrap();
-    let fresh = fresh_db(&server().unwrap());
-    let db = fresh.rsplit('/').next().unwrap();
-    let wrong = format!("{cred}@wrong.example:{port}/{db}?hostaddr=127.0.0.1&sslrootcert={ca}");
-    let (code, _, err) = sdb(&with_params(&wrong, "sslmode=verify-full"), &["list"]);
-    assert_eq!(code, 2, "{err}");
-    one_line(&err, &[&format!("wrong.example:{port}/{db}"), "host name mismatch", "localhost"]);
-    // verify-ca checks the chain only: the same address connects.
-    let (code, _, err) = sdb(&with_params(&wrong, "sslmode=verify-ca"), &["list"]);
-    assert_eq!(code, 0, "{err}");
 }

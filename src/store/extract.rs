@@ -229,21 +229,21 @@ pub const INSERT_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, t
 
 /// Writes the search and usage rows of the entry stored under `key`.
 pub fn write_extras(db: &Db, sid: i64, key: i64, f: &EntryFields, x: &Extras) -> Result<()> {
-    ExtrasWriter::new(db).write(sid, key, f, x)
+    ExtrasWriter::new(db.conn()?).write(sid, key, f, x)
 }
 
 /// Writes the search and usage rows of entries, holding its statements (prepared when first
 /// needed) across the entries of a session.
 pub struct ExtrasWriter<'c> {
-    db: &'c Db,
+    conn: &'c Connection,
     text: Option<Named<'c>>,
     usage: Option<Named<'c>>,
 }
 
 impl<'c> ExtrasWriter<'c> {
-    /// A writer into `db` (inside the caller's transaction).
-    pub fn new(db: &'c Db) -> Self {
-        ExtrasWriter { db, text: None, usage: None }
+    /// A writer into `conn` (inside the caller's transaction).
+    pub fn new(conn: &'c Connection) -> Self {
+        ExtrasWriter { conn, text: None, usage: None }
     }
 
     /// Writes the search and usage rows of the entry stored under `key`.
@@ -251,14 +251,14 @@ impl<'c> ExtrasWriter<'c> {
         if let Some((role, list_text)) = &x.search {
             let st = match &mut self.text {
                 Some(st) => st,
-                None => self.text.insert(Named::prepare(self.db, INSERT_TEXT)?),
+                None => self.text.insert(Named::prepare(self.conn, INSERT_TEXT)?),
             };
             st.execute(named_params! { ":key": key, ":session": sid, ":role": role, ":ts_ms": f.ts_ms, ":list_text": list_text })?;
         }
         if let Some(u) = &x.usage {
             let st = match &mut self.usage {
                 Some(st) => st,
-                None => self.usage.insert(Named::prepare(self.db, INSERT_USAGE)?),
+                None => self.usage.insert(Named::prepare(self.conn, INSERT_USAGE)?),
             };
             st.execute(named_params! {
                 ":key": key,
@@ -279,34 +279,6 @@ impl<'c> ExtrasWriter<'c> {
         }
         Ok(())
     }
-}
-
-/// [`write_extras`] on a SQLite connection (maintenance, run while opening).
-fn write_extras_to(conn: &Connection, sid: i64, key: i64, f: &EntryFields, x: &Extras) -> Result<()> {
-    if let Some((role, list_text)) = &x.search {
-        let p =
-            named_params! { ":key": key, ":session": sid, ":role": role, ":ts_ms": f.ts_ms, ":list_text": list_text };
-        conn.prepare_cached(INSERT_TEXT)?.execute(p)?;
-    }
-    if let Some(u) = &x.usage {
-        conn.prepare_cached(INSERT_USAGE)?.execute(named_params! {
-            ":key": key,
-            ":session": sid,
-            ":entry_id": f.id,
-            ":ts": f.ts,
-            ":ts_ms": f.ts_ms,
-            ":provider": u.provider,
-            ":model": u.model,
-            ":input": u.input,
-            ":output": u.output,
-            ":cache_read": u.cache_read,
-            ":cache_write": u.cache_write,
-            ":total": u.total,
-            ":cost": u.cost,
-            ":invalid": u.invalid,
-        })?;
-    }
-    Ok(())
 }
 
 /// Every stored entry line (for rebuilding derived tables).
@@ -334,7 +306,7 @@ pub fn reindex_all(conn: &mut Connection) -> Result<()> {
             let (key, sid, body): (i64, i64, String) = (r.get("key")?, r.get("session")?, r.get("body")?);
             let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
             let (f, message) = EntryFields::read(&obj);
-            write_extras_to(&tx, sid, key, &f, &Extras::of(&f, &obj, message.as_ref()))?;
+            ExtrasWriter::new(&tx).write(sid, key, &f, &Extras::of(&f, &obj, message.as_ref()))?;
         }
     }
     tx.execute(REBUILD_LIST_TEXTS, [])?;
@@ -369,7 +341,7 @@ pub fn reindex_usage(conn: &mut Connection) -> Result<()> {
             let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
             let (f, message) = EntryFields::read(&obj);
             let x = Extras { search: None, usage: usage_of(&f, &obj, message.as_ref()) };
-            write_extras_to(&tx, sid, key, &f, &x)?;
+            ExtrasWriter::new(&tx).write(sid, key, &f, &x)?;
         }
     }
     tx.execute(MAINTENANCE_DONE, named_params! { ":task": "usage" })?;

@@ -286,9 +286,8 @@ pub(in crate::store) struct Named<'c> {
 
 impl<'c> Named<'c> {
     /// `sql` prepared (from the connection's statement cache) with its parameter names read.
-    #[track_caller]
-    pub(in crate::store) fn prepare(db: &'c Db, sql: &str) -> Result<Self> {
-        let st = db.conn()?.prepare_cached(sql)?;
+    pub(in crate::store) fn prepare(conn: &'c Connection, sql: &str) -> rusqlite::Result<Self> {
+        let st = conn.prepare_cached(sql)?;
         let names = (1..=st.parameter_count()).map(|i| st.parameter_name(i).unwrap_or_default().into()).collect();
         Ok(Named { st, names })
     }
@@ -376,8 +375,8 @@ mod tests {
     #[test]
     fn named_statements_bind_by_name_in_any_order_and_refuse_a_missing_name() {
         let db = Db::from_sqlite(rusqlite::Connection::open_in_memory().unwrap());
-        db.conn().unwrap().execute_batch("CREATE TABLE t (a, b)").unwrap();
-        let mut st = Named::prepare(&db, "INSERT INTO t (a, b) VALUES (:a, :b)").unwrap();
+        db.sqlite().execute_batch("CREATE TABLE t (a, b)").unwrap();
+        let mut st = Named::prepare(db.sqlite(), "INSERT INTO t (a, b) VALUES (:a, :b)").unwrap();
         st.execute(named_params! { ":a": 1, ":b": 2 }).unwrap();
         st.execute(named_params! { ":b": 4, ":a": 3 }).unwrap();
         assert!(matches!(st.execute(named_params! { ":a": 5 }), Err(rusqlite::Error::InvalidParameterCount(1, 2))));
@@ -386,8 +385,7 @@ mod tests {
         // A repeated name binds by lookup from no bindings: the other is NULL, not the last value.
         st.execute(named_params! { ":a": 7, ":a": 8 }).unwrap();
         let rows: Vec<(i64, Option<i64>)> = db
-            .conn()
-            .unwrap()
+            .sqlite()
             .prepare("SELECT a, b FROM t ORDER BY rowid")
             .unwrap()
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))

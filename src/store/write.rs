@@ -283,8 +283,8 @@ impl<'t> EntryWriter<'t> {
     pub fn new(db: &'t Db, sid: i64) -> Result<Self> {
         let tx = db.conn()?;
         Ok(EntryWriter {
-            stmt: Named::prepare(db, INSERT_ENTRY)?,
-            extras: ExtrasWriter::new(db),
+            stmt: Named::prepare(tx, INSERT_ENTRY)?,
+            extras: ExtrasWriter::new(tx),
             tx,
             db,
             sid,
@@ -703,7 +703,7 @@ pub fn append_entry(db: &Db, sid: i64, text: &str, parent: Option<(i64, Derived)
         tree.remember(pid, pkey, pd);
     }
     let d = tree.place(key, &f);
-    insert_entry_row(&mut Named::prepare(db, INSERT_ENTRY)?, (sid, seq), &f, (text, None), &d)?;
+    insert_entry_row(&mut Named::prepare(tx, INSERT_ENTRY)?, (sid, seq), &f, (text, None), &d)?;
     crate::store::extract::write_extras(db, sid, key, &f, &extras)?;
     stats.apply(&seen, extras.list_text());
     tx.prepare_cached(APPEND_SESSION_STATS)?.execute(named_params! {
