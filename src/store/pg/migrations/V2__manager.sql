@@ -14,16 +14,3 @@ ALTER TABLE entries
     ADD COLUMN model_key      bigint;   -- nearest model change or assistant message on the path
 CREATE INDEX entries_labels ON entries(session, seq) WHERE type = 'label';
 CREATE INDEX sessions_by_origin_dir ON sessions(origin, dir, written_ns);
-
--- The joined allMessagesText of a long session is tens of MB: lz4 decompresses it several times
--- faster than pglz when `list` reads it (as for entries.body in V1).
-DO $$
-BEGIN
-    IF current_setting('server_version_num')::int >= 140000 THEN
-        BEGIN
-            ALTER TABLE sessions ALTER COLUMN all_text SET COMPRESSION lz4;
-        EXCEPTION WHEN feature_not_supported OR invalid_parameter_value THEN
-            NULL;
-        END;
-    END IF;
-END $$;
