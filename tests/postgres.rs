@@ -429,7 +429,8 @@ fn per_session_queries_use_an_index() {
     c.batch_execute("SET enable_seqscan = off").unwrap();
     let text: &(dyn postgres::types::ToSql + Sync) = &"x";
     let key: &(dyn postgres::types::ToSql + Sync) = &1i64;
-    let cases: [(&str, &str, Vec<&(dyn postgres::types::ToSql + Sync)>); 8] = [
+    use sessiondb::internals::{discovery, entry_rows, sessions, write as local_write};
+    let cases: Vec<(&str, &str, Vec<&(dyn postgres::types::ToSql + Sync)>)> = vec![
         ("in dir", read::SESSIONS_IN_DIR, vec![text]),
         ("for cwd", read::SESSIONS_FOR_CWD, vec![text]),
         ("by id", read::SESSIONS_BY_ID, vec![text]),
@@ -438,6 +439,25 @@ fn per_session_queries_use_an_index() {
         ("lines", read::SESSION_LINES, vec![key]),
         ("origin", write::ORIGIN_SESSIONS, vec![text]),
         ("drop lines", write::DELETE_LINES, vec![key]),
+        // The SessionManager's statements.
+        ("last entry", entry_rows::PG_LAST_ENTRY, vec![key]),
+        ("entry by id", entry_rows::PG_ENTRY_BY_ID, vec![key, text]),
+        ("entry by key", entry_rows::PG_ENTRY_BY_KEY, vec![key, key]),
+        ("all entries", entry_rows::PG_ALL_ENTRIES, vec![key]),
+        ("labels", entry_rows::PG_LABEL_ENTRIES, vec![key]),
+        ("children", entry_rows::PG_CHILDREN, vec![key, text]),
+        ("walk up", entry_rows::PG_WALK_UP, vec![key, key, key, key]),
+        ("walk up steps", entry_rows::PG_WALK_UP_STEPS, vec![key, key, key]),
+        ("lines from", entry_rows::PG_LINES_FROM, vec![key, key, key]),
+        ("tree state", entry_rows::PG_SESSION_TREE_STATE, vec![key]),
+        ("session by path", sessions::PG_SESSION_BY_PATH, vec![text]),
+        ("entry id taken", sessions::PG_ENTRY_ID_EXISTS, vec![key, text]),
+        ("header", sessions::PG_SESSION_HEADER, vec![key]),
+        ("entry node", local_write::PG_ENTRY_NODE, vec![key, text]),
+        ("stats", local_write::PG_SESSION_STATS, vec![key]),
+        ("recent in dir", discovery::PG_SESSIONS_IN_DIR_BY_RECENCY, vec![text]),
+        ("id in dir", discovery::PG_SESSIONS_WITH_ID_IN_DIR, vec![text, text]),
+        ("infos in dir", discovery::PG_SESSION_INFOS_IN_DIR, vec![text]),
     ];
     for (what, sql, params) in cases {
         let plan: Vec<String> =

@@ -553,9 +553,14 @@ impl SessionManager {
                 Persistence::Staged { stage, .. } => stage,
                 _ => &mut *self.conn,
             };
-            let tx = conn.write()?;
-            write::append_entry(&tx, sid, &text, parent)?;
-            tx.commit()?;
+            if conn.backend() == db::Backend::Postgres {
+                // One statement, committed by itself (see `store::write::PG_APPEND_AT`).
+                write::append_entry(conn, sid, &text, parent)?;
+            } else {
+                let tx = conn.write()?;
+                write::append_entry(&tx, sid, &text, parent)?;
+                tx.commit()?;
+            }
         }
         self.leaf = Some(id.clone());
         Ok(id)

@@ -112,8 +112,8 @@ pub fn fill_all_text(db: &Db, infos: &mut [SessionInfo]) -> Result<()> {
                 info.all_messages_text = complete_text(db, info.sid, info.last_seq, c)?;
             }
         } else {
-            for info in infos {
-                let c = stored::list_text(db, info.sid)?;
+            let sids: Vec<i64> = infos.iter().map(|i| i.sid).collect();
+            for (info, c) in infos.iter_mut().zip(stored::list_texts_of(db, &sids)?) {
                 info.all_messages_text = complete_text(db, info.sid, info.last_seq, c)?;
             }
         }

@@ -225,6 +225,22 @@ pub fn list_text(db: &Db, sid: i64) -> Result<Option<(i64, String)>> {
     Ok(st.query_row(named_params! { ":sid": sid }, |r| Ok((r.get("upto_seq")?, r.get("text")?))).optional()?)
 }
 
+/// The joined texts of sessions `$1` on PostgreSQL, in one round trip.
+pub const PG_LIST_TEXTS_OF: &str = "SELECT skey, last_seq, all_text FROM sessions WHERE skey = ANY($1)";
+
+/// [`list_text`] of each session of `sids`, in that order.
+pub fn list_texts_of(db: &Db, sids: &[i64]) -> Result<Vec<Option<(i64, String)>>> {
+    let Some(pg) = db.pg() else { return sids.iter().map(|&sid| list_text(db, sid)).collect() };
+    let mut by_sid: std::collections::HashMap<i64, (i64, String)> = pg
+        .query(PG_LIST_TEXTS_OF, &[&sids])?
+        .iter()
+        .map(|r| {
+            (r.get("skey"), (r.get("last_seq"), String::from_utf8_lossy(r.get::<_, &[u8]>("all_text")).into_owned()))
+        })
+        .collect();
+    Ok(sids.iter().map(|sid| by_sid.remove(sid)).collect())
+}
+
 /// Sessions whose joined `allMessagesText` misses lines appended since (`index` folds them in).
 pub const STALE_LIST_TEXTS: &str =
     "SELECT s.sid FROM sessions s JOIN list_texts l ON l.sid = s.sid WHERE l.upto_seq < s.last_seq";

@@ -71,6 +71,11 @@ impl Pg {
         s.client.execute(&st, params).map_err(|e| s.pg(e))
     }
 
+    /// Whether a [`Tx`] is open on this connection.
+    pub(in crate::store) fn in_transaction(&self) -> bool {
+        self.in_tx.get()
+    }
+
     /// `host:port/dbname` of the server, for messages.
     pub fn name(&self) -> String {
         self.server.borrow().name.clone()

@@ -556,23 +556,30 @@ fn pg_stats(pg: &Pg, sql: &'static str, sid: i64) -> Result<StoredStats> {
     })
 }
 
-/// Adds one entry line on PostgreSQL.
-pub const PG_INSERT_ENTRY: &str = "INSERT INTO entries (session, seq, id, parent_id, type, ts, body, role, ts_ms, \
-        parent_key, depth, compaction_key, thinking_key, model_key) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
+/// Appends one line and updates its session's row in one statement, on condition that the
+/// session still ends at line `$2 - 1`: outside a transaction this is the whole append, one
+/// round trip committed by itself; when another writer got there first nothing is written
+/// and the append is computed again from the new last line.
+pub const PG_APPEND_AT: &str = "WITH s AS ( \
+        UPDATE sessions SET name = $15, message_count = $16, first_message = $17, last_activity_ms = $18, \
+            entry_count = $19, last_seq = $2::bigint, written_ns = $20, \
+            all_text = CASE WHEN $21::bytea IS NULL THEN all_text WHEN has_text THEN all_text || '\\x20'::bytea || $21::bytea \
+                ELSE $21::bytea END, \
+            has_text = has_text OR $21::bytea IS NOT NULL, tree_ok = tree_ok AND NOT $22::boolean \
+        WHERE skey = $1::bigint AND last_seq = $2::bigint - 1 RETURNING skey) \
+    INSERT INTO entries (session, seq, id, parent_id, type, ts, body, role, ts_ms, parent_key, depth, \
+        compaction_key, thinking_key, model_key) \
+    SELECT skey, $2::bigint, $3::text, $4::text, $5::text, $6::text, $7::bytea, $8::text, $9::bigint, $10::bigint, \
+        $11::bigint, $12::bigint, $13::bigint, $14::bigint FROM s";
 
-/// [`APPEND_SESSION_STATS`] on PostgreSQL, with the joined message text (`$9`, when the line
-/// has one) added.
-pub const PG_APPEND_SESSION_STATS: &str = "UPDATE sessions SET name = $2, message_count = $3, first_message = $4, \
-    last_activity_ms = $5, entry_count = $6, last_seq = $7, written_ns = $8, \
-    all_text = CASE WHEN $9::bytea IS NULL THEN all_text WHEN has_text THEN all_text || '\\x20'::bytea || $9::bytea \
-        ELSE $9::bytea END, has_text = has_text OR $9::bytea IS NOT NULL \
-    WHERE skey = $1";
+/// Appends that found another writer's line in their place, at most, before giving up.
+const PG_APPEND_TRIES: usize = 1000;
 
-/// [`append_entry`] on PostgreSQL, inside the caller's transaction, with the session's row
-/// locked first. Without `parent`, the parent named by the line is looked up.
+/// [`append_entry`] on PostgreSQL. Without `parent`, the parent named by the line is looked
+/// up. Inside a transaction the session's row is locked first (`FOR UPDATE`), so the writers
+/// of one session take turns; outside one, [`PG_APPEND_AT`] appends and commits in one round
+/// trip, trying again after a concurrent append to the same session.
 fn pg_append_entry(db: &Db, pg: &Pg, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
-    let StoredStats { mut stats, last_seq, tree_ok: regular } = pg_stats(pg, PG_SESSION_STATS_FOR_UPDATE, sid)?;
     let obj = scan(text).ok_or_else(|| crate::Error::InvalidArgument("entry is not a JSON object".into()))?;
     let ParsedLine { fields: f, extras, seen } = ParsedLine::of(&obj);
     let parent = match (parent, f.parent_id.as_deref()) {
@@ -580,58 +587,61 @@ fn pg_append_entry(db: &Db, pg: &Pg, sid: i64, text: &str, parent: Option<(i64, 
         (None, Some(pid)) => entry_node(db, sid, pid)?,
         (None, None) => None,
     };
-    let seq = last_seq + 1;
-    let key = entry_key(sid, seq);
-    let mut tree = TreeIndexer::resume(!regular);
-    if let (Some((pkey, pd)), Some(pid)) = (parent, f.parent_id.as_deref()) {
-        tree.remember(pid, pkey, pd);
-    }
-    let d = tree.place(key, &f);
     let body = crate::store::pg::pg_text(text);
-    pg.execute(
-        PG_INSERT_ENTRY,
-        &[
-            &sid,
-            &seq,
-            &f.id,
-            &f.parent_id,
-            &f.kind,
-            &f.ts,
-            &body.as_bytes(),
-            &f.role,
-            &f.ts_ms,
-            &d.parent_key,
-            &d.depth,
-            &d.compaction_key,
-            &d.thinking_key,
-            &d.model_key,
-        ],
-    )?;
     let list_text = extras.list_text();
-    stats.apply(&seen, list_text);
-    let bytes = |t: &Option<String>| t.as_ref().map(|t| t.as_bytes().to_vec());
-    pg.execute(
-        PG_APPEND_SESSION_STATS,
-        &[
-            &sid,
-            &bytes(&stats.name),
-            &stats.message_count,
-            &bytes(&stats.first_message),
-            &stats.last_activity_ms,
-            &stats.entry_count,
-            &seq,
-            &now_ns(),
-            &list_text.map(str::as_bytes),
-        ],
-    )?;
-    if tree.is_irregular() && regular {
-        pg.execute(PG_MARK_TREE_IRREGULAR, &[&sid])?;
+    let locked = pg.in_transaction();
+    for _ in 0..PG_APPEND_TRIES {
+        let stats_sql = if locked { PG_SESSION_STATS_FOR_UPDATE } else { PG_SESSION_STATS };
+        let StoredStats { mut stats, last_seq, tree_ok: regular } = pg_stats(pg, stats_sql, sid)?;
+        let seq = last_seq + 1;
+        let key = entry_key(sid, seq);
+        let mut tree = TreeIndexer::resume(!regular);
+        if let (Some((pkey, pd)), Some(pid)) = (parent, f.parent_id.as_deref()) {
+            tree.remember(pid, pkey, pd);
+        }
+        let d = tree.place(key, &f);
+        stats.apply(&seen, list_text);
+        let bytes = |t: &Option<String>| t.as_ref().map(|t| t.as_bytes().to_vec());
+        let irregular = tree.is_irregular() && regular;
+        let written = pg.execute(
+            PG_APPEND_AT,
+            &[
+                &sid,
+                &seq,
+                &f.id,
+                &f.parent_id,
+                &f.kind,
+                &f.ts,
+                &body.as_bytes(),
+                &f.role,
+                &f.ts_ms,
+                &d.parent_key,
+                &d.depth,
+                &d.compaction_key,
+                &d.thinking_key,
+                &d.model_key,
+                &bytes(&stats.name),
+                &stats.message_count,
+                &bytes(&stats.first_message),
+                &stats.last_activity_ms,
+                &stats.entry_count,
+                &now_ns(),
+                &list_text.map(str::as_bytes),
+                &irregular,
+            ],
+        )?;
+        if written == 1 {
+            return Ok(key);
+        }
+        if locked {
+            break; // the row is locked: nobody else can have moved it
+        }
     }
-    Ok(key)
+    Err(crate::Error::Server {
+        server: pg.name(),
+        cause: format!("could not append to session {sid}: its last line kept moving (concurrent writers)"),
+    })
 }
-
-/// Marks a session's derived columns as not exact (a parent after its child, a repeated id).
-pub const PG_MARK_TREE_IRREGULAR: &str = "UPDATE sessions SET tree_ok = false WHERE skey = $1";
 
 /// What [`load_stats`] reads of a session.
 pub struct StoredStats {
