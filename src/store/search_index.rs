@@ -135,20 +135,7 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 
 /// Appends the keys of a posting blob to `out` (ascending within the blob).
 fn decode_into(blob: &[u8], out: &mut Vec<i64>) {
-    let mut key: u64 = 0;
-    let mut v: u64 = 0;
-    let mut shift = 0;
-    for &b in blob {
-        v |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            key = key.wrapping_add(v);
-            out.push(key as i64);
-            v = 0;
-            shift = 0;
-        } else {
-            shift += 7;
-        }
-    }
+    keys_upto(blob, i64::MAX, |k| out.push(k));
 }
 
 /// One token's keys being gathered: the last key added and the encoded gaps.

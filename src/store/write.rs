@@ -595,11 +595,7 @@ fn pg_append_entry(db: &Db, pg: &Pg, sid: i64, text: &str, parent: Option<(i64, 
         let StoredStats { mut stats, last_seq, tree_ok: regular } = pg_stats(pg, stats_sql, sid)?;
         let seq = last_seq + 1;
         let key = entry_key(sid, seq);
-        let mut tree = TreeIndexer::resume(!regular);
-        if let (Some((pkey, pd)), Some(pid)) = (parent, f.parent_id.as_deref()) {
-            tree.remember(pid, pkey, pd);
-        }
-        let d = tree.place(key, &f);
+        let (d, tree) = place_appended(key, &f, parent, regular);
         stats.apply(&seen, list_text);
         let bytes = |t: &Option<String>| t.as_ref().map(|t| t.as_bytes().to_vec());
         let irregular = tree.is_irregular() && regular;
@@ -683,6 +679,18 @@ pub fn load_stats(db: &Db, sid: i64) -> Result<StoredStats> {
 pub const APPEND_SESSION_STATS: &str = "UPDATE sessions SET name = :name, message_count = :message_count, first_message = :first_message, \
     last_activity_ms = :last_activity_ms, entry_count = :entry_count, last_seq = :last_seq, written_ns = :written_ns WHERE sid = :sid";
 
+/// The derived columns of a line appended as `key` under `parent` (its key and columns), in a
+/// session whose tree is `regular` or not; with the indexer, which knows whether the line made
+/// the tree irregular.
+fn place_appended(key: i64, f: &EntryFields, parent: Option<(i64, Derived)>, regular: bool) -> (Derived, TreeIndexer) {
+    let mut tree = TreeIndexer::resume(!regular);
+    if let (Some((pkey, pd)), Some(pid)) = (parent, f.parent_id.as_deref()) {
+        tree.remember(pid, pkey, pd);
+    }
+    let d = tree.place(key, f);
+    (d, tree)
+}
+
 /// Appends one entry line to session `sid` under its parent (the leaf), with derived columns
 /// from the parent and the session's statistics and write time updated. Returns the new key.
 pub fn append_entry(db: &Db, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
@@ -698,11 +706,7 @@ pub fn append_entry(db: &Db, sid: i64, text: &str, parent: Option<(i64, Derived)
     let ParsedLine { fields: f, extras, seen } = ParsedLine::of(&obj);
     let seq = last_seq + 1;
     let key = entry_key(sid, seq);
-    let mut tree = TreeIndexer::resume(!regular);
-    if let (Some((pkey, pd)), Some(pid)) = (parent, f.parent_id.as_deref()) {
-        tree.remember(pid, pkey, pd);
-    }
-    let d = tree.place(key, &f);
+    let (d, _) = place_appended(key, &f, parent, regular);
     insert_entry_row(&mut Named::prepare(tx, INSERT_ENTRY)?, (sid, seq), &f, (text, None), &d)?;
     crate::store::extract::write_extras(db, sid, key, &f, &extras)?;
     stats.apply(&seen, extras.list_text());

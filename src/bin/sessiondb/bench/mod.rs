@@ -174,19 +174,23 @@ pub fn run(opts: &BenchOptions, log: &mut dyn FnMut(&str)) -> Result<Report> {
     Ok(r)
 }
 
-/// (b) find-by-id over 50 random sessions, (c) continue-recent and (d) list for the busiest
-/// folder, (d) list of everything.
-fn api_phase(corpus: &corpus::Corpus, db: &Path, conn: &sessiondb::db::Db, runs: u32, r: &mut Report) -> Result<()> {
-    let all = sessiondb::discovery::list_everything(conn)?;
+/// The sessions find-by-id looks up: 50 spread over the list (id, folder).
+pub(crate) fn find_sample(all: &[sessiondb::discovery::SessionInfo]) -> Vec<(String, String)> {
     let step = (all.len() / 50).max(1);
-    let ids: Vec<(String, String)> = all
-        .iter()
+    all.iter()
         .step_by(step)
         .take(50)
         .map(|i| {
             (i.id.clone(), Path::new(&i.path).parent().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default())
         })
-        .collect();
+        .collect()
+}
+
+/// (b) find-by-id over 50 random sessions, (c) continue-recent and (d) list for the busiest
+/// folder, (d) list of everything.
+fn api_phase(corpus: &corpus::Corpus, db: &Path, conn: &sessiondb::db::Db, runs: u32, r: &mut Report) -> Result<()> {
+    let all = sessiondb::discovery::list_everything(conn)?;
+    let ids = find_sample(&all);
     let t = api_figures::find_by_id(conn, &ids, runs)?;
     r.b_find_by_id_us = round(t.median() * 1000.0 / ids.len().max(1) as f64);
     if let Some(dir) = &corpus.busiest_dir {

@@ -88,15 +88,7 @@ pub fn run(opts: &BenchOptions, url: &str, appends: usize, log: &mut dyn FnMut(&
     drop(server);
 
     let all = sessiondb::discovery::list_everything(&local)?;
-    let step = (all.len() / 50).max(1);
-    let ids: Vec<(String, String)> = all
-        .iter()
-        .step_by(step)
-        .take(50)
-        .map(|i| {
-            (i.id.clone(), Path::new(&i.path).parent().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default())
-        })
-        .collect();
+    let ids = super::find_sample(&all);
     let largest = corpus
         .largest
         .as_ref()

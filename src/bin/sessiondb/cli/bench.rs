@@ -62,24 +62,23 @@ pub fn run(args: Args, postgres: Option<&str>) -> anyhow::Result<i32> {
     };
     let opts = BenchOptions { source, runs: args.runs, heavy_runs: args.heavy_runs, keep_corpus: args.keep_corpus };
     let started = std::time::Instant::now();
+    let mut log = |phase: &str| eprintln!("[{:>6.1} s] {phase}", started.elapsed().as_secs_f64());
     if let Some(url) = postgres {
-        let report = bench::postgres::run(&opts, url, args.appends, &mut |phase| {
-            eprintln!("[{:>6.1} s] {phase}", started.elapsed().as_secs_f64());
-        })?;
-        if args.json {
-            output::print_json(&report)?;
-        } else {
-            std::io::Write::write_all(&mut std::io::stdout().lock(), report.table().as_bytes())?;
-        }
+        let report = bench::postgres::run(&opts, url, args.appends, &mut log)?;
+        print_report(args.json, &report, &report.table())?;
         return Ok(0);
     }
-    let report = bench::run(&opts, &mut |phase| {
-        eprintln!("[{:>6.1} s] {phase}", started.elapsed().as_secs_f64());
-    })?;
-    if args.json {
-        output::print_json(&report)?;
-    } else {
-        std::io::Write::write_all(&mut std::io::stdout().lock(), report.table().as_bytes())?;
-    }
+    let report = bench::run(&opts, &mut log)?;
+    print_report(args.json, &report, &report.table())?;
     Ok(if report.import_failures > 0 || report.import_skipped_lines > 0 { 1 } else { 0 })
+}
+
+/// A report as JSON, or as its table.
+fn print_report(json: bool, report: &impl serde::Serialize, table: &str) -> anyhow::Result<()> {
+    if json {
+        output::print_json(report)?;
+    } else {
+        std::io::Write::write_all(&mut std::io::stdout().lock(), table.as_bytes())?;
+    }
+    Ok(())
 }
