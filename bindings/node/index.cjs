@@ -80,7 +80,8 @@ class SessionManager {
 	/** Selects the database for managers made from now on (default: $SESSIONDB_PATH, else the CLI's). */
 	static useDatabase(file) {
 		if (typeof file !== "string" || file === "") throw new TypeError("useDatabase(path): path must be a non-empty string");
-		const p = path.resolve(file);
+		// A PostgreSQL URL is not a path: resolving it would name a local file "postgres:".
+		const p = /^postgres(ql)?:\/\//i.test(file) ? file : path.resolve(file);
 		native.checkDatabase(p);
 		database = p;
 	}

@@ -28,7 +28,7 @@ export type SessionListProgress = (loaded: number, total: number, partialSession
  */
 export declare class SessionManager {
 	private constructor();
-	/** Selects the database file for managers made from now on; throws naming the file and the cause if it cannot be opened. */
+	/** Selects the database file (or `postgres://` URL) for managers made from now on; throws naming the file and the cause if it cannot be opened. */
 	static useDatabase(path: string): void;
 	/** The database file managers use now. */
 	static databasePath(): string;
