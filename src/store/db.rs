@@ -249,12 +249,8 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
 /// of every command's start (the test below keeps the two equal).
 const KNOWN_VERSION: i64 = 10;
 
-fn known_version() -> i64 {
-    KNOWN_VERSION
-}
-
 fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
-    let known = known_version();
+    let known = KNOWN_VERSION;
     let applied = applied_version(conn);
     if let Some(found) = applied.filter(|&v| v > known) {
         return Err(Error::NewerDatabase { path: path.to_path_buf(), found, known });
