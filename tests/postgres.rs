@@ -458,7 +458,17 @@ fn per_session_queries_use_an_index() {
         ("recent in dir", discovery::PG_SESSIONS_IN_DIR_BY_RECENCY, vec![text]),
         ("id in dir", discovery::PG_SESSIONS_WITH_ID_IN_DIR, vec![text, text]),
         ("infos in dir", discovery::PG_SESSION_INFOS_IN_DIR, vec![text]),
+        ("list text", discovery::PG_LIST_TEXT, vec![key]),
+        ("id taken", local_write::PG_ID_TAKEN, vec![key, text]),
+        ("fold texts", local_write::PG_FOLD_TEXT, vec![key, key]),
     ];
+    let (bytes, float, flag): (Vec<u8>, f64, bool) = (b"x".to_vec(), 1.0, true);
+    let b: &(dyn postgres::types::ToSql + Sync) = &bytes;
+    let (f, t): (&(dyn postgres::types::ToSql + Sync), &(dyn postgres::types::ToSql + Sync)) = (&float, &flag);
+    let append: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![
+        key, key, text, text, text, text, b, text, key, key, key, key, key, key, b, key, b, f, key, key, b, t, key, t,
+    ];
+    let cases: Vec<_> = cases.into_iter().chain([("append", local_write::PG_APPEND_AT, append)]).collect();
     for (what, sql, params) in cases {
         let plan: Vec<String> =
             c.query(&format!("EXPLAIN {sql}"), &params).unwrap().iter().map(|r| r.get::<_, String>(0)).collect();
@@ -930,4 +940,79 @@ fn pushed_sessions_read_through_the_tree_as_on_sqlite() {
         };
         assert_eq!(paths(&local), paths(&pg), "list {dir}");
     }
+}
+
+/// The same appends through the SessionManager on SQLite and on PostgreSQL give the same
+/// `allMessagesText`, across the folds that join appended texts into the session's row every
+/// 256 lines (empty texts and lines without text among them), in the session and in a fork;
+/// and an append whose id the session holds already writes nothing and says so.
+#[test]
+fn appended_texts_join_as_on_sqlite_and_a_taken_id_writes_nothing() {
+    use sessiondb::internals::write::{append_new_entry, AppendState, Appended};
+    let Some(url) = server() else { return };
+    let db_url = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("local.sqlite");
+    let message = |i: usize| {
+        let v = match i % 5 {
+            0 => serde_json::json!({"role": "user", "content": "", "timestamp": 1740823200000u64 + i as u64}),
+            1 => serde_json::json!({"role": "user", "content": format!("question {i}"), "timestamp": 1740823200000u64}),
+            2 => {
+                serde_json::json!({"role": "assistant", "content": [{"type": "toolCall", "id": "t", "name": "read", "arguments": {}}],
+                "api": "x", "provider": "p", "model": "m", "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": "toolUse", "timestamp": 1740823200000u64})
+            }
+            3 => {
+                serde_json::json!({"role": "toolResult", "toolCallId": "t", "toolName": "read", "content": [{"type": "text", "text": "file"}], "isError": false, "timestamp": 1740823200000u64})
+            }
+            _ => {
+                serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": format!("answer {i} ✓")}],
+                "api": "x", "provider": "p", "model": "m", "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": "stop", "timestamp": 1740823200000u64})
+            }
+        };
+        sessiondb::json::parse(v.to_string().as_bytes()).unwrap()
+    };
+    let mut texts = Vec::new();
+    for db in [local.clone(), PathBuf::from(&db_url)] {
+        let sessions = dir.path().join(if db == local { "s-sqlite" } else { "s-pg" });
+        let sessions = sessions.to_str().unwrap();
+        let mut m = sessiondb::SessionManager::create(&db, "/p/texts", Some(sessions), Default::default()).unwrap();
+        for i in 0..600 {
+            m.append_message(message(i)).unwrap();
+        }
+        let file = m.session_file().unwrap().to_string();
+        drop(m);
+        let fork =
+            sessiondb::SessionManager::fork_from(&db, &file, "/p/fork", Some(sessions), Default::default()).unwrap();
+        let fork_file = fork.session_file().unwrap().to_string();
+        let conn = sessiondb::db::open(&db).unwrap();
+        let mut infos = sessiondb::discovery::list_everything(&conn).unwrap();
+        sessiondb::discovery::fill_all_text(&conn, &mut infos).unwrap();
+        let text_of = |path: &str| infos.iter().find(|i| i.path == path).unwrap().all_messages_text.clone();
+        texts.push((text_of(&file), text_of(&fork_file)));
+        if db != local {
+            let mut c = postgres::Client::connect(&db_url, postgres::NoTls).unwrap();
+            let folded: i64 = c.query_one("SELECT text_seq FROM sessions WHERE path = $1", &[&file]).unwrap().get(0);
+            assert_eq!(folded, 512, "appends fold the joined text every 256 lines");
+            // An entry whose id the session holds is refused whole.
+            let sid = sessiondb::internals::sessions::sid_by_path(&conn, &file).unwrap().unwrap();
+            let (taken, lines): (String, i64) = {
+                let r = c.query_one("SELECT id, (SELECT count(*) FROM entries WHERE session = $1) FROM entries WHERE session = $1 AND seq = 7", &[&sid]).unwrap();
+                (r.get(0), r.get(1))
+            };
+            let line = format!(
+                r#"{{"type":"custom","customType":"x","id":"{taken}","parentId":null,"timestamp":"2025-03-01T10:00:00.000Z"}}"#
+            );
+            let mut state = AppendState::default();
+            assert_eq!(append_new_entry(&conn, sid, &line, None, &mut state).unwrap(), Appended::IdTaken);
+            let after: i64 = c.query_one("SELECT count(*) FROM entries WHERE session = $1", &[&sid]).unwrap().get(0);
+            assert_eq!(after, lines);
+            let fresh = line.replace(&taken, "fresh-id");
+            assert!(matches!(append_new_entry(&conn, sid, &fresh, None, &mut state).unwrap(), Appended::Key(_)));
+        }
+    }
+    assert!(texts[0].0.contains("question 596") && texts[0].0.contains("answer 599 ✓"), "{}", &texts[0].0[..200]);
+    assert_eq!(texts[1], texts[0], "PostgreSQL's allMessagesText is SQLite's");
+    assert_eq!(texts[0].1, texts[0].0, "a fork has its source's text");
 }

@@ -188,8 +188,12 @@ pub fn session_count(db: &Db) -> Result<i64> {
 /// Every session's joined `allMessagesText` (for listing most of the sessions at once).
 pub const LIST_TEXT_CACHED_ALL: &str = "SELECT sid, upto_seq, text FROM list_texts";
 
-/// [`LIST_TEXT_CACHED_ALL`] on PostgreSQL: the joined text is kept whole on every append.
-pub const PG_LIST_TEXT_ALL: &str = "SELECT skey AS sid, last_seq, all_text FROM sessions WHERE origin = ''";
+/// [`LIST_TEXT_CACHED_ALL`] on PostgreSQL: the joined text, exact up to the last line.
+pub const PG_LIST_TEXT_ALL: &str = concat!(
+    "SELECT s.skey AS sid, s.last_seq, ",
+    crate::store::pg::all_text_of_s!(),
+    " AS all_text FROM sessions s WHERE s.origin = ''"
+);
 
 /// Hands every stored joined text to `f`: session key, the line it is exact up to, the text.
 pub fn each_list_text(db: &Db, mut f: impl FnMut(i64, i64, String)) -> Result<()> {
@@ -212,7 +216,11 @@ pub fn each_list_text(db: &Db, mut f: impl FnMut(i64, i64, String)) -> Result<()
 pub const LIST_TEXT_CACHED: &str = "SELECT upto_seq, text FROM list_texts WHERE sid = :sid";
 
 /// [`LIST_TEXT_CACHED`] on PostgreSQL.
-pub const PG_LIST_TEXT: &str = "SELECT last_seq, all_text FROM sessions WHERE skey = $1";
+pub const PG_LIST_TEXT: &str = concat!(
+    "SELECT s.last_seq, ",
+    crate::store::pg::all_text_of_s!(),
+    " AS all_text FROM sessions s WHERE s.skey = $1"
+);
 
 /// Session `sid`'s joined text and the line it is exact up to, if one is stored.
 pub fn list_text(db: &Db, sid: i64) -> Result<Option<(i64, String)>> {
@@ -226,7 +234,11 @@ pub fn list_text(db: &Db, sid: i64) -> Result<Option<(i64, String)>> {
 }
 
 /// The joined texts of sessions `$1` on PostgreSQL, in one round trip.
-pub const PG_LIST_TEXTS_OF: &str = "SELECT skey, last_seq, all_text FROM sessions WHERE skey = ANY($1)";
+pub const PG_LIST_TEXTS_OF: &str = concat!(
+    "SELECT s.skey, s.last_seq, ",
+    crate::store::pg::all_text_of_s!(),
+    " AS all_text FROM sessions s WHERE s.skey = ANY($1)"
+);
 
 /// [`list_text`] of each session of `sids`, in that order.
 pub fn list_texts_of(db: &Db, sids: &[i64]) -> Result<Vec<Option<(i64, String)>>> {

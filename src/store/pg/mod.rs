@@ -3,6 +3,20 @@
 //! ([`read`]). The schema is in `src/store/pg/migrations/` (not `migrations/`: refinery's
 //! `embed_migrations!` walks its folder recursively, and that one holds SQLite's).
 
+/// SQL for the whole `allMessagesText` of session row `s`: its `all_text`, joined up to line
+/// `text_seq`, and the message texts appends left in their entry rows since (see
+/// `store::write::PG_FOLD_TEXT`), space-joined as pi joins them.
+macro_rules! all_text_of_s {
+    () => {
+        "CASE WHEN s.text_seq >= s.last_seq THEN s.all_text ELSE ( \
+            SELECT CASE WHEN string_agg(e.list_text, '\\x20'::bytea ORDER BY e.seq) IS NULL THEN s.all_text \
+                WHEN s.has_text THEN s.all_text || '\\x20'::bytea || string_agg(e.list_text, '\\x20'::bytea ORDER BY e.seq) \
+                ELSE string_agg(e.list_text, '\\x20'::bytea ORDER BY e.seq) END \
+            FROM entries e WHERE e.session = s.skey AND e.seq > s.text_seq AND e.list_text IS NOT NULL) END"
+    };
+}
+pub(crate) use all_text_of_s;
+
 pub mod read;
 pub mod tls;
 pub mod write;
