@@ -41,7 +41,7 @@ pub mod pg {
         export_all, fill_all_text, find_everywhere, find_in_dir, find_prefix, list_cwd, list_dir, list_everything,
         resolve, write_session, write_session_file, RemoteRef,
     };
-    pub use crate::store::pg::{connect, is_url, known_version, shown, Server};
+    pub use crate::store::pg::{connect, is_url, shown, Server, KNOWN_VERSION};
 }
 
 /// Not part of the API: the layers below the public modules, reachable for the `sessiondb`
