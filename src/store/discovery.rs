@@ -336,8 +336,16 @@ pub fn most_recent_in_dir(
 /// The session written last.
 pub const MOST_RECENT_SESSION: &str = "SELECT sid, path FROM sessions ORDER BY written_ns DESC LIMIT 1";
 
+/// [`MOST_RECENT_SESSION`] on PostgreSQL, among the sessions made on the server (as
+/// continue-recent in a folder).
+pub const PG_MOST_RECENT_SESSION: &str =
+    "SELECT skey, path FROM sessions WHERE origin = '' ORDER BY written_ns DESC LIMIT 1";
+
 /// The session written last anywhere: its key and path.
 pub fn most_recent(db: &Db) -> Result<Option<(i64, String)>> {
+    if let Some(pg) = db.pg() {
+        return Ok(pg.query_opt(PG_MOST_RECENT_SESSION, &[])?.map(|r| (r.get("skey"), r.get("path"))));
+    }
     let mut st = db.conn()?.prepare_cached(MOST_RECENT_SESSION)?;
     Ok(st.query_row([], |r| Ok((r.get("sid")?, r.get("path")?))).optional()?)
 }
@@ -385,21 +393,52 @@ pub struct SessionRef {
     pub id: String,
     /// The session's file path.
     pub path: String,
+    /// On PostgreSQL, the machine the session was pushed from (`""`: made on the server);
+    /// `None` on SQLite.
+    pub origin: Option<String>,
+}
+
+impl SessionRef {
+    /// Where the session is, for messages: its path, after its origin when it has one.
+    pub fn place(&self) -> String {
+        match self.origin.as_deref() {
+            Some(o) if !o.is_empty() => format!("{o}:{}", self.path),
+            _ => self.path.clone(),
+        }
+    }
 }
 
 fn refs(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<SessionRef>> {
     let mut st = db.conn()?.prepare_cached(sql)?;
     let rows = st
-        .query_map(params, |r| Ok(SessionRef { sid: r.get("sid")?, id: r.get("id")?, path: r.get("path")? }))?
+        .query_map(params, |r| {
+            Ok(SessionRef { sid: r.get("sid")?, id: r.get("id")?, path: r.get("path")?, origin: None })
+        })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows)
+}
+
+/// A PostgreSQL statement's [`SessionRef`]s. A server holds the sessions of every origin:
+/// references find them all (a path or id on two origins is ambiguous), as `export` does.
+fn pg_refs(pg: &Pg, sql: &'static str, params: PgParams<'_>) -> Result<Vec<SessionRef>> {
+    Ok(pg
+        .query(sql, params)?
+        .iter()
+        .map(|r| SessionRef { sid: r.get("sid"), id: r.get("id"), path: r.get("path"), origin: Some(r.get("origin")) })
+        .collect())
 }
 
 /// Sessions whose header id is exactly `:id`.
 pub const SESSIONS_BY_ID: &str = "SELECT sid, id, path FROM sessions WHERE id = :id ORDER BY sid";
 
+/// [`SESSIONS_BY_ID`] on PostgreSQL (every origin).
+pub const PG_SESSIONS_BY_ID: &str = "SELECT skey AS sid, id, path, origin FROM sessions WHERE id = $1 ORDER BY skey";
+
 /// The sessions whose header id is `id`, oldest first.
 pub fn refs_by_id(db: &Db, id: &str) -> Result<Vec<SessionRef>> {
+    if let Some(pg) = db.pg() {
+        return pg_refs(pg, PG_SESSIONS_BY_ID, &[&id]);
+    }
     refs(db, SESSIONS_BY_ID, named_params! { ":id": id })
 }
 
@@ -408,13 +447,28 @@ pub fn refs_by_id(db: &Db, id: &str) -> Result<Vec<SessionRef>> {
 pub const SESSIONS_BY_ID_PREFIX: &str =
     "SELECT sid, id, path FROM sessions WHERE id >= :lo AND id < :hi ORDER BY id LIMIT 50";
 
+/// [`SESSIONS_BY_ID_PREFIX`] on PostgreSQL (every origin).
+pub const PG_SESSIONS_BY_ID_PREFIX: &str =
+    "SELECT skey AS sid, id, path, origin FROM sessions WHERE id >= $1 AND id < $2 ORDER BY id, skey LIMIT 50";
+
 /// The sessions whose header id starts with `prefix` (at most 50), by id.
 pub fn refs_by_id_prefix(db: &Db, prefix: &str) -> Result<Vec<SessionRef>> {
     let upper = format!("{prefix}\u{10FFFF}");
+    if let Some(pg) = db.pg() {
+        return pg_refs(pg, PG_SESSIONS_BY_ID_PREFIX, &[&prefix, &upper]);
+    }
     refs(db, SESSIONS_BY_ID_PREFIX, named_params! { ":lo": prefix, ":hi": upper })
 }
 
-/// The session whose file is at `path` (paths are unique).
-pub fn ref_by_path(db: &Db, path: &str) -> Result<Option<SessionRef>> {
-    Ok(refs(db, crate::store::sessions::SESSION_REF_BY_PATH, named_params! { ":path": path })?.into_iter().next())
+/// [`crate::store::sessions::SESSION_REF_BY_PATH`] on PostgreSQL: one session per origin.
+pub const PG_SESSIONS_AT_PATH: &str =
+    "SELECT skey AS sid, id, path, origin FROM sessions WHERE path = $1 ORDER BY skey";
+
+/// The sessions whose file is at `path`: at most one on SQLite (paths are unique), one per
+/// origin on PostgreSQL.
+pub fn refs_by_path(db: &Db, path: &str) -> Result<Vec<SessionRef>> {
+    if let Some(pg) = db.pg() {
+        return pg_refs(pg, PG_SESSIONS_AT_PATH, &[&path]);
+    }
+    refs(db, crate::store::sessions::SESSION_REF_BY_PATH, named_params! { ":path": path })
 }
