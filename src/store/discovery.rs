@@ -109,12 +109,10 @@ pub const PG_SESSION_INFOS_UNDER: &str = pg_info_select!(" AND dir >= $1 AND dir
 pub const PG_SESSION_INFOS_FOR_CWD: &str = pg_info_select!(" AND cwd = $1");
 
 fn pg_infos(pg: &Pg, sql: &'static str, params: PgParams<'_>) -> Result<Vec<InfoRow>> {
-    let text =
-        |r: &postgres::Row, c: &str| r.get::<_, Option<&[u8]>>(c).map(|b| String::from_utf8_lossy(b).into_owned());
-    Ok(pg
-        .query(sql, params)?
-        .iter()
-        .map(|r| InfoRow {
+    let text = |r: &postgres::Row, c: &str| r.get::<_, Option<&[u8]>>(c).map(utf8);
+    let mut out = Vec::new();
+    pg.each(sql, params, |r| {
+        out.push(InfoRow {
             sid: r.get("sid"),
             path: r.get("path"),
             id: r.get("id"),
@@ -128,7 +126,8 @@ fn pg_infos(pg: &Pg, sql: &'static str, params: PgParams<'_>) -> Result<Vec<Info
             written_ns: r.get("written_ns"),
             last_seq: r.get("last_seq"),
         })
-        .collect())
+    })?;
+    Ok(out)
 }
 
 fn infos(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<InfoRow>> {
@@ -195,7 +194,7 @@ pub const PG_LIST_TEXT_ALL: &str = "SELECT skey AS sid, last_seq, all_text FROM 
 pub fn each_list_text(db: &Db, mut f: impl FnMut(i64, i64, String)) -> Result<()> {
     if let Some(pg) = db.pg() {
         for r in pg.query(PG_LIST_TEXT_ALL, &[])? {
-            f(r.get("sid"), r.get("last_seq"), String::from_utf8_lossy(r.get::<_, &[u8]>("all_text")).into_owned());
+            f(r.get("sid"), r.get("last_seq"), utf8(r.get("all_text")));
         }
         return Ok(());
     }
@@ -217,9 +216,7 @@ pub const PG_LIST_TEXT: &str = "SELECT last_seq, all_text FROM sessions WHERE sk
 /// Session `sid`'s joined text and the line it is exact up to, if one is stored.
 pub fn list_text(db: &Db, sid: i64) -> Result<Option<(i64, String)>> {
     if let Some(pg) = db.pg() {
-        return Ok(pg
-            .query_opt(PG_LIST_TEXT, &[&sid])?
-            .map(|r| (r.get("last_seq"), String::from_utf8_lossy(r.get::<_, &[u8]>("all_text")).into_owned())));
+        return Ok(pg.query_opt(PG_LIST_TEXT, &[&sid])?.map(|r| (r.get("last_seq"), utf8(r.get("all_text")))));
     }
     let mut st = db.conn()?.prepare_cached(LIST_TEXT_CACHED)?;
     Ok(st.query_row(named_params! { ":sid": sid }, |r| Ok((r.get("upto_seq")?, r.get("text")?))).optional()?)
@@ -228,17 +225,40 @@ pub fn list_text(db: &Db, sid: i64) -> Result<Option<(i64, String)>> {
 /// The joined texts of sessions `$1` on PostgreSQL, in one round trip.
 pub const PG_LIST_TEXTS_OF: &str = "SELECT skey, last_seq, all_text FROM sessions WHERE skey = ANY($1)";
 
-/// [`list_text`] of each session of `sids`, in that order.
+/// [`list_text`] of each session of `sids`, in that order. On PostgreSQL one statement (the
+/// round trip a count would cost is a tenth of `list` there); on SQLite, for most of the
+/// sessions one pass over the joined texts, else a lookup per session.
 pub fn list_texts_of(db: &Db, sids: &[i64]) -> Result<Vec<Option<(i64, String)>>> {
-    let Some(pg) = db.pg() else { return sids.iter().map(|&sid| list_text(db, sid)).collect() };
-    let mut by_sid: std::collections::HashMap<i64, (i64, String)> = pg
-        .query(PG_LIST_TEXTS_OF, &[&sids])?
-        .iter()
-        .map(|r| {
-            (r.get("skey"), (r.get("last_seq"), String::from_utf8_lossy(r.get::<_, &[u8]>("all_text")).into_owned()))
-        })
-        .collect();
-    Ok(sids.iter().map(|sid| by_sid.remove(sid)).collect())
+    let Some(pg) = db.pg() else {
+        if (sids.len() as i64) * 2 < session_count(db)? {
+            return sids.iter().map(|&sid| list_text(db, sid)).collect();
+        }
+        let at: std::collections::HashMap<i64, usize> = sids.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+        let mut cached = vec![None; sids.len()];
+        each_list_text(db, |sid, upto, text| {
+            if let Some(&i) = at.get(&sid) {
+                cached[i] = Some((upto, text));
+            }
+        })?;
+        return Ok(cached);
+    };
+    let at: std::collections::HashMap<i64, usize> = sids.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+    let mut out = vec![None; sids.len()];
+    pg.each(PG_LIST_TEXTS_OF, &[&sids], |r| {
+        if let Some(&i) = at.get(&r.get::<_, i64>("skey")) {
+            out[i] = Some((r.get("last_seq"), utf8(r.get("all_text"))));
+        }
+    })?;
+    Ok(out)
+}
+
+/// UTF-8 the server keeps as bytes (`bytea` holds NUL, which `text` cannot): checked first,
+/// copied once; replaced lossily only when invalid.
+fn utf8(b: &[u8]) -> String {
+    match std::str::from_utf8(b) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(b).into_owned(),
+    }
 }
 
 /// Sessions whose joined `allMessagesText` misses lines appended since (`index` folds them in).
