@@ -323,9 +323,10 @@ pub fn append_list_texts(db: &Db, sid: i64, from_seq: i64, mut out: String) -> R
 pub const SESSIONS_IN_DIR_BY_RECENCY: &str =
     "SELECT sid, path, cwd FROM sessions WHERE dir = :dir ORDER BY written_ns DESC";
 
-/// [`SESSIONS_IN_DIR_BY_RECENCY`] on PostgreSQL, among the sessions made on the server.
+/// [`SESSIONS_IN_DIR_BY_RECENCY`] on PostgreSQL, among the sessions made on the server. Ties
+/// go to the newest key, as SQLite's backward walk of `sessions_by_dir` gives them.
 pub const PG_SESSIONS_IN_DIR_BY_RECENCY: &str =
-    "SELECT skey, path, cwd FROM sessions WHERE origin = '' AND dir = $1 ORDER BY written_ns DESC";
+    "SELECT skey, path, cwd FROM sessions WHERE origin = '' AND dir = $1 ORDER BY written_ns DESC, skey DESC";
 
 /// The first session in folder `dir`, most recently written first, whose header cwd `pick`
 /// accepts: its key and path.
@@ -357,9 +358,9 @@ pub fn most_recent_in_dir(
 pub const MOST_RECENT_SESSION: &str = "SELECT sid, path FROM sessions ORDER BY written_ns DESC LIMIT 1";
 
 /// [`MOST_RECENT_SESSION`] on PostgreSQL, among the sessions made on the server (as
-/// continue-recent in a folder).
+/// continue-recent in a folder; ties to the newest key, as on SQLite).
 pub const PG_MOST_RECENT_SESSION: &str =
-    "SELECT skey, path FROM sessions WHERE origin = '' ORDER BY written_ns DESC LIMIT 1";
+    "SELECT skey, path FROM sessions WHERE origin = '' ORDER BY written_ns DESC, skey DESC LIMIT 1";
 
 /// The session written last anywhere: its key and path.
 pub fn most_recent(db: &Db) -> Result<Option<(i64, String)>> {
