@@ -825,6 +825,11 @@ fn concurrent_writer_processes_lose_no_acknowledged_append() {
         assert_eq!(session.get::<_, i64>("last_seq"), ids.len() as i64, "writer {p}: last_seq");
     }
     assert_eq!(writers[0].acked.len(), appends / 2, "the killed writer's acknowledged appends");
+    // And sessiondb's own checks find nothing wrong with any of the sessions.
+    let (code, out, err) = sdb(&db_url, &["check", "--json"]);
+    assert_eq!(code, 0, "check: {out}{err}");
+    let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(report["sessions"].as_u64(), Some(writers.len() as u64), "{report}");
 }
 
 /// Two processes append to one session at once: each append lands after the other's (the
