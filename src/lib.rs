@@ -33,8 +33,9 @@ pub mod db {
 }
 
 /// PostgreSQL, in part: `push` replicates a local database into a server, and `export`,
-/// `list` and `find` read from it. The SessionManager and `rpc` run on a server given its URL
-/// where they take a database path; most other commands do not yet (docs/postgres.md).
+/// `list` and `find` read from it. The SessionManager, `rpc`, the tree, `resolve`, `discovery`
+/// and `check` run on a server given its URL where they take a database path; search, stats,
+/// import and sync do not yet (docs/postgres.md).
 pub mod pg {
     pub use crate::ingest::push::{default_origin, push, PushOptions, PushSummary};
     pub use crate::read::remote::{

@@ -276,3 +276,41 @@ fn check_finds_a_problem_planted_on_the_server() {
         b.same(args);
     }
 }
+
+/// A team's server: sessions pushed from other machines are read by reference too, and one
+/// path (or id) pushed from two machines is ambiguous, the error naming each `origin:path`.
+#[test]
+fn references_find_pushed_sessions_and_name_the_origins_when_ambiguous() {
+    let Some(url) = common::pg::server() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = dir.path().join("local.sqlite").to_string_lossy().into_owned();
+    let (file, _) = common::golden("x-labels.jsonl");
+    let file = file.to_string_lossy().into_owned();
+    let (code, _, err) = run(&sqlite, &["import", &file]);
+    assert_eq!(code, 0, "{err}");
+    let pg = common::pg::fresh_db(&url);
+    let (code, _, err) = run(&sqlite, &["push", "--to", &pg, "--origin", "alice"]);
+    assert_eq!(code, 0, "{err}");
+    let id = sessions(&sqlite)[0].1.clone();
+    // One origin: the commands read it as on SQLite.
+    for args in [&["show", &file][..], &["tree", "--json", &id], &["context", "--json", &id[..8]], &["check", "--json"]]
+    {
+        let (a, b) = (run(&sqlite, args), run(&pg, args));
+        assert_eq!((a.0, &a.1), (b.0, &b.1), "{args:?}: {}", b.2);
+    }
+    // A second machine pushes the same file.
+    let (code, _, err) = run(&sqlite, &["push", "--to", &pg, "--origin", "bob"]);
+    assert_eq!(code, 0, "{err}");
+    for reference in [&file, &id, &id[..8]] {
+        let (code, out, err) = run(&pg, &["show", reference]);
+        assert_eq!(code, 2, "{reference}: {out}");
+        assert!(out.is_empty());
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        for origin in ["alice", "bob"] {
+            assert!(err.contains(&format!("{origin}:{file}")), "{reference}: {err}");
+        }
+    }
+    let (code, out, _) = run(&pg, &["check", "--json"]);
+    assert_eq!(code, 1, "the file has a label without a target");
+    assert_eq!(serde_json::from_str::<J>(&out).unwrap()["sessions"], 2);
+}
