@@ -37,6 +37,7 @@ pub mod db {
 /// where they take a database path; most other commands do not yet (docs/postgres.md).
 pub mod pg {
     pub use crate::ingest::push::{default_origin, push, PushOptions, PushSummary};
+    pub use crate::ingest::to_server::{import_targets, sync_dir, sync_paths, SERVER_ORIGIN};
     pub use crate::read::remote::{
         export_all, fill_all_text, find_everywhere, find_in_dir, find_prefix, list_cwd, list_dir, list_everything,
         resolve, write_session, write_session_file, RemoteRef,

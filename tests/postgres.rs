@@ -888,7 +888,7 @@ fn pushed_sessions_read_through_the_tree_as_on_sqlite() {
     let targets = sessiondb::import::collect_targets(&[common::oracle().join("sessions")]).unwrap();
     sessiondb::import::import_targets(&mut local, &targets, Default::default(), |_| {});
     let mut server = sessiondb::pg::connect(&db_url).unwrap();
-    let opts = sessiondb::pg::PushOptions { origin: String::new(), prune: false, batch_lines: 200_000 };
+    let opts = sessiondb::pg::PushOptions::new("");
     sessiondb::pg::push(&local, &mut server, &opts, |_, _| {}).unwrap();
     let pg = sessiondb::db::open(Path::new(&db_url)).unwrap();
     let sessions = sessiondb::discovery::list_everything(&local).unwrap();

@@ -86,7 +86,7 @@ pub struct FileReport {
 }
 
 impl FileReport {
-    fn new(path: PathBuf, status: FileStatus) -> Self {
+    pub(crate) fn new(path: PathBuf, status: FileStatus) -> Self {
         FileReport {
             path,
             status,

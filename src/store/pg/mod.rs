@@ -3,6 +3,7 @@
 //! ([`read`]). The schema is in `src/store/pg/migrations/` (not `migrations/`: refinery's
 //! `embed_migrations!` walks its folder recursively, and that one holds SQLite's).
 
+pub mod files;
 pub mod read;
 pub mod tls;
 pub mod write;
