@@ -105,3 +105,55 @@ pub fn temp_db() -> (tempfile::TempDir, PathBuf, sessiondb::db::Db) {
     let conn = sessiondb::db::open(&path).unwrap();
     (dir, path, conn)
 }
+
+/// The PostgreSQL test server's URL (`SESSIONDB_TEST_PG_URL`, set by `.ci/postgres.sh`), or
+/// `None` after a message saying the PostgreSQL part is skipped. With `SESSIONDB_REQUIRE_PG`
+/// set (CI) a missing server fails the test instead.
+pub fn pg_server() -> Option<String> {
+    match std::env::var("SESSIONDB_TEST_PG_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var_os("SESSIONDB_REQUIRE_PG").is_some() => {
+            panic!("SESSIONDB_REQUIRE_PG is set but SESSIONDB_TEST_PG_URL is not: source .ci/postgres.sh")
+        }
+        _ => {
+            eprintln!("skipped on PostgreSQL: no server (SESSIONDB_TEST_PG_URL unset; `. .ci/postgres.sh` starts one)");
+            None
+        }
+    }
+}
+
+/// A new, empty database on the test server `url` (its name starts with `label`); its URL.
+pub fn fresh_pg_db(url: &str, label: &str) -> String {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let name = format!(
+        "{}_{}_{}_{}",
+        label.replace(|c: char| !c.is_ascii_alphanumeric(), "_").to_ascii_lowercase(),
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos()
+    );
+    let mut admin = postgres::Client::connect(url, postgres::NoTls).expect("connect to the test server");
+    admin.batch_execute(&format!("CREATE DATABASE {name} ENCODING 'UTF8' TEMPLATE template0")).unwrap();
+    let (base, _) = url.rsplit_once('/').unwrap();
+    format!("{base}/{name}")
+}
+
+/// A backend an oracle test runs on: its name (for messages) and a fresh, empty database to
+/// give as `--db`.
+pub struct Backend {
+    /// "SQLite" or "PostgreSQL".
+    pub name: &'static str,
+    /// A SQLite file (not created yet) or a server database URL.
+    pub db: PathBuf,
+}
+
+/// The backends an oracle test runs on, each with a fresh database: SQLite always (a file in
+/// `dir`), PostgreSQL when the test server is given ([`pg_server`]: skipped with a message
+/// without it, a failure when `SESSIONDB_REQUIRE_PG` is set).
+pub fn backends(dir: &Path, label: &str) -> Vec<Backend> {
+    let mut out = vec![Backend { name: "SQLite", db: dir.join(format!("{label}.sqlite")) }];
+    if let Some(url) = pg_server() {
+        out.push(Backend { name: "PostgreSQL", db: PathBuf::from(fresh_pg_db(&url, label)) });
+    }
+    out
+}
