@@ -16,6 +16,7 @@ use crate::ingest::import::{self, FileReport, FileStatus, ImportOptions, ImportS
 use crate::ingest::push::{self, PushOptions, PushSummary};
 use crate::ingest::sync::{SyncOptions, SyncSummary};
 use crate::jsonl::signature::file_signature;
+use crate::store::handle::Db;
 use crate::store::pg::files::{self, ServerFile};
 use crate::store::pg::{pg_text, Server};
 use crate::store::signatures;
@@ -37,14 +38,43 @@ fn unchanged(known: Option<&ServerFile>, path: &Path) -> bool {
     k.signature == Some((sig.size, sig.mtime_ns))
 }
 
-/// The files of `targets` read into a temporary database and sent to the server.
+/// The files of `targets` read into temporary databases and sent to the server.
+#[derive(Default)]
 struct Sent {
     reports: Vec<FileReport>,
     push: PushSummary,
 }
 
-/// Imports `targets` into a temporary SQLite database, pushes it under origin `''` and records
-/// the signatures of the files sent. `progress` after each file read.
+/// Files read into one temporary database: a database is sent while the next is filled.
+const CHUNK_BYTES: u64 = 16 << 20;
+
+/// At most this many files per temporary database.
+const CHUNK_FILES: usize = 2_000;
+
+/// A chunk of files this large or larger (one big session) is read into a temporary file
+/// rather than memory.
+const IN_MEMORY_BYTES: u64 = 256 << 20;
+
+/// Splits `targets` (in order) into the chunks read into one temporary database each.
+fn chunks(targets: &[ImportTarget]) -> Vec<(&[ImportTarget], u64)> {
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0, 0u64);
+    for (i, t) in targets.iter().enumerate() {
+        bytes += std::fs::metadata(&t.path).map_or(0, |m| m.len());
+        if bytes >= CHUNK_BYTES || i + 1 - start >= CHUNK_FILES {
+            out.push((&targets[start..=i], bytes));
+            (start, bytes) = (i + 1, 0);
+        }
+    }
+    if start < targets.len() {
+        out.push((&targets[start..], bytes));
+    }
+    out
+}
+
+/// Imports `targets` into temporary SQLite databases (a chunk of files each, filled on a second
+/// thread while the previous one is sent), pushes each under origin `''` and records the
+/// signatures of the files sent. `progress` after each file, as its chunk is sent.
 fn send(
     server: &mut Server,
     targets: &[ImportTarget],
@@ -52,23 +82,62 @@ fn send(
     mut progress: impl FnMut(&FileReport),
 ) -> Result<Sent> {
     if targets.is_empty() {
-        return Ok(Sent { reports: Vec::new(), push: PushSummary::default() });
+        return Ok(Sent::default());
     }
     let temp = tempfile::Builder::new()
         .prefix("sessiondb-import-")
         .tempdir()
         .map_err(|e| Error::io(std::env::temp_dir(), e))?;
-    let mut local = crate::store::db::open(&temp.path().join("import.sqlite"))?;
     let opts = ImportOptions { force: true, live };
-    let summary = import::import_targets(&mut local, targets, opts, |r| progress(r));
-    let opts = PushOptions { compare_lines: true, ..PushOptions::new(SERVER_ORIGIN) };
-    let pushed = push::push(&local, server, &opts, |_, _| {})?;
-    let sent: Vec<(String, i64, i64)> = signatures::known(&local)?
-        .into_iter()
-        .map(|(path, sig)| (path.to_string_lossy().into_owned(), sig.size, sig.mtime_ns))
-        .collect();
-    files::record_files(server, SERVER_ORIGIN, &sent)?;
-    Ok(Sent { reports: summary.reports, push: pushed })
+    let chunks = chunks(targets);
+    std::thread::scope(|scope| {
+        // One chunk read ahead of the one being sent.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(Db, ImportSummary)>>(1);
+        let dir = temp.path();
+        scope.spawn(move || {
+            for (i, (chunk, bytes)) in chunks.into_iter().enumerate() {
+                let local = if bytes < IN_MEMORY_BYTES {
+                    crate::store::db::open_in_memory()
+                } else {
+                    crate::store::db::open(&dir.join(format!("import-{i}.sqlite")))
+                };
+                let read = local.map(|mut db| {
+                    let summary = import::import_targets(&mut db, chunk, opts, |_| {});
+                    (db, summary)
+                });
+                if tx.send(read).is_err() {
+                    return; // the sender stopped on an error
+                }
+            }
+        });
+        let mut sent = Sent::default();
+        for read in rx {
+            let (local, summary) = read?;
+            summary.reports.iter().for_each(&mut progress);
+            let push_opts = PushOptions { compare_lines: true, ..PushOptions::new(SERVER_ORIGIN) };
+            let pushed = push::push(&local, server, &push_opts, |_, _| {})?;
+            let signed: Vec<(String, i64, i64)> = signatures::known(&local)?
+                .into_iter()
+                .map(|(path, sig)| (path.to_string_lossy().into_owned(), sig.size, sig.mtime_ns))
+                .collect();
+            files::record_files(server, SERVER_ORIGIN, &signed)?;
+            sent.reports.extend(summary.reports);
+            add(&mut sent.push, &pushed);
+        }
+        Ok(sent)
+    })
+}
+
+/// Adds one push's counts to `total`.
+fn add(total: &mut PushSummary, p: &PushSummary) {
+    total.sessions += p.sessions;
+    total.new += p.new;
+    total.appended += p.appended;
+    total.resent += p.resent;
+    total.unchanged += p.unchanged;
+    total.lines += p.lines;
+    total.bytes += p.bytes;
+    total.batches += p.batches;
 }
 
 /// `import` into the server: every target whose file changed since the server read it (all
