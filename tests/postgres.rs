@@ -1087,3 +1087,42 @@ fn sync_into_the_server_writes_nothing_twice_and_then_only_appended_lines() {
         (Some(1), Some(1), Some(1))
     );
 }
+
+/// `sync --watch` on the server: a line pi appends reaches the server while it runs.
+#[test]
+fn sync_watch_on_the_server_follows_an_append() {
+    let Some(url) = server() else { return };
+    let url = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("s/--p--");
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("w.jsonl");
+    std::fs::write(&file, session_text("sync-watched", 3)).unwrap();
+    let mut child = common::bin()
+        .args(["--db", &url, "sync", "--watch", "--sessions-dir", dir.path().join("s").to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let wait_for = |lines: i64| {
+        let held = || {
+            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+            c.query_one("SELECT coalesce(sum(last_seq), 0)::bigint FROM sessions", &[])
+                .map_or(0, |r| r.get::<_, i64>(0))
+        };
+        while held() != lines {
+            assert!(std::time::Instant::now() < deadline, "sync --watch did not bring {lines} lines in time");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    wait_for(3);
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str(&message(3, Some(2), "while watching"));
+    text.push('\n');
+    std::fs::write(&file, &text).unwrap();
+    wait_for(4);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(sdb(&url, &["export", "sync-watched"]).1, text);
+}
