@@ -32,8 +32,9 @@ pub mod db {
     };
 }
 
-/// PostgreSQL, in part: `push` replicates a local database into a server, and `export`,
-/// `list` and `find` read from it. The SessionManager and `rpc` run on a server given its URL
+/// PostgreSQL, in part: `push` replicates a local database into a server, `import_targets`,
+/// `sync_dir` and `sync_paths` write session files into it (its own sessions, origin `''`), and
+/// `export`, `list` and `find` read from it. The SessionManager and `rpc` run on a server given its URL
 /// where they take a database path; most other commands do not yet (docs/postgres.md).
 pub mod pg {
     pub use crate::ingest::push::{default_origin, push, PushOptions, PushSummary};
