@@ -32,12 +32,14 @@ pub mod db {
     };
 }
 
-/// PostgreSQL, in part: `push` replicates a local database into a server, and `export`,
-/// `list` and `find` read from it. The SessionManager, `rpc`, the tree, `resolve`, `discovery`
-/// and `check` run on a server given its URL where they take a database path; search, stats,
-/// import and sync do not yet (docs/postgres.md).
+/// PostgreSQL, in part: `push` replicates a local database into a server, `import_targets`,
+/// `sync_dir` and `sync_paths` write session files into it (its own sessions, origin `''`), and
+/// `export`, `list` and `find` read from it. The SessionManager, `rpc`, the tree, `resolve`,
+/// `discovery` and `check` run on a server given its URL where they take a database path;
+/// search and stats do not yet (docs/postgres.md).
 pub mod pg {
     pub use crate::ingest::push::{default_origin, push, PushOptions, PushSummary};
+    pub use crate::ingest::to_server::{import_targets, sync_dir, sync_paths, SERVER_ORIGIN};
     pub use crate::read::remote::{
         export_all, fill_all_text, find_everywhere, find_in_dir, find_prefix, list_cwd, list_dir, list_everything,
         resolve, write_session, write_session_file, RemoteRef,

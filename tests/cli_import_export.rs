@@ -2,6 +2,8 @@
 
 mod common;
 
+use std::path::Path;
+
 /// A v3 line of every entry type, with the values JSON writers get wrong.
 const ODD_V3: &str = concat!(
     r#"{"type":"session","version":3,"id":"odd-values","timestamp":"2025-03-01T10:00:00.000Z","cwd":"/home/u/ünï 中文"}"#,
@@ -39,24 +41,29 @@ const ODD_V3: &str = concat!(
 #[test]
 fn odd_values_and_every_entry_type_round_trip_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("odd.jsonl");
-    std::fs::write(&file, ODD_V3).unwrap();
-    let db = dir.path().join("db.sqlite");
-    let (code, out, err) = common::run(&db, &["import", "--json", file.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
-    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(summary["sessions"], 1);
-    assert_eq!(summary["entries"], 14);
-    assert_eq!(summary["skipped_lines"], 0);
-    for reference in ["odd-values", "odd-", file.to_str().unwrap()] {
-        let (code, out, err) = common::run(&db, &["export", reference]);
-        assert_eq!(code, 0, "{reference}: {err}");
-        assert!(out == ODD_V3, "{reference}: export differs");
+    for b in common::backends(dir.path(), "odd") {
+        odd_values_round_trip_on(dir.path(), b.name, &b.db);
     }
-    let copy = dir.path().join("copy.jsonl");
-    let (code, _, err) = common::run(&db, &["export", "odd-values", "-o", copy.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(std::fs::read_to_string(copy).unwrap(), ODD_V3);
+}
+
+fn odd_values_round_trip_on(dir: &Path, backend: &str, db: &Path) {
+    let file = dir.join("odd.jsonl");
+    std::fs::write(&file, ODD_V3).unwrap();
+    let (code, out, err) = common::run(db, &["import", "--json", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{backend}: {err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(summary["sessions"], 1, "{backend}");
+    assert_eq!(summary["entries"], 14, "{backend}");
+    assert_eq!(summary["skipped_lines"], 0, "{backend}");
+    for reference in ["odd-values", "odd-", file.to_str().unwrap()] {
+        let (code, out, err) = common::run(db, &["export", reference]);
+        assert_eq!(code, 0, "{backend}: {reference}: {err}");
+        assert!(out == ODD_V3, "{backend}: {reference}: export differs");
+    }
+    let copy = dir.join(format!("copy-{backend}.jsonl"));
+    let (code, _, err) = common::run(db, &["export", "odd-values", "-o", copy.to_str().unwrap()]);
+    assert_eq!(code, 0, "{backend}: {err}");
+    assert_eq!(std::fs::read_to_string(copy).unwrap(), ODD_V3, "{backend}");
 }
 
 #[cfg(unix)]
@@ -103,17 +110,34 @@ fn a_bad_file_is_reported_and_does_not_stop_the_others() {
     std::fs::write(src.join("b.jsonl"), "not json at all\n{\"type\":\"message\"}\n").unwrap();
     std::fs::write(src.join("c.jsonl"), ODD_V3.replacen("odd-values", "other", 1)).unwrap();
     std::fs::write(src.join("notes.txt"), "ignored").unwrap();
-    let db = dir.path().join("db.sqlite");
-    let (code, out, err) = common::run(&db, &["import", src.to_str().unwrap()]);
-    assert_eq!(code, 1, "a failure makes the exit status 1");
-    assert!(err.contains("b.jsonl: not imported: not a session file: line 2"), "{err}");
-    assert!(out.contains("sessions") && out.contains("failures"), "{out}");
-    let (_, out, _) = common::run(&db, &["import", "--json", src.to_str().unwrap()]);
-    let s: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!((s["files"].as_u64(), s["unchanged"].as_u64(), s["failures"].as_u64()), (Some(3), Some(2), Some(1)));
-    let (code, _, err) = common::run(&db, &["import", dir.path().join("missing").to_str().unwrap()]);
-    assert_eq!(code, 2);
-    assert!(err.contains("missing") && err.contains("No such file"), "{err}");
+    // The same messages, exit statuses and summaries on each backend.
+    for b in common::backends(dir.path(), "bad_file") {
+        let (db, backend) = (&b.db, b.name);
+        let (code, out, err) = common::run(db, &["import", src.to_str().unwrap()]);
+        assert_eq!(code, 1, "{backend}: a failure makes the exit status 1");
+        let b_file = src.join("b.jsonl");
+        assert_eq!(
+            err,
+            format!(
+                "{}: not imported: not a session file: line 2: the first JSON object is not a session header\n",
+                b_file.display()
+            ),
+            "{backend}"
+        );
+        assert!(out.contains("sessions") && out.contains("failures"), "{backend}: {out}");
+        let (_, out, _) = common::run(db, &["import", "--json", src.to_str().unwrap()]);
+        let s: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let totals = (s["files"].as_u64(), s["unchanged"].as_u64(), s["failures"].as_u64());
+        assert_eq!(totals, (Some(3), Some(2), Some(1)), "{backend}");
+        // Nothing of the bad file was written: two sessions, exported as they were.
+        let back = dir.path().join(format!("back-{backend}"));
+        let (code, out, err) = common::run(db, &["export", "--all", "--out", back.to_str().unwrap()]);
+        assert_eq!(code, 0, "{backend}: {err}");
+        assert!(out.contains("exported 2 sessions"), "{backend}: {out}");
+        let (code, _, err) = common::run(db, &["import", dir.path().join("missing").to_str().unwrap()]);
+        assert_eq!(code, 2, "{backend}");
+        assert!(err.contains("missing") && err.contains("No such file"), "{backend}: {err}");
+    }
 }
 
 /// A small valid session as pi writes it.
@@ -149,36 +173,54 @@ fn a_directory_of_1000_sessions_imports_and_exports_back_identically() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     }
-    let db = dir.path().join("db.sqlite");
-    let (code, out, err) = common::run(&db, &["import", "--json", src.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
-    let s: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(
-        (s["sessions"].as_u64(), s["entries"].as_u64(), s["failures"].as_u64()),
-        (Some(1000), Some(5000), Some(0))
-    );
-    let (code, out, _) = common::run(&db, &["import", src.to_str().unwrap()]);
-    assert_eq!(code, 0);
-    assert!(out.lines().any(|l| l.starts_with("unchanged") && l.ends_with(" 1000")), "{out}");
-    let back = dir.path().join("back");
-    let (code, out, err) = common::run(&db, &["export", "--all", "--out", back.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("exported 1000 sessions"), "{out}");
-    let (a, b) = (common::read_tree(&src), common::read_tree(&back));
-    assert_eq!(a.len(), 1000);
-    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
-    assert!(a == b, "exported tree differs");
+    for b in common::backends(dir.path(), "dir1000") {
+        let (db, backend) = (&b.db, b.name);
+        let (code, out, err) = common::run(db, &["import", "--json", src.to_str().unwrap()]);
+        assert_eq!(code, 0, "{backend}: {err}");
+        let s: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            (s["sessions"].as_u64(), s["entries"].as_u64(), s["failures"].as_u64()),
+            (Some(1000), Some(5000), Some(0)),
+            "{backend}"
+        );
+        let (code, out, _) = common::run(db, &["import", src.to_str().unwrap()]);
+        assert_eq!(code, 0, "{backend}");
+        assert!(out.lines().any(|l| l.starts_with("unchanged") && l.ends_with(" 1000")), "{backend}: {out}");
+        let back = dir.path().join(format!("back-{backend}"));
+        let (code, out, err) = common::run(db, &["export", "--all", "--out", back.to_str().unwrap()]);
+        assert_eq!(code, 0, "{backend}: {err}");
+        assert!(out.contains("exported 1000 sessions"), "{backend}: {out}");
+        let (a, b) = (common::read_tree(&src), common::read_tree(&back));
+        assert_eq!(a.len(), 1000);
+        assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>(), "{backend}");
+        assert!(a == b, "{backend}: exported tree differs");
+    }
 }
 
 #[test]
 fn export_all_of_the_oracle_corpus_reproduces_its_valid_v3_files() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db.sqlite");
+    let mut outputs = Vec::new();
+    for b in common::backends(dir.path(), "oracle_all") {
+        outputs.push(export_all_of_the_oracle_corpus_on(dir.path(), b.name, &b.db));
+    }
+    // The same messages and summary on each backend.
+    for (backend, o) in &outputs[1..] {
+        assert_eq!(o, &outputs[0].1, "{backend}: import's output differs from SQLite's");
+    }
+}
+
+/// Imports the oracle corpus on `db` and checks `export --all`; import's (stderr, stdout).
+fn export_all_of_the_oracle_corpus_on(
+    dir: &Path,
+    backend: &'static str,
+    db: &Path,
+) -> (&'static str, (String, String)) {
     let src = common::oracle().join("sessions");
-    let (code, _, _) = common::run(&db, &["import", src.to_str().unwrap()]);
-    assert_eq!(code, 1, "the corpus holds files pi refuses too");
-    let back = dir.path().join("back");
-    assert_eq!(common::run(&db, &["export", "--all", "--out", back.to_str().unwrap()]).0, 0);
+    let (code, out, err) = common::run(db, &["import", src.to_str().unwrap()]);
+    assert_eq!(code, 1, "{backend}: the corpus holds files pi refuses too");
+    let back = dir.join(format!("back-{backend}"));
+    assert_eq!(common::run(db, &["export", "--all", "--out", back.to_str().unwrap()]).0, 0, "{backend}");
     let exported = common::read_tree(&back);
     let mut same = 0;
     for (file, g) in common::goldens() {
@@ -189,12 +231,15 @@ fn export_all_of_the_oracle_corpus_reproduces_its_valid_v3_files() {
                 .split('\n')
                 .all(|l| l.is_empty() || serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| v.is_object()));
             if valid && !original.contains(&b'\r') {
-                assert!(exported.get(rel) == Some(&original), "{}", rel.display());
+                assert!(exported.get(rel) == Some(&original), "{backend}: {}", rel.display());
                 same += 1;
             }
         }
     }
-    assert!(same >= 25, "{same}");
+    assert!(same >= 25, "{backend}: {same}");
+    // The summary names the database; the rest is the same everywhere.
+    let out = out.lines().filter(|l| !l.starts_with("database: ")).collect::<Vec<_>>().join("\n");
+    (backend, (err, out))
 }
 
 /// Output to a reader that stops early (`sessiondb show X | head -1`) ends quietly with

@@ -2,15 +2,69 @@
 
 mod common;
 
-use sessiondb::import::{import_file, FileStatus, ImportOptions};
+use sessiondb::import::{import_file, FileReport, FileStatus, ImportOptions, ImportSummary};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn export_bytes(conn: &sessiondb::db::Db, path: &Path) -> Vec<u8> {
     let s = sessiondb::resolve::resolve(conn, &path.to_string_lossy()).unwrap();
     let mut out = Vec::new();
     sessiondb::export::write_session(conn, s.sid, &mut out).unwrap();
     out
+}
+
+/// A fresh database of one backend, with the import and export the oracle tests use: every
+/// oracle test below runs on SQLite and, when the test server is given, on PostgreSQL
+/// (`common::backends`), and must give the same answers on both.
+enum Store {
+    Sqlite(sessiondb::db::Db),
+    Postgres(sessiondb::pg::Server),
+}
+
+impl Store {
+    /// A fresh database of each backend under test, by name.
+    fn each(dir: &Path, label: &str) -> Vec<(&'static str, Store)> {
+        common::backends(dir, label)
+            .into_iter()
+            .map(|b| {
+                let store = match b.db.to_str().filter(|t| sessiondb::pg::is_url(t)) {
+                    Some(url) => Store::Postgres(sessiondb::pg::connect(url).unwrap()),
+                    None => Store::Sqlite(sessiondb::db::open(&b.db).unwrap()),
+                };
+                (b.name, store)
+            })
+            .collect()
+    }
+
+    /// Imports `files` (each as a single file) as `sessiondb import` does.
+    fn import(&mut self, files: &[PathBuf], opts: ImportOptions) -> ImportSummary {
+        let targets = sessiondb::import::collect_targets(files).unwrap();
+        match self {
+            Store::Sqlite(conn) => sessiondb::import::import_targets(conn, &targets, opts, |_| {}),
+            Store::Postgres(server) => sessiondb::pg::import_targets(server, &targets, opts, |_| {}).unwrap(),
+        }
+    }
+
+    /// The export of the session imported from `path`.
+    fn export(&mut self, path: &Path) -> Vec<u8> {
+        match self {
+            Store::Sqlite(conn) => export_bytes(conn, path),
+            Store::Postgres(server) => {
+                let s = sessiondb::pg::resolve(server, &path.to_string_lossy()).unwrap();
+                let mut out = Vec::new();
+                sessiondb::pg::write_session(server, s.skey, &mut out).unwrap();
+                out
+            }
+        }
+    }
+}
+
+/// Every golden file with its report, imported in one run on `store`.
+fn import_goldens(store: &mut Store) -> Vec<(&'static Path, &'static serde_json::Value, FileReport)> {
+    let files: Vec<PathBuf> = common::goldens().iter().map(|(f, _)| f.clone()).collect();
+    let summary = store.import(&files, ImportOptions::default());
+    assert_eq!(summary.reports.len(), files.len());
+    common::goldens().iter().zip(summary.reports).map(|((f, g), r)| (f.as_path(), g, r)).collect()
 }
 
 /// pi's `getEntries()` minus the JSON scalars sessiondb skips on purpose (a deliberate
@@ -29,13 +83,17 @@ fn is_migrated(_g: &serde_json::Value, original: &[u8]) -> bool {
 
 #[test]
 fn every_oracle_file_imports_as_pi_reads_it() {
-    let (_d, _p, mut conn) = common::temp_db();
+    let dir = tempfile::tempdir().unwrap();
+    for (backend, mut store) in Store::each(dir.path(), "every_oracle_file") {
+        every_oracle_file_imports_as_pi_reads_it_on(backend, &mut store);
+    }
+}
+
+fn every_oracle_file_imports_as_pi_reads_it_on(backend: &str, store: &mut Store) {
     let mut checked = 0;
-    for (file, g) in common::goldens() {
-        let (file, g) = (file.as_path(), g);
+    for (file, g, report) in import_goldens(store) {
         let original = std::fs::read(file).unwrap();
-        let report = import_file(&mut conn, file, None, ImportOptions::default());
-        let name = file.display();
+        let name = format!("{backend}: {}", file.display());
         if !g["openError"].is_null() {
             assert_eq!(report.status, FileStatus::Failed, "{name}: pi refuses it: {}", g["openError"]);
             continue;
@@ -50,7 +108,7 @@ fn every_oracle_file_imports_as_pi_reads_it() {
         let expected = golden_object_entries(g);
         assert_eq!(report.entries as usize, expected.len(), "{name}: entry count");
 
-        let exported = export_bytes(&conn, file);
+        let exported = store.export(file);
         let text = String::from_utf8(exported.clone()).unwrap();
         let lines: Vec<&str> = text.strip_suffix('\n').unwrap().split('\n').collect();
         // The header and then every entry pi sees, as the same JSON.
@@ -78,15 +136,20 @@ fn every_oracle_file_imports_as_pi_reads_it() {
         }
         checked += 1;
     }
-    assert!(checked >= 40, "only {checked} files checked");
+    assert!(checked >= 40, "{backend}: only {checked} files checked");
 }
 
 #[test]
 fn valid_v3_files_round_trip_byte_for_byte() {
-    let (_d, _p, mut conn) = common::temp_db();
+    let dir = tempfile::tempdir().unwrap();
+    for (backend, mut store) in Store::each(dir.path(), "valid_v3") {
+        valid_v3_files_round_trip_byte_for_byte_on(backend, &mut store);
+    }
+}
+
+fn valid_v3_files_round_trip_byte_for_byte_on(backend: &str, store: &mut Store) {
     let mut checked = 0;
-    for (file, g) in common::goldens() {
-        let (file, g) = (file.as_path(), g);
+    for (file, g, r) in import_goldens(store) {
         let original = std::fs::read(file).unwrap();
         // Valid v3 files as pi wrote them: pi leaves them untouched on open.
         let ok = g["openError"].is_null()
@@ -101,12 +164,11 @@ fn valid_v3_files_round_trip_byte_for_byte() {
         if !ok {
             continue;
         }
-        let r = import_file(&mut conn, file, None, ImportOptions::default());
-        assert_eq!(r.status, FileStatus::Imported, "{}", file.display());
-        assert!(export_bytes(&conn, file) == original, "{}: export differs from the file", file.display());
+        assert_eq!(r.status, FileStatus::Imported, "{backend}: {}", file.display());
+        assert!(store.export(file) == original, "{backend}: {}: export differs from the file", file.display());
         checked += 1;
     }
-    assert!(checked >= 20, "only {checked} valid v3 files");
+    assert!(checked >= 20, "{backend}: only {checked} valid v3 files");
 }
 
 /// Replaces the ids sessiondb generated while migrating with the ones pi generated, pairing
@@ -131,40 +193,62 @@ fn map_migration_ids(ours: &str, theirs: &str) -> String {
 
 #[test]
 fn migrated_files_export_exactly_as_pi_rewrites_them() {
-    let (_d, _p, mut conn) = common::temp_db();
+    let dir = tempfile::tempdir().unwrap();
+    for (backend, mut store) in Store::each(dir.path(), "migrated") {
+        migrated_files_export_exactly_as_pi_rewrites_them_on(backend, &mut store);
+    }
+}
+
+fn migrated_files_export_exactly_as_pi_rewrites_them_on(backend: &str, store: &mut Store) {
     let mut names = Vec::new();
-    for (file, g) in common::goldens() {
-        let (file, g) = (file.as_path(), g);
+    for (file, g, r) in import_goldens(store) {
         let original = std::fs::read(file).unwrap();
         if !g["openError"].is_null() || original.is_empty() || !is_migrated(g, &original) {
             continue;
         }
-        let r = import_file(&mut conn, file, None, ImportOptions::default());
-        assert_eq!(r.status, FileStatus::Imported);
-        assert!(r.migrated_from.is_some(), "{}: should be migrated", file.display());
-        let ours = String::from_utf8(export_bytes(&conn, file)).unwrap();
+        assert_eq!(r.status, FileStatus::Imported, "{backend}: {}", file.display());
+        assert!(r.migrated_from.is_some(), "{backend}: {}: should be migrated", file.display());
+        let ours = String::from_utf8(store.export(file)).unwrap();
         let theirs = g["rewritten"].as_str().unwrap();
         let mapped = map_migration_ids(&ours, theirs);
-        assert_eq!(mapped.len(), theirs.len(), "{}: length", file.display());
-        assert!(mapped == theirs, "{}: migrated export differs from pi's rewrite", file.display());
+        assert_eq!(mapped.len(), theirs.len(), "{backend}: {}: length", file.display());
+        assert!(mapped == theirs, "{backend}: {}: migrated export differs from pi's rewrite", file.display());
         names.push(file.file_name().unwrap().to_string_lossy().into_owned());
     }
     for must in
         ["before-compaction.v1.jsonl", "large-session.v1.jsonl", "edge-v2-hookmessage.jsonl", "x-no-version-tree.jsonl"]
     {
-        assert!(names.iter().any(|n| n.ends_with(must)), "{must} not checked: {names:?}");
+        assert!(names.iter().any(|n| n.ends_with(must)), "{backend}: {must} not checked: {names:?}");
     }
 }
 
 #[test]
 fn the_real_legacy_files_migrate_like_pi() {
     // ../shared/corpus/real holds the same two files the oracle archive carries; compare the
-    // shared copies byte for byte with the archive's so the goldens above cover them.
+    // shared copies byte for byte with the archive's so the goldens above cover them, and
+    // import the shared copies on each backend: exported as pi rewrites them.
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/real");
-    for name in ["before-compaction.v1.jsonl", "large-session.v1.jsonl"] {
+    let names = ["before-compaction.v1.jsonl", "large-session.v1.jsonl"];
+    for name in names {
         let (file, _) = common::golden(name);
         if let Ok(real) = std::fs::read(shared.join(name)) {
             assert_eq!(std::fs::read(&file).unwrap(), real, "{name}: archive copy differs from shared/corpus/real");
+        }
+    }
+    if !shared.is_dir() {
+        eprintln!("skipped: no {}", shared.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (backend, mut store) in Store::each(dir.path(), "real") {
+        let files: Vec<PathBuf> = names.iter().map(|n| shared.join(n)).collect();
+        let s = store.import(&files, ImportOptions::default());
+        assert_eq!((s.sessions, s.failures), (2, 0), "{backend}");
+        for (name, file) in names.iter().zip(&files) {
+            let (_, g) = common::golden(name);
+            let ours = String::from_utf8(store.export(file)).unwrap();
+            let theirs = g["rewritten"].as_str().unwrap();
+            assert!(map_migration_ids(&ours, theirs) == theirs, "{backend}: {name}: export differs from pi's rewrite");
         }
     }
 }
@@ -225,6 +309,29 @@ fn importing_again_changes_nothing() {
     assert_eq!((third.sessions, third.replaced), (first.sessions, first.sessions));
     let after = snapshot(&conn);
     assert_eq!(after.len(), before.len());
+}
+
+/// As `importing_again_changes_nothing`, on every backend, through what each exports.
+#[test]
+fn importing_again_changes_nothing_on_each_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = common::goldens().iter().map(|(f, _)| f.clone()).collect();
+    for (backend, mut store) in Store::each(dir.path(), "again") {
+        let first = store.import(&files, ImportOptions::default());
+        let exports = |store: &mut Store| -> Vec<Vec<u8>> {
+            let imported = first.reports.iter().filter(|r| r.status == FileStatus::Imported);
+            imported.map(|r| store.export(&r.path)).collect()
+        };
+        let before = exports(&mut store);
+        let second = store.import(&files, ImportOptions::default());
+        assert_eq!(second.sessions, 0, "{backend}");
+        assert_eq!(second.unchanged, first.sessions, "{backend}");
+        assert_eq!(second.failures, first.failures, "{backend}");
+        assert!(exports(&mut store) == before, "{backend}: a second import changed a session");
+        let third = store.import(&files, ImportOptions { force: true, live: false });
+        assert_eq!((third.sessions, third.replaced), (first.sessions, first.sessions), "{backend}");
+        assert_eq!(exports(&mut store).len(), before.len(), "{backend}");
+    }
 }
 
 #[test]

@@ -11,31 +11,12 @@ use std::process::{Command, Stdio};
 
 /// The server's URL, or `None` (the test skips) when there is none.
 fn server() -> Option<String> {
-    match std::env::var("SESSIONDB_TEST_PG_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ if std::env::var_os("SESSIONDB_REQUIRE_PG").is_some() => {
-            panic!("SESSIONDB_REQUIRE_PG is set but SESSIONDB_TEST_PG_URL is not: source .ci/postgres.sh")
-        }
-        _ => {
-            eprintln!("skipped: no PostgreSQL server (SESSIONDB_TEST_PG_URL unset; `. .ci/postgres.sh` starts one)");
-            None
-        }
-    }
+    common::pg::server()
 }
 
 /// A new, empty database on the server; returns its URL.
 fn fresh_db(url: &str) -> String {
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let name = format!(
-        "t_{}_{}_{}",
-        std::process::id(),
-        N.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos()
-    );
-    let mut admin = postgres::Client::connect(url, postgres::NoTls).expect("connect to the test server");
-    admin.batch_execute(&format!("CREATE DATABASE {name} ENCODING 'UTF8' TEMPLATE template0")).unwrap();
-    let (base, _) = url.rsplit_once('/').unwrap();
-    format!("{base}/{name}")
+    common::pg::fresh_db_named(url, "t")
 }
 
 fn sdb(db: &str, args: &[&str]) -> (i32, String, String) {
@@ -387,7 +368,7 @@ fn server_errors_are_one_line_naming_the_server_and_the_cause() {
 #[test]
 fn commands_not_served_on_postgresql_refuse_in_one_line() {
     let Some(url) = server() else { return };
-    for args in [&["stats"][..], &["search", "x"], &["import", "/nonexistent"]] {
+    for args in [&["stats"][..], &["search", "x"]] {
         let (code, out, err) = sdb(&url, args);
         assert_eq!(code, 2, "{args:?}");
         assert!(out.is_empty());
@@ -920,7 +901,7 @@ fn pushed_sessions_read_through_the_tree_as_on_sqlite() {
     let targets = sessiondb::import::collect_targets(&[common::oracle().join("sessions")]).unwrap();
     sessiondb::import::import_targets(&mut local, &targets, Default::default(), |_| {});
     let mut server = sessiondb::pg::connect(&db_url).unwrap();
-    let opts = sessiondb::pg::PushOptions { origin: String::new(), prune: false, batch_lines: 200_000 };
+    let opts = sessiondb::pg::PushOptions::new("");
     sessiondb::pg::push(&local, &mut server, &opts, |_, _| {}).unwrap();
     let pg = sessiondb::db::open(Path::new(&db_url)).unwrap();
     let sessions = sessiondb::discovery::list_everything(&local).unwrap();
@@ -1037,4 +1018,218 @@ fn appended_texts_join_as_on_sqlite_and_a_taken_id_writes_nothing() {
     assert!(texts[0].0.contains("question 596") && texts[0].0.contains("answer 599 ✓"), "{}", &texts[0].0[..200]);
     assert_eq!(texts[1], texts[0], "PostgreSQL's allMessagesText is SQLite's");
     assert_eq!(texts[0].1, texts[0].0, "a fork has its source's text");
+}
+
+/// Every row of `sessions` and `entries` with the transaction that last wrote it: equal before
+/// and after a command exactly when the command wrote nothing.
+fn written(url: &str) -> Vec<String> {
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    let mut rows: Vec<String> = c
+        .query("SELECT 's' || skey || ':' || xmin::text FROM sessions ORDER BY skey", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let entries = c.query("SELECT 'e' || session || ':' || seq || ':' || xmin::text FROM entries ORDER BY 1", &[]);
+    rows.extend(entries.unwrap().iter().map(|r| r.get::<_, String>(0)));
+    rows
+}
+
+/// Whether `export --all` writes each file of `src` back as it is: the server's own sessions
+/// (origin '') go where SQLite's would be, by their path below the imported folder.
+fn exports_as(db: &str, out: &Path, src: &Path) -> bool {
+    let _ = std::fs::remove_dir_all(out);
+    let all = export_all(db, out);
+    common::read_tree(src).iter().all(|(p, bytes)| all.get(p) == Some(bytes))
+}
+
+/// `import` into the server: the server's own sessions (origin ''); a second import of the
+/// same files writes nothing; a changed file replaces its session; a file imported at the path
+/// of a session the SessionManager made replaces that one; other sessions, the manager's and a
+/// machine's pushed under the same path, are not touched.
+#[test]
+fn import_into_the_server_replaces_by_path_and_leaves_other_sessions() {
+    let Some(url) = server() else { return };
+    let db = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("p")).unwrap();
+    let (f, g) = (src.join("p/f.jsonl"), src.join("p/g.jsonl"));
+    std::fs::write(&f, session_text("sess-f", 5)).unwrap();
+    std::fs::write(&g, session_text("sess-g", 3)).unwrap();
+    // A session the SessionManager made on the server, and f pushed by a machine.
+    let manager = rpc_writer(&db, &dir.path().join("home"), 4, None);
+    let local = dir.path().join("local.sqlite");
+    assert_eq!(common::run(&local, &["import", f.to_str().unwrap()]).0, 0);
+    push(&local, &db, &["--origin", "laptop"]);
+    let others = |db: &str| -> Vec<String> {
+        let mut c = postgres::Client::connect(db, postgres::NoTls).unwrap();
+        let sql = "SELECT s.origin || s.id || ':' || s.xmin::text || ':' || (SELECT count(*) || ':' || max(e.xmin::text) \
+                   FROM entries e WHERE e.session = s.skey) FROM sessions s WHERE s.origin <> '' OR s.id = $1 ORDER BY 1";
+        c.query(sql, &[&manager.session_id]).unwrap().iter().map(|r| r.get(0)).collect()
+    };
+    let untouched = others(&db);
+    assert_eq!(untouched.len(), 2);
+
+    let (code, out, err) = sdb(&db, &["import", "--json", src.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let s: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((s["sessions"].as_u64(), s["replaced"].as_u64(), s["entries"].as_u64()), (Some(2), Some(0), Some(8)));
+    let out_dir = dir.path().join("out");
+    assert!(exports_as(&db, &out_dir, &src), "exports differ from the files");
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions WHERE origin = ''"), 3);
+
+    // Again: nothing read, nothing written.
+    let before = written(&db);
+    let (code, out, err) = sdb(&db, &["import", "--json", src.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let s: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((s["sessions"].as_u64(), s["unchanged"].as_u64()), (Some(0), Some(2)));
+    assert_eq!(written(&db), before, "a second import wrote");
+
+    // A grown file and a rewritten one replace their sessions.
+    std::fs::write(&f, session_text("sess-f", 7)).unwrap();
+    std::fs::write(&g, session_text("sess-g2", 2)).unwrap();
+    let (code, out, err) = sdb(&db, &["import", "--json", src.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let s: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((s["sessions"].as_u64(), s["replaced"].as_u64()), (Some(2), Some(2)));
+    assert!(exports_as(&db, &out_dir, &src), "exports differ from the changed files");
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions WHERE origin = ''"), 3);
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions WHERE id = 'sess-g'"), 0);
+    assert_eq!(others(&db), untouched, "the manager's session or the pushed one was touched");
+
+    // A file at the very path of the manager's session replaces it, as on SQLite.
+    let mut c = postgres::Client::connect(&db, postgres::NoTls).unwrap();
+    let path: String = c.query_one("SELECT path FROM sessions WHERE id = $1", &[&manager.session_id]).unwrap().get(0);
+    let path = PathBuf::from(path);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, session_text("sess-m", 2)).unwrap();
+    let (code, out, err) = sdb(&db, &["import", "--json", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let s: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((s["sessions"].as_u64(), s["replaced"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions WHERE origin = ''"), 3);
+    let (code, out, err) = sdb(&db, &["export", "sess-m"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, session_text("sess-m", 2));
+}
+
+/// `sync` into the server: a second sync writes nothing, a sync after appends writes only the
+/// appended lines, a file gone is marked missing (its session kept) or pruned, and the
+/// SessionManager's sessions, which have no file, are neither.
+#[test]
+fn sync_into_the_server_writes_nothing_twice_and_then_only_appended_lines() {
+    let Some(url) = server() else { return };
+    let db = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let manager = rpc_writer(&db, &home, 2, None);
+    // The sessions folder the manager's session names (it has no file there).
+    let mut c = postgres::Client::connect(&db, postgres::NoTls).unwrap();
+    let manager_path: String =
+        c.query_one("SELECT path FROM sessions WHERE id = $1", &[&manager.session_id]).unwrap().get(0);
+    let sessions = PathBuf::from(&manager_path).parent().unwrap().parent().unwrap().to_path_buf();
+    let folder = sessions.join("--p-one--");
+    std::fs::create_dir_all(&folder).unwrap();
+    let files: Vec<PathBuf> = (0..3).map(|i| folder.join(format!("s{i}.jsonl"))).collect();
+    for (i, f) in files.iter().enumerate() {
+        std::fs::write(f, session_text(&format!("sync-{i}"), 4 + i)).unwrap();
+    }
+    let sync = |extra: &[&str]| -> Value {
+        let mut args = vec!["sync", "--json", "--sessions-dir", sessions.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let (code, out, err) = sdb(&db, &args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    };
+    let s = sync(&[]);
+    assert_eq!((s["new"].as_u64(), s["entries_added"].as_u64()), (Some(3), Some(4 + 5 + 6)));
+    let before = written(&db);
+    let s = sync(&[]);
+    assert_eq!((s["new"].as_u64(), s["unchanged"].as_u64(), s["entries_added"].as_u64()), (Some(0), Some(3), Some(0)));
+    assert_eq!(written(&db), before, "a second sync wrote");
+
+    // Two lines appended to one file: only they are written.
+    let mut text = session_text("sync-1", 5);
+    text.push_str(&message(5, Some(4), "appended a"));
+    text.push('\n');
+    text.push_str(&message(6, Some(5), "appended b"));
+    text.push('\n');
+    std::fs::write(&files[1], &text).unwrap();
+    let s = sync(&[]);
+    assert_eq!(
+        (s["grown"].as_u64(), s["rewritten"].as_u64(), s["entries_added"].as_u64()),
+        (Some(1), Some(0), Some(2))
+    );
+    let after = written(&db);
+    let gone: Vec<&String> = before.iter().filter(|r| !after.contains(r)).collect();
+    let added: Vec<&String> = after.iter().filter(|r| !before.contains(r)).collect();
+    // The session's row (its counters) and the two new lines; no line rewritten.
+    assert_eq!(gone.len(), 1, "rewritten: {gone:?}");
+    assert!(gone[0].starts_with('s'), "{gone:?}");
+    assert_eq!(added.iter().filter(|r| r.starts_with('e')).count(), 2, "{added:?}");
+    let (code, out, err) = sdb(&db, &["export", "sync-1"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, text);
+
+    // A file gone: kept and marked missing; pruned with --prune; the manager's session stays.
+    std::fs::remove_file(&files[0]).unwrap();
+    let s = sync(&[]);
+    assert_eq!((s["missing"].as_u64(), s["pruned"].as_u64()), (Some(1), Some(0)));
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions WHERE id = 'sync-0'"), 1);
+    let s = sync(&["--prune"]);
+    assert_eq!((s["missing"].as_u64(), s["pruned"].as_u64()), (Some(0), Some(1)));
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions WHERE id = 'sync-0'"), 0);
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions WHERE origin = ''"), 3);
+
+    // `sync FILE`: the named file only.
+    std::fs::write(&files[2], session_text("sync-2", 7)).unwrap();
+    let (code, out, err) =
+        sdb(&db, &["sync", "--json", "--sessions-dir", sessions.to_str().unwrap(), files[2].to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let s: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (s["files_scanned"].as_u64(), s["grown"].as_u64(), s["entries_added"].as_u64()),
+        (Some(1), Some(1), Some(1))
+    );
+}
+
+/// `sync --watch` on the server: a line pi appends reaches the server while it runs.
+#[test]
+fn sync_watch_on_the_server_follows_an_append() {
+    let Some(url) = server() else { return };
+    let url = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("s/--p--");
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("w.jsonl");
+    std::fs::write(&file, session_text("sync-watched", 3)).unwrap();
+    let mut child = common::bin()
+        .args(["--db", &url, "sync", "--watch", "--sessions-dir", dir.path().join("s").to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let wait_for = |lines: i64| {
+        let held = || {
+            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+            c.query_one("SELECT coalesce(sum(last_seq), 0)::bigint FROM sessions", &[])
+                .map_or(0, |r| r.get::<_, i64>(0))
+        };
+        while held() != lines {
+            assert!(std::time::Instant::now() < deadline, "sync --watch did not bring {lines} lines in time");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    wait_for(3);
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str(&message(3, Some(2), "while watching"));
+    text.push('\n');
+    std::fs::write(&file, &text).unwrap();
+    wait_for(4);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(sdb(&url, &["export", "sync-watched"]).1, text);
 }

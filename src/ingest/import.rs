@@ -86,7 +86,7 @@ pub struct FileReport {
 }
 
 impl FileReport {
-    fn new(path: PathBuf, status: FileStatus) -> Self {
+    pub(crate) fn new(path: PathBuf, status: FileStatus) -> Self {
         FileReport {
             path,
             status,
@@ -191,7 +191,7 @@ pub fn collect_targets(paths: &[PathBuf]) -> Result<Vec<ImportTarget>> {
 
 /// `<parent dir name>/<file name>`: where pi's layout keeps a session file.
 fn single_file_rel_path(p: &Path) -> String {
-    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let abs = crate::pi::layout::absolute(p);
     let name = abs.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     match abs.parent().and_then(Path::file_name) {
         Some(parent) => format!("{}/{}", parent.to_string_lossy(), name),
@@ -307,8 +307,7 @@ fn import_batch(
 /// Imports one file in its own transaction. Failures are reported, never raised: one bad
 /// file does not stop others.
 pub fn import_file(conn: &mut Db, path: &Path, rel_path: Option<&str>, opts: ImportOptions) -> FileReport {
-    let failed =
-        |e: Error| FileReport::failed(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()), e.to_string());
+    let failed = |e: Error| FileReport::failed(crate::pi::layout::absolute(path), e.to_string());
     let tx = match conn.write() {
         Ok(tx) => tx,
         Err(e) => return failed(e),
@@ -332,7 +331,7 @@ fn import_file_in(
     opts: ImportOptions,
     ahead: Option<FileStream>,
 ) -> FileReport {
-    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let abs = crate::pi::layout::absolute(path);
     let rel = rel_path.map(str::to_owned).unwrap_or_else(|| single_file_rel_path(&abs));
     match import_file_inner(tx, &abs, &rel, opts, ahead) {
         Ok(report) => report,

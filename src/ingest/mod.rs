@@ -5,3 +5,4 @@ pub mod import;
 pub mod push;
 pub mod readahead;
 pub mod sync;
+pub mod to_server;

@@ -24,12 +24,16 @@ pub struct PushOptions {
     pub prune: bool,
     /// Lines per transaction (a batch holds whole sessions, so it may hold more).
     pub batch_lines: u64,
+    /// Never take a session whose local row looks as pushed for unchanged: compare its lines
+    /// (a temporary local database, as `import` on a server uses, whose keys and times mean
+    /// nothing across runs).
+    pub compare_lines: bool,
 }
 
 impl PushOptions {
     /// Defaults for `origin`.
     pub fn new(origin: impl Into<String>) -> Self {
-        PushOptions { origin: origin.into(), prune: false, batch_lines: 200_000 }
+        PushOptions { origin: origin.into(), prune: false, batch_lines: 200_000, compare_lines: false }
     }
 }
 
@@ -147,13 +151,18 @@ fn push_snapshot(
                 summary.new += 1;
                 Plan::Whole(None)
             }
-            Some(r) if r.local_sid == l.sid && r.written_ns == l.written_ns && r.last_seq == l.last_seq => {
+            Some(r)
+                if !opts.compare_lines
+                    && r.local_sid == l.sid
+                    && r.written_ns == l.written_ns
+                    && r.last_seq == l.last_seq =>
+            {
                 summary.unchanged += 1;
                 continue;
             }
             Some(r) => match prefix_hash(local, &l, r.last_seq)? {
                 Some(h) if h == r.lines_hash => {
-                    if r.last_seq == l.last_seq && r.local_sid == l.sid {
+                    if r.last_seq == l.last_seq && (r.local_sid == l.sid || opts.compare_lines) {
                         // Same lines; only the row's fields moved (a sync that found nothing new).
                         summary.unchanged += 1;
                     } else {

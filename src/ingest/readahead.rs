@@ -164,7 +164,7 @@ impl FileStream {
 /// The reader: every path in order, each as an [`AheadFile`] followed by its pieces.
 fn read_files(paths: &[PathBuf], known: &HashMap<PathBuf, FileSignature>, files: &SyncSender<AheadFile>) {
     for (index, path) in paths.iter().enumerate() {
-        let abs = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+        let abs = crate::pi::layout::absolute(path);
         let signature = crate::jsonl::signature::file_signature(path).ok().filter(|sig| known.get(&abs) != Some(sig));
         let Some(signature) = signature else {
             if files.send(AheadFile { index, read: None }).is_err() {

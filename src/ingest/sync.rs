@@ -190,7 +190,7 @@ pub fn sync_dir(
     mut progress: impl FnMut(usize, usize),
 ) -> Result<SyncSummary> {
     let started = std::time::Instant::now();
-    let dir = std::path::absolute(dir).map_err(|e| Error::io(dir, e))?;
+    let dir = crate::pi::layout::absolute(dir);
     if !dir.is_dir() {
         return Err(Error::io(&dir, std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory")));
     }
@@ -227,7 +227,7 @@ pub fn sync_dir(
 
 /// Syncs only the given files (from file-system notifications) below `dir`.
 pub fn sync_paths(conn: &mut Db, dir: &Path, paths: &[PathBuf], s: &mut SyncSummary) -> Result<()> {
-    let dir = std::path::absolute(dir).map_err(|e| Error::io(dir, e))?;
+    let dir = crate::pi::layout::absolute(dir);
     for p in paths {
         if p.extension().is_none_or(|e| e != "jsonl") || !p.starts_with(&dir) {
             continue;

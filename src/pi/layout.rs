@@ -6,10 +6,18 @@ use std::path::{Component, Path, PathBuf};
 /// (Node's `path.resolve`: no symlinks followed, `.`/`..` folded, no trailing slash).
 pub fn resolve_path(input: &str) -> PathBuf {
     let expanded = expand_tilde(input);
-    let p = Path::new(&expanded);
-    let base =
-        if p.is_absolute() { PathBuf::new() } else { std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")) };
-    normalize(&base.join(p))
+    absolute(Path::new(&expanded))
+}
+
+/// `path` absolute and without `.` or `..` (pi's `path.resolve`, without `~`): the form session
+/// paths are stored in, so that a file imported as `../x.jsonl` is found again by that name.
+pub fn absolute(path: &Path) -> PathBuf {
+    let base = if path.is_absolute() {
+        PathBuf::new()
+    } else {
+        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
+    };
+    normalize(&base.join(path))
 }
 
 fn expand_tilde(input: &str) -> String {

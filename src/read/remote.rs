@@ -75,7 +75,8 @@ pub fn write_session_file(s: &mut Server, skey: i64, path: &Path) -> Result<u64>
     write_file_atomically(path, |w| read::write_session(s, skey, w))
 }
 
-/// Writes every session under `out_dir/<origin>/`, each at the path it had below the folder
+/// Writes every session under `out_dir/<origin>/` (the server's own, of origin `''`, under
+/// `out_dir`), each at the path it had below the folder
 /// it was imported from (else in pi's layout), as `export --all` does on SQLite.
 pub fn export_all(
     s: &mut Server,
@@ -86,7 +87,9 @@ pub fn export_all(
     let mut written = Vec::new();
     let mut used = std::collections::HashSet::new();
     for i in read::sessions(s, Which::All)? {
-        if !safe_relative(&i.origin) || i.origin.contains('/') {
+        // The server's own sessions (origin '': imported or made there) go where SQLite's
+        // `export --all` puts them; pushed ones under their origin's folder.
+        if !i.origin.is_empty() && (!safe_relative(&i.origin) || i.origin.contains('/')) {
             return Err(Error::InvalidArgument(format!("origin {:?}: not usable as a folder name", i.origin)));
         }
         let cwd = i.cwd.as_deref().unwrap_or("");
@@ -98,7 +101,7 @@ pub fn export_all(
         ];
         let Some(rel) = candidates
             .into_iter()
-            .map(|r| format!("{}/{r}", i.origin))
+            .map(|r| if i.origin.is_empty() { r } else { format!("{}/{r}", i.origin) })
             .find(|r| safe_relative(r) && used.insert(r.clone()))
         else {
             return Err(Error::InvalidArgument(format!(

@@ -107,3 +107,23 @@ pub fn temp_db() -> (tempfile::TempDir, PathBuf, sessiondb::db::Db) {
     let conn = sessiondb::db::open(&path).unwrap();
     (dir, path, conn)
 }
+
+/// A backend an oracle test runs on: its name (for messages) and a fresh, empty database to
+/// give as `--db`.
+pub struct Backend {
+    /// "SQLite" or "PostgreSQL".
+    pub name: &'static str,
+    /// A SQLite file (not created yet) or a server database URL.
+    pub db: PathBuf,
+}
+
+/// The backends an oracle test runs on, each with a fresh database: SQLite always (a file in
+/// `dir`), PostgreSQL when the test server is given ([`pg::server`]: skipped with a message
+/// without it, a failure when `SESSIONDB_REQUIRE_PG` is set).
+pub fn backends(dir: &Path, label: &str) -> Vec<Backend> {
+    let mut out = vec![Backend { name: "SQLite", db: dir.join(format!("{label}.sqlite")) }];
+    if let Some(url) = pg::server() {
+        out.push(Backend { name: "PostgreSQL", db: PathBuf::from(pg::fresh_db_named(&url, label)) });
+    }
+    out
+}

@@ -22,9 +22,15 @@ pub fn server() -> Option<String> {
 
 /// A new, empty database on the server; returns its URL.
 pub fn fresh_db(url: &str) -> String {
+    fresh_db_named(url, "b")
+}
+
+/// A new, empty database on the server `url` whose name starts with `label`; returns its URL.
+pub fn fresh_db_named(url: &str, label: &str) -> String {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let name = format!(
-        "b_{}_{}_{}",
+        "{}_{}_{}_{}",
+        label.replace(|c: char| !c.is_ascii_alphanumeric(), "_").to_ascii_lowercase(),
         std::process::id(),
         N.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos()
@@ -41,7 +47,7 @@ pub fn fresh_db(url: &str) -> String {
 pub fn pushed(local: &sessiondb::db::Db, url: &str) -> String {
     let db_url = fresh_db(url);
     let mut server = sessiondb::pg::connect(&db_url).unwrap();
-    let opts = sessiondb::pg::PushOptions { origin: String::new(), prune: false, batch_lines: 200_000 };
+    let opts = sessiondb::pg::PushOptions::new("");
     sessiondb::pg::push(local, &mut server, &opts, |_, _| {}).unwrap();
     db_url
 }

@@ -81,7 +81,7 @@ pub fn run(opts: &BenchOptions, url: &str, appends: usize, log: &mut dyn FnMut(&
 
     log("push into PostgreSQL (binary COPY)");
     let mut server = sessiondb::pg::connect(url)?;
-    let push = sessiondb::pg::PushOptions { origin: String::new(), prune: false, batch_lines: 200_000 };
+    let push = sessiondb::pg::PushOptions::new("");
     let started = std::time::Instant::now();
     sessiondb::pg::push(&local, &mut server, &push, |_, _| {})?;
     r.postgres.import_mib_per_s = round(corpus.bytes as f64 / MIB / started.elapsed().as_secs_f64());

@@ -22,14 +22,31 @@ pub struct Args {
     json: bool,
 }
 
+/// Where the files go.
+enum Target {
+    Local(sessiondb::db::Db),
+    /// A PostgreSQL server: its own sessions (origin '').
+    Server(sessiondb::pg::Server),
+}
+
 pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
     let targets = import::collect_targets(&args.paths)?;
-    let mut conn = sessiondb::db::open(db)?;
+    let url = db.to_str().filter(|t| sessiondb::pg::is_url(t));
+    let mut to = match url {
+        Some(url) => Target::Server(sessiondb::pg::connect(url)?),
+        None => Target::Local(sessiondb::db::open(db)?),
+    };
+    let shown = url.map_or_else(|| db.display().to_string(), sessiondb::pg::shown);
     let bar = output::progress_bar(targets.len() as u64, "importing");
-    let summary = import::import_targets(&mut conn, &targets, ImportOptions { force: args.force, live: false }, |r| {
+    let opts = ImportOptions { force: args.force, live: false };
+    let progress = |r: &import::FileReport| {
         bar.set_message(r.path.display().to_string());
         bar.inc(1);
-    });
+    };
+    let summary = match &mut to {
+        Target::Local(conn) => import::import_targets(conn, &targets, opts, progress),
+        Target::Server(server) => sessiondb::pg::import_targets(server, &targets, opts, progress)?,
+    };
     bar.finish_and_clear();
     // Files the database could not take (disk full, I/O error): one error for all of them.
     let db_failures: Vec<&str> = summary
@@ -74,17 +91,18 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
         outln!("{:<16} {:>10}", "skipped lines", summary.skipped_lines)?;
         outln!("{:<16} {:>10}", "blank lines", summary.blank_lines)?;
         outln!("{:<16} {:>10}", "failures", summary.failures)?;
-        outln!("database: {}", db.display())?;
+        outln!("database: {shown}")?;
     }
     if let Some(first) = db_failures.first() {
         anyhow::bail!(
-            "{}: {} of {} files could not be written to the database (each file is whole or absent): {first}",
-            db.display(),
+            "{shown}: {} of {} files could not be written to the database (each file is whole or absent): {first}",
             db_failures.len(),
             summary.files
         );
     }
     // The search index keeps up with the import (no separate step to know about).
-    super::search::catch_up(&mut conn)?;
+    if let Target::Local(conn) = &mut to {
+        super::search::catch_up(conn)?;
+    }
     Ok(if summary.failures > 0 { 1 } else { 0 })
 }

@@ -82,6 +82,8 @@ pub fn run() -> i32 {
         (Command::Export(a), Some(url)) => remote::run_export(&url, a),
         (Command::List(a), Some(url)) => remote::run_list(&url, a),
         (Command::Find(a), Some(url)) => remote::run_find(&url, a),
+        (Command::Import(a), Some(_)) => import::run(&db, a),
+        (Command::Sync(a), Some(_)) => sync::run(&db, a),
         (Command::Push(a), _) => push::run(&db, a),
         (Command::Rpc(a), _) => rpc::run(&db, a),
         (Command::Bench(a), url) => bench::run(a, url.as_deref()),
@@ -97,8 +99,8 @@ pub fn run() -> i32 {
             Some(_),
         ) => run_local(&db, command),
         (command, Some(url)) => Err(anyhow::anyhow!(
-            "{}: sessiondb {} is not served yet on PostgreSQL (export, list, find, tree, branch, children, \
-             context, show, recent, check, rpc and push are)",
+            "{}: sessiondb {} is not served yet on PostgreSQL (import, sync, export, list, find, tree, branch, \
+             children, context, show, recent, check, rpc and push are)",
             sessiondb::pg::shown(&url),
             command.name()
         )),

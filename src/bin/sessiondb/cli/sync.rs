@@ -67,8 +67,44 @@ fn report(s: &SyncSummary, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Where the files go: a local database, or a PostgreSQL server's own sessions (origin '').
+enum Target {
+    Local(sessiondb::db::Db),
+    Server(sessiondb::pg::Server),
+}
+
+impl Target {
+    fn sync_dir(
+        &mut self,
+        dir: &Path,
+        opts: SyncOptions,
+        progress: impl FnMut(usize, usize),
+    ) -> anyhow::Result<SyncSummary> {
+        Ok(match self {
+            Target::Local(conn) => sync::sync_dir(conn, dir, opts, progress)?,
+            Target::Server(server) => sessiondb::pg::sync_dir(server, dir, opts, progress)?,
+        })
+    }
+
+    fn sync_paths(&mut self, dir: &Path, paths: &[PathBuf], s: &mut SyncSummary) -> anyhow::Result<()> {
+        match self {
+            Target::Local(conn) => sync::sync_paths(conn, dir, paths, s)?,
+            Target::Server(server) => sessiondb::pg::sync_paths(server, dir, paths, s)?,
+        }
+        Ok(())
+    }
+
+    /// The search index keeps up with the sync (no separate step to know about).
+    fn catch_up(&mut self) -> anyhow::Result<()> {
+        if let Target::Local(conn) = self {
+            super::search::catch_up(conn)?;
+        }
+        Ok(())
+    }
+}
+
 /// `sync FILE...`: the named files only, each of which must be a `.jsonl` below `dir`.
-fn sync_files(conn: &mut sessiondb::db::Db, dir: &Path, files: &[PathBuf], json: bool) -> anyhow::Result<i32> {
+fn sync_files(to: &mut Target, dir: &Path, files: &[PathBuf], json: bool) -> anyhow::Result<i32> {
     let started = Instant::now();
     let dir = std::path::absolute(dir).with_context(|| format!("{}", dir.display()))?;
     let mut paths = Vec::with_capacity(files.len());
@@ -80,8 +116,8 @@ fn sync_files(conn: &mut sessiondb::db::Db, dir: &Path, files: &[PathBuf], json:
         paths.push(p);
     }
     let mut s = SyncSummary::default();
-    sync::sync_paths(conn, &dir, &paths, &mut s)?;
-    super::search::catch_up(conn)?;
+    to.sync_paths(&dir, &paths, &mut s)?;
+    to.catch_up()?;
     s.seconds = started.elapsed().as_secs_f64();
     report(&s, json)?;
     Ok(if s.failures > 0 { 1 } else { 0 })
@@ -89,21 +125,23 @@ fn sync_files(conn: &mut sessiondb::db::Db, dir: &Path, files: &[PathBuf], json:
 
 pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
     let dir = a.sessions_dir.clone().unwrap_or_else(sessiondb::internals::layout::sessions_dir);
-    let mut conn = sessiondb::db::open(db)?;
+    let mut to = match db.to_str().filter(|t| sessiondb::pg::is_url(t)) {
+        Some(url) => Target::Server(sessiondb::pg::connect(url)?),
+        None => Target::Local(sessiondb::db::open(db)?),
+    };
     if !a.files.is_empty() {
-        return sync_files(&mut conn, &dir, &a.files, a.json);
+        return sync_files(&mut to, &dir, &a.files, a.json);
     }
     let opts = SyncOptions { prune: a.prune };
     let bar = output::progress_bar(0, "syncing");
-    let first = sync::sync_dir(&mut conn, &dir, opts, |done, total| {
+    let first = to.sync_dir(&dir, opts, |done, total| {
         if total > 200 {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
         }
     })?;
     bar.finish_and_clear();
-    // The search index keeps up with the sync (no separate step to know about).
-    super::search::catch_up(&mut conn)?;
+    to.catch_up()?;
     if !a.watch {
         report(&first, a.json)?;
         return Ok(if first.failures > 0 { 1 } else { 0 });
@@ -142,14 +180,14 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
         changed.dedup();
         let mut s = SyncSummary::default();
         if !changed.is_empty() {
-            sync::sync_paths(&mut conn, &dir, &changed, &mut s)?;
+            to.sync_paths(&dir, &changed, &mut s)?;
         }
         if last_scan.elapsed() >= RESCAN {
-            s = sync::sync_dir(&mut conn, &dir, opts, |_, _| {})?;
+            s = to.sync_dir(&dir, opts, |_, _| {})?;
             last_scan = Instant::now();
         }
         if s.entries_added + s.new + s.rewritten > 0 {
-            super::search::catch_up(&mut conn)?;
+            to.catch_up()?;
         }
         if s.entries_added + s.new + s.rewritten + s.missing + s.failures > 0 && !a.json {
             report(&s, false)?;
