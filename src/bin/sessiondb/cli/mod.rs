@@ -82,11 +82,14 @@ pub fn run() -> i32 {
         (Command::Export(a), Some(url)) => remote::run_export(&url, a),
         (Command::List(a), Some(url)) => remote::run_list(&url, a),
         (Command::Find(a), Some(url)) => remote::run_find(&url, a),
+        (Command::Search(a), Some(_)) => search::run_search(&db, a),
+        (Command::Index(a), Some(_)) => search::run_index(&db, a),
+        (Command::Stats(a), Some(_)) => stats::run(&db, a),
         (Command::Push(a), _) => push::run(&db, a),
         (Command::Rpc(a), _) => rpc::run(&db, a),
         (Command::Bench(a), url) => bench::run(a, url.as_deref()),
         (command, Some(url)) => Err(anyhow::anyhow!(
-            "{}: sessiondb {} is not served yet on PostgreSQL (export, list, find, rpc and push are)",
+            "{}: sessiondb {} is not served yet on PostgreSQL (export, list, find, search, index, stats, rpc and push are)",
             sessiondb::pg::shown(&url),
             command.name()
         )),
