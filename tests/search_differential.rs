@@ -2,6 +2,7 @@
 //! (case-insensitively), and no such entry is missed, on the oracle corpus and on synthetic
 //! text with CJK, emoji, combining marks and code.
 
+mod backends;
 mod common;
 
 use sessiondb::search::{self, SearchFilter};
@@ -92,12 +93,16 @@ fn terms(q: &str) -> Vec<String> {
 }
 
 fn differential(conn: &sessiondb::db::Db, qs: &[String]) {
-    let all = texts(conn);
+    differential_on(&texts(conn), conn, qs);
+}
+
+/// [`differential`] on `conn` (a server holding the sessions `all` was read from).
+fn differential_on(all: &[((String, String), String)], conn: &sessiondb::db::Db, qs: &[String]) {
     let everything = SearchFilter { limit: i64::MAX, ..SearchFilter::default() };
     for q in qs {
         let ts = terms(q);
         let mut want: BTreeMap<(String, String), usize> = BTreeMap::new();
-        for (id, text) in &all {
+        for (id, text) in all {
             if ts.iter().all(|t| text.contains(t.as_str())) {
                 *want.entry(id.clone()).or_default() += 1;
             }
@@ -121,6 +126,38 @@ fn differential(conn: &sessiondb::db::Db, qs: &[String]) {
     }
 }
 
+/// The sessions of `local` (the SQLite database `sqlite` holds) pushed to a fresh database of
+/// the test server: every query's hits there are exact too, and the same as SQLite's (order,
+/// ranks, snippets; `--sessions` too). Returns the server's URL and handle.
+fn on_postgres(local: &std::path::Path, sqlite: &sessiondb::db::Db, qs: &[String]) -> Option<(String, sessiondb::db::Db)> {
+    let (url, mut pg) = backends::pushed(local)?;
+    search::catch_up(&mut pg, |_, _| {}).unwrap();
+    same_on_both(sqlite, &pg, qs);
+    Some((url, pg))
+}
+
+fn same_on_both(sqlite: &sessiondb::db::Db, pg: &sessiondb::db::Db, qs: &[String]) {
+    differential_on(&texts(sqlite), pg, qs);
+    for q in qs {
+        for limit in [0, 3, i64::MAX] {
+            let f = SearchFilter { limit, ..SearchFilter::default() };
+            let (a, b) = (search::search(sqlite, q, &f).unwrap(), search::search(pg, q, &f).unwrap());
+            assert_eq!(json(&a), json(&b), "{q:?} limit {limit}: SQLite vs PostgreSQL");
+            let (a, b) = (search::search_sessions(sqlite, q, &f).unwrap(), search::search_sessions(pg, q, &f).unwrap());
+            assert_eq!(json(&a), json(&b), "{q:?} --sessions limit {limit}: SQLite vs PostgreSQL");
+        }
+    }
+    // Filters.
+    let f = SearchFilter { role: Some("user".into()), since_ms: Some(1_700_000_000_000), limit: 50, ..Default::default() };
+    for q in qs.iter().take(20) {
+        assert_eq!(json(&search::search(sqlite, q, &f).unwrap()), json(&search::search(pg, q, &f).unwrap()), "{q:?}");
+    }
+}
+
+fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap()
+}
+
 #[test]
 fn search_hits_are_exactly_the_entries_containing_every_term_on_the_oracle_corpus() {
     let (_dir, db, mut conn) = common::temp_db();
@@ -132,6 +169,7 @@ fn search_hits_are_exactly_the_entries_containing_every_term_on_the_oracle_corpu
     let mut qs = queries(&all, 300, 7);
     qs.extend(["session-manager.ts", "中文", "ü", "e", "->", "{\"", "the the", "zz9 qq8"].map(String::from));
     differential(&conn, &qs);
+    on_postgres(&db, &conn, &qs);
 }
 
 #[test]
@@ -181,6 +219,7 @@ fn search_hits_are_exact_on_cjk_emoji_combining_marks_and_code() {
     qs.extend(queries(&all, 200, 11));
     qs.extend(["CAFÉ", "STRASSE", "İSTANBUL", "Σίσυφος", "ǆemal", "K"].map(String::from));
     differential(&conn, &qs);
+    on_postgres(&db, &conn, &qs);
 }
 
 #[test]
@@ -230,6 +269,8 @@ fn search_stays_exact_over_forks_branched_sessions_and_deletes() {
     let sessions: std::collections::BTreeSet<String> =
         search::search(&conn, &qs[0], &everything).unwrap().into_iter().map(|h| h.session_file).collect();
     assert_eq!(per_session.iter().map(|s| s.session_file.clone()).collect::<std::collections::BTreeSet<_>>(), sessions);
+    // On a server the copies are lines of their own.
+    let server = on_postgres(&db, &conn, &qs);
     // Deleting the sessions holding the lines gives the copies their lines (indexed anew),
     // and deleting a fork leaves its keys in the postings only: still exact.
     for path in sources.iter().take(2).chain(forks.iter().take(1)) {
@@ -237,6 +278,13 @@ fn search_stays_exact_over_forks_branched_sessions_and_deletes() {
     }
     search::catch_up(&mut conn, |_, _| {}).unwrap();
     differential(&conn, &qs);
+    // Pushed with --prune: the deleted sessions' lines leave the server's hits too.
+    if let Some((url, mut pg)) = server {
+        let summary = backends::push(&db, &url, &["--prune"]);
+        assert_eq!(summary["pruned"], 3, "{summary}");
+        search::catch_up(&mut pg, |_, _| {}).unwrap();
+        same_on_both(&conn, &pg, &qs);
+    }
 }
 
 mod schema_v9 {

@@ -859,6 +859,22 @@ pub fn hit_row(db: &Db, key: i64, owner: Option<i64>, f: &RowFilter<'_>, with_li
         .optional()?)
 }
 
+/// [`hit_row`] of each `(key, owner, with_line)`, in one round trip on a server.
+pub fn hit_rows(db: &Db, wanted: &[(i64, Option<i64>, bool)], f: &RowFilter<'_>) -> Result<Vec<Option<HitRow>>> {
+    let Some(pg) = db.pg() else {
+        return wanted.iter().map(|&(key, owner, with_line)| hit_row(db, key, owner, f, with_line)).collect();
+    };
+    let own: Vec<&(i64, Option<i64>, bool)> = wanted.iter().filter(|w| w.1.is_none()).collect();
+    let sessions: Vec<i64> = own.iter().map(|w| w.0 >> 32).collect();
+    let seqs: Vec<i64> = own.iter().map(|w| w.0 & 0xffff_ffff).collect();
+    let lines: Vec<bool> = own.iter().map(|w| w.2).collect();
+    let mut found: HashMap<i64, HitRow, FxBuild> = HashMap::default();
+    for r in pg.query(PG_HIT_ROWS, &[&sessions, &seqs, &lines, &f.cwd, &f.role, &f.since_ms])? {
+        found.insert((r.get::<_, i64>("session") << 32) | r.get::<_, i64>("seq"), pg_hit_row(&r));
+    }
+    Ok(wanted.iter().map(|w| if w.1.is_some() { None } else { found.remove(&w.0) }).collect())
+}
+
 /// Calls `take(key, line key, row)` with every searchable entry passing `f`, newest stored
 /// first, until it returns false.
 pub fn scan(db: &Db, f: &RowFilter<'_>, mut take: impl FnMut(i64, i64, HitRow) -> bool) -> Result<()> {
@@ -932,11 +948,13 @@ const PG_PENDING: &str = "SELECT coalesce(sum(s.last_seq - coalesce(p.upto, 0)),
     FROM sessions s LEFT JOIN search_progress p ON p.session = s.skey \
     WHERE p.session IS NULL OR p.row_xmin <> s.xmin::text::bigint";
 const PG_TEXT_COUNT: &str = "SELECT count(*) AS n FROM search_texts";
-const PG_POSTINGS_OF: &str = "SELECT keys FROM search_postings WHERE token = $1";
-const PG_TERMS_STARTING: &str =
+/// The key lists of a token.
+pub const PG_POSTINGS_OF: &str = "SELECT keys FROM search_postings WHERE token = $1";
+/// Vocabulary tokens starting with `$1` (at most `$2`).
+pub const PG_TERMS_STARTING: &str =
     "SELECT term FROM search_terms WHERE term >= $1 AND term < $1 || chr(1114111) ORDER BY term LIMIT $2";
 /// Vocabulary tokens matching a LIKE pattern (`%part%`): pg_trgm's index where it exists.
-const PG_TERMS_LIKE: &str = "SELECT term FROM search_terms WHERE term LIKE $1 LIMIT $2";
+pub const PG_TERMS_LIKE: &str = "SELECT term FROM search_terms WHERE term LIKE $1 LIMIT $2";
 
 /// A searchable entry with what a hit shows, if it passes the filters; its line only when `$6`.
 pub const PG_HIT_ROW: &str = "SELECT s.id, s.path, s.cwd, e.id AS entry_id, t.role, t.ts_ms, \
@@ -944,6 +962,14 @@ pub const PG_HIT_ROW: &str = "SELECT s.id, s.path, s.cwd, e.id AS entry_id, t.ro
     FROM search_texts t JOIN sessions s ON s.skey = t.session JOIN entries e ON e.session = t.session AND e.seq = t.seq \
     WHERE t.session = $1 AND t.seq = $2 \
         AND ($3::text IS NULL OR s.cwd = $3) AND ($4::text IS NULL OR t.role = $4) AND ($5::bigint IS NULL OR t.ts_ms >= $5)";
+
+/// [`PG_HIT_ROW`] of several entries (`$1` sessions, `$2` seqs, `$3` whether with the line).
+pub const PG_HIT_ROWS: &str = "SELECT t.session, t.seq, s.id, s.path, s.cwd, e.id AS entry_id, t.role, t.ts_ms, \
+        CASE WHEN v.with_line THEN e.body END AS body \
+    FROM unnest($1::bigint[], $2::bigint[], $3::bool[]) AS v(session, seq, with_line) \
+    JOIN search_texts t ON t.session = v.session AND t.seq = v.seq \
+    JOIN sessions s ON s.skey = t.session JOIN entries e ON e.session = t.session AND e.seq = t.seq \
+    WHERE ($4::text IS NULL OR s.cwd = $4) AND ($5::text IS NULL OR t.role = $5) AND ($6::bigint IS NULL OR t.ts_ms >= $6)";
 
 /// Every searchable entry passing the filters, newest stored first, with its line.
 pub const PG_SCAN: &str = "SELECT s.id, s.path, s.cwd, e.id AS entry_id, t.role, t.ts_ms, e.body, t.session, t.seq \
