@@ -145,8 +145,13 @@ fn on_postgres(
 /// by [`differential`]); the default top 20, a top 3 and `--sessions` equal SQLite's.
 fn same_on_both(sqlite: &sessiondb::db::Db, pg: &sessiondb::db::Db, qs: &[String], answers: &[String]) {
     let everything = SearchFilter { limit: i64::MAX, ..SearchFilter::default() };
-    for (q, want) in qs.iter().zip(answers) {
+    // Every other query in full, every fourth also as a top-N and `--sessions` (a debug build
+    // checks every candidate's text: all of them would double the suite's time).
+    for (i, (q, want)) in qs.iter().zip(answers).enumerate().step_by(2) {
         assert_eq!(&json(&search::search(pg, q, &everything).unwrap()), want, "{q:?}: SQLite vs PostgreSQL");
+        if i % 4 != 0 {
+            continue;
+        }
         let limit = if q.len() % 2 == 0 { 0 } else { 3 };
         let f = SearchFilter { limit, ..SearchFilter::default() };
         let (a, b) = (search::search(sqlite, q, &f).unwrap(), search::search(pg, q, &f).unwrap());
@@ -155,7 +160,8 @@ fn same_on_both(sqlite: &sessiondb::db::Db, pg: &sessiondb::db::Db, qs: &[String
         assert_eq!(json(&a), json(&b), "{q:?} --sessions limit {limit}: SQLite vs PostgreSQL");
     }
     // Filters.
-    let f = SearchFilter { role: Some("user".into()), since_ms: Some(1_700_000_000_000), limit: 50, ..Default::default() };
+    let f =
+        SearchFilter { role: Some("user".into()), since_ms: Some(1_700_000_000_000), limit: 50, ..Default::default() };
     for q in qs.iter().take(20) {
         assert_eq!(json(&search::search(sqlite, q, &f).unwrap()), json(&search::search(pg, q, &f).unwrap()), "{q:?}");
     }

@@ -275,8 +275,18 @@ fn stats_leave_out_and_count_usage_values_outside_0_to_2_pow_53_on_the_oracle_co
 /// Every `stats` answer (each grouping, with and without filters, the table) and a few
 /// searches give the same output on the SQLite database `local` and on the server `url`.
 fn same_answers(local: &std::path::Path, url: &str, queries: &[&str]) {
-    let filters: [&[&str]; 4] = [&[], &["--since", "2025-03-02"], &["--until", "2025-03-02T12:00:00Z"], &["--cwd", "/p/a"]];
-    for by in [None, Some("day"), Some("week"), Some("month"), Some("model"), Some("provider"), Some("project"), Some("session")] {
+    let filters: [&[&str]; 4] =
+        [&[], &["--since", "2025-03-02"], &["--until", "2025-03-02T12:00:00Z"], &["--cwd", "/p/a"]];
+    for by in [
+        None,
+        Some("day"),
+        Some("week"),
+        Some("month"),
+        Some("model"),
+        Some("provider"),
+        Some("project"),
+        Some("session"),
+    ] {
         for f in filters {
             let mut args = vec!["stats", "--json"];
             if let Some(by) = by {
@@ -339,8 +349,14 @@ fn search_and_stats_on_postgresql_follow_resent_pruned_and_appended_sessions() {
         &url,
         &[
             ("create", serde_json::json!([home.to_str().unwrap()])),
-            ("appendMessage", serde_json::json!([{"role": "user", "content": "where is the xylophoneQuartz", "timestamp": 1_750_000_000_000u64}])),
-            ("appendMessage", serde_json::json!([{"role": "assistant", "content": [{"type": "text", "text": "in the XylophoneQuartz drawer"}], "provider": "p-rpc", "model": "m-rpc", "usage": usage, "stopReason": "stop", "timestamp": 1_750_000_001_000u64}])),
+            (
+                "appendMessage",
+                serde_json::json!([{"role": "user", "content": "where is the xylophoneQuartz", "timestamp": 1_750_000_000_000u64}]),
+            ),
+            (
+                "appendMessage",
+                serde_json::json!([{"role": "assistant", "content": [{"type": "text", "text": "in the XylophoneQuartz drawer"}], "provider": "p-rpc", "model": "m-rpc", "usage": usage, "stopReason": "stop", "timestamp": 1_750_000_001_000u64}]),
+            ),
         ],
     );
     let ids: std::collections::BTreeSet<String> = r[1..].iter().map(|v| v.as_str().unwrap().to_string()).collect();
@@ -357,7 +373,10 @@ fn search_and_stats_on_postgresql_follow_resent_pruned_and_appended_sessions() {
         &url,
         &[
             ("open", serde_json::json!([file])),
-            ("appendMessage", serde_json::json!([{"role": "user", "content": "and the xylophoneQuartz key?", "timestamp": 1_750_000_002_000u64}])),
+            (
+                "appendMessage",
+                serde_json::json!([{"role": "user", "content": "and the xylophoneQuartz key?", "timestamp": 1_750_000_002_000u64}]),
+            ),
         ],
     );
     let mut ids = ids;
@@ -387,8 +406,10 @@ fn postgresql_search_statements_use_an_index() {
     let like: P = &"%ebr%";
     let keys: P = &vec![1i64, 2];
     let bools: P = &vec![true, false];
+    let texts: P = &vec!["zebra", "quux"];
     let cases: Vec<(&str, &str, Vec<P>)> = vec![
         ("postings", si::PG_POSTINGS_OF, vec![text]),
+        ("postings of several", si::PG_POSTINGS_OF_ALL, vec![texts]),
         ("terms starting", si::PG_TERMS_STARTING, vec![text, n]),
         ("terms containing", si::PG_TERMS_LIKE, vec![like, n]),
         ("hit row", si::PG_HIT_ROW, vec![key, key, none_text, none_text, none_key, yes]),

@@ -292,19 +292,18 @@ fn plan(conn: &Db, terms: &[String]) -> Result<Plan> {
         let alternatives = found.iter().filter(|t| *fit != Fit::Suffix || t.ends_with(token.as_str()));
         if current.is_some() {
             // Their keys are read now, decoded as far as the candidates go.
-            let mut blobs = Vec::new();
-            for t in alternatives {
-                blobs.extend(search_index::posting_blobs(conn, t)?);
-            }
+            let alternatives: Vec<&str> = alternatives.map(String::as_str).collect();
+            let blobs = search_index::posting_blobs_of(conn, &alternatives)?;
             if blobs.is_empty() {
                 return Ok(Plan::Nothing);
             }
             words.push(blobs);
         } else {
             // The alternatives' keys together: sorted runs, which a stable sort merges.
+            let alternatives: Vec<&str> = alternatives.map(String::as_str).collect();
             let mut union = Vec::new();
-            for t in alternatives {
-                union.extend(search_index::postings(conn, t)?);
+            for blob in search_index::posting_blobs_of(conn, &alternatives)? {
+                search_index::keys_upto(&blob, i64::MAX, |k| union.push(k));
             }
             union.sort();
             union.dedup();

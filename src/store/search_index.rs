@@ -622,6 +622,21 @@ pub fn posting_blobs(db: &Db, token: &str) -> Result<Vec<Vec<u8>>> {
     Ok(out)
 }
 
+/// The key blobs of every token of `tokens` (on a server in one round trip).
+pub fn posting_blobs_of(db: &Db, tokens: &[&str]) -> Result<Vec<Vec<u8>>> {
+    if let Some(pg) = db.pg() {
+        if tokens.is_empty() {
+            return Ok(Vec::new());
+        }
+        return Ok(pg.query(PG_POSTINGS_OF_ALL, &[&tokens])?.iter().map(|r| r.get::<_, Vec<u8>>(0)).collect());
+    }
+    let mut out = Vec::new();
+    for t in tokens {
+        out.extend(posting_blobs(db, t)?);
+    }
+    Ok(out)
+}
+
 /// Calls `f` with each key of a posting blob up to `last`, ascending.
 pub fn keys_upto(blob: &[u8], last: i64, mut f: impl FnMut(i64)) {
     let mut key: u64 = 0;
@@ -948,6 +963,9 @@ const PG_PENDING: &str = "SELECT coalesce(sum(s.last_seq - coalesce(p.upto, 0)),
     FROM sessions s LEFT JOIN search_progress p ON p.session = s.skey \
     WHERE p.session IS NULL OR p.row_xmin <> s.xmin::text::bigint";
 const PG_TEXT_COUNT: &str = "SELECT count(*) AS n FROM search_texts";
+/// The key lists of several tokens.
+pub const PG_POSTINGS_OF_ALL: &str = "SELECT keys FROM search_postings WHERE token = ANY($1)";
+
 /// The key lists of a token.
 pub const PG_POSTINGS_OF: &str = "SELECT keys FROM search_postings WHERE token = $1";
 /// Vocabulary tokens starting with `$1` (at most `$2`).
@@ -1182,7 +1200,7 @@ fn pg_catch_up_locked(
         tx.execute(PG_META_ADD, &[&(dropped as i64), &"deleted"])?;
     }
     let total: i64 = todo.iter().map(|t| (t.last_seq - t.upto).max(0)).sum();
-    let mut done = 0i64;
+    let (mut done, mut indexed) = (0i64, 0i64);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
     let mut vocabs: Vec<Vocab> = (0..threads).map(|_| Vocab::default()).collect();
     let mut g = Gathered::default();
@@ -1228,6 +1246,7 @@ fn pg_catch_up_locked(
                 g.keys.extend_from_slice(&p.keys);
                 tokenized.push(p.part);
             }
+            indexed += keys.len() as i64;
             gather(&mut g, (keys, tokenized));
             done += lines.len() as i64;
             progress(done, total);
@@ -1251,7 +1270,7 @@ fn pg_catch_up_locked(
     let row_xmins: Vec<i64> = todo.iter().map(|t| t.row_xmin).collect();
     tx.execute(PG_PROGRESS_SET, &[&skeys, &upto, &row_xmins, &line_xmin])?;
     tx.commit()?;
-    Ok(done)
+    Ok(indexed)
 }
 
 /// `text` with LIKE's wildcards and escape character escaped.

@@ -14,7 +14,9 @@ pub fn server() -> Option<String> {
             panic!("SESSIONDB_REQUIRE_PG is set but SESSIONDB_TEST_PG_URL is not: source .ci/postgres.sh")
         }
         _ => {
-            eprintln!("PostgreSQL half skipped: no server (SESSIONDB_TEST_PG_URL unset; `. .ci/postgres.sh` starts one)");
+            eprintln!(
+                "PostgreSQL half skipped: no server (SESSIONDB_TEST_PG_URL unset; `. .ci/postgres.sh` starts one)"
+            );
             None
         }
     }
@@ -37,7 +39,8 @@ pub fn fresh_db(url: &str) -> String {
 
 /// Runs the binary with `args` on `db` (a path or a URL); returns (status, stdout, stderr).
 pub fn sdb(db: &str, args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb")).arg("--db").arg(db).args(args).output().unwrap();
+    let out =
+        std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb")).arg("--db").arg(db).args(args).output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
