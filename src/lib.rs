@@ -33,15 +33,16 @@ pub mod db {
 }
 
 /// PostgreSQL, in part: `push` replicates a local database into a server, and `export`,
-/// `list` and `find` read from it. The SessionManager and `rpc` run on a server given its URL
-/// where they take a database path; most other commands do not yet (docs/postgres.md).
+/// `list` and `find` read from it. The SessionManager, `rpc`, the tree, `resolve`, `discovery`
+/// and `check` run on a server given its URL where they take a database path; search, stats,
+/// import and sync do not yet (docs/postgres.md).
 pub mod pg {
     pub use crate::ingest::push::{default_origin, push, PushOptions, PushSummary};
     pub use crate::read::remote::{
         export_all, fill_all_text, find_everywhere, find_in_dir, find_prefix, list_cwd, list_dir, list_everything,
         resolve, write_session, write_session_file, RemoteRef,
     };
-    pub use crate::store::pg::{connect, is_url, known_version, shown, Server};
+    pub use crate::store::pg::{connect, is_url, shown, Server, KNOWN_VERSION};
 }
 
 /// Not part of the API: the layers below the public modules, reachable for the `sessiondb`

@@ -1,5 +1,6 @@
 //! list / listAll / findById / continueRecent against pi 1.6.0's goldens (`_discovery.json`),
-//! with PI_CODING_AGENT_DIR pointing at the corpus as when the goldens were recorded.
+//! with PI_CODING_AGENT_DIR pointing at the corpus as when the goldens were recorded, on
+//! SQLite and on PostgreSQL (skipped without `SESSIONDB_TEST_PG_URL`).
 
 mod common;
 
@@ -48,16 +49,11 @@ fn check_list(name: &str, ours: &J, theirs: &J) {
     }
 }
 
-#[test]
-fn list_find_and_recent_equal_pi() {
+/// Compares list, findById, continueRecent and listAll on `conn` with pi's goldens.
+fn check_discovery(conn: &sessiondb::db::Db) {
     let corpus_path = common::oracle();
     let corpus = corpus_path.to_string_lossy().into_owned();
-    std::env::set_var("PI_CODING_AGENT_DIR", &corpus);
     let g: J = serde_json::from_slice(&std::fs::read(corpus_path.join("goldens/_discovery.json")).unwrap()).unwrap();
-    let (_d, _p, mut conn) = common::temp_db();
-    let targets = sessiondb::import::collect_targets(&[corpus_path.join("sessions")]).unwrap();
-    sessiondb::import::import_targets(&mut conn, &targets, Default::default(), |_| {});
-
     let mut checked = 0;
     for c in g["cwds"].as_array().unwrap().iter().chain(g["crossDir"].as_array().unwrap()) {
         let cwd = c["cwd"].as_str().unwrap();
@@ -68,30 +64,30 @@ fn list_find_and_recent_equal_pi() {
         let filter = discovery::cwd_filter(cwd, Some(&explicit), &dir);
         let name = format!("{cwd} in {dir_rel}");
         if let Some(list) = c.get("list") {
-            let ours = infos_json(&corpus, &conn, discovery::list_dir(&conn, &dir, filter.as_deref()).unwrap());
+            let ours = infos_json(&corpus, conn, discovery::list_dir(conn, &dir, filter.as_deref()).unwrap());
             check_list(&format!("list {name}"), &ours, &strip_rel(list));
             checked += 1;
         }
         if let Some(found) = c.get("findById").and_then(J::as_object) {
             for (id, want) in found {
-                let got = discovery::find_in_dir(&conn, id, &dir, filter.as_deref()).unwrap().map(|p| rel(&corpus, &p));
+                let got = discovery::find_in_dir(conn, id, &dir, filter.as_deref()).unwrap().map(|p| rel(&corpus, &p));
                 assert_eq!(got.map_or(J::Null, J::String), *want, "findById {id} {name}");
                 checked += 1;
             }
         }
         if let Some(cr) = c.get("continueRecent").filter(|v| v.is_object()) {
-            let got = discovery::recent_in_dir(&conn, &dir, filter.as_deref()).unwrap();
+            let got = discovery::recent_in_dir(conn, &dir, filter.as_deref()).unwrap();
             match cr["file"].as_str() {
                 Some(file) => {
                     let (sid, path) = got.unwrap_or_else(|| panic!("continueRecent {name}: pi opened {file}"));
                     assert_eq!(rel(&corpus, &path), file, "continueRecent {name}");
-                    let t = sessiondb::tree::SessionTree::open(&conn, sid).unwrap();
+                    let t = sessiondb::tree::SessionTree::open(conn, sid).unwrap();
                     let leaf = t.last_entry().unwrap().and_then(|r| r.id).map_or(J::Null, J::String);
                     // A migrated v1 file gets fresh ids on both sides; only compare unmigrated leaves.
                     if cr["fileChanged"] != true {
                         assert_eq!(leaf, cr["leafId"], "continueRecent {name}: leaf");
                     }
-                    let stats = sessiondb::internals::write::load_stats(&conn, sid).unwrap().stats;
+                    let stats = sessiondb::internals::write::load_stats(conn, sid).unwrap().stats;
                     assert_eq!(J::from(stats.entry_count), cr["entryCount"], "continueRecent {name}: entries");
                 }
                 None => assert!(got.is_none(), "continueRecent {name}: pi started a new session, we found {got:?}"),
@@ -99,9 +95,34 @@ fn list_find_and_recent_equal_pi() {
             checked += 1;
         }
     }
-    let ours = infos_json(&corpus, &conn, discovery::list_all(&conn).unwrap());
+    let ours = infos_json(&corpus, conn, discovery::list_all(conn).unwrap());
     check_list("listAll", &ours, &strip_rel(&g["listAll"]));
     assert!(checked > 50, "{checked}");
+}
+
+/// The oracle corpus imported into a new SQLite database, with PI_CODING_AGENT_DIR pointing at
+/// it as when the goldens were recorded.
+fn imported_corpus() -> (tempfile::TempDir, sessiondb::db::Db) {
+    let corpus_path = common::oracle();
+    std::env::set_var("PI_CODING_AGENT_DIR", corpus_path);
+    let (d, _p, mut conn) = common::temp_db();
+    let targets = sessiondb::import::collect_targets(&[corpus_path.join("sessions")]).unwrap();
+    sessiondb::import::import_targets(&mut conn, &targets, Default::default(), |_| {});
+    (d, conn)
+}
+
+#[test]
+fn list_find_and_recent_equal_pi() {
+    let (_d, conn) = imported_corpus();
+    check_discovery(&conn);
+}
+
+/// The same on PostgreSQL: the corpus pushed into a server as its own sessions (origin '').
+#[test]
+fn list_find_and_recent_equal_pi_on_postgresql() {
+    let Some(url) = common::pg::server() else { return };
+    let (_d, local) = imported_corpus();
+    check_discovery(&common::pg::open(&common::pg::pushed(&local, &url)));
 }
 
 /// `allMessagesText` as read from every message row: what the joined copy must equal.

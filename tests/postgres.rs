@@ -387,7 +387,7 @@ fn server_errors_are_one_line_naming_the_server_and_the_cause() {
 #[test]
 fn commands_not_served_on_postgresql_refuse_in_one_line() {
     let Some(url) = server() else { return };
-    for args in [&["recent"][..], &["import", "/nonexistent"], &["check"]] {
+    for args in [&["import", "/nonexistent"][..]] {
         let (code, out, err) = sdb(&url, args);
         assert_eq!(code, 2, "{args:?}");
         assert!(out.is_empty());
@@ -429,7 +429,7 @@ fn per_session_queries_use_an_index() {
     c.batch_execute("SET enable_seqscan = off").unwrap();
     let text: &(dyn postgres::types::ToSql + Sync) = &"x";
     let key: &(dyn postgres::types::ToSql + Sync) = &1i64;
-    use sessiondb::internals::{discovery, entry_rows, sessions, write as local_write};
+    use sessiondb::internals::{discovery, entry_rows, integrity, sessions, write as local_write};
     let cases: Vec<(&str, &str, Vec<&(dyn postgres::types::ToSql + Sync)>)> = vec![
         ("in dir", read::SESSIONS_IN_DIR, vec![text]),
         ("for cwd", read::SESSIONS_FOR_CWD, vec![text]),
@@ -458,12 +458,39 @@ fn per_session_queries_use_an_index() {
         ("recent in dir", discovery::PG_SESSIONS_IN_DIR_BY_RECENCY, vec![text]),
         ("id in dir", discovery::PG_SESSIONS_WITH_ID_IN_DIR, vec![text, text]),
         ("infos in dir", discovery::PG_SESSION_INFOS_IN_DIR, vec![text]),
+        ("list text", discovery::PG_LIST_TEXT, vec![key]),
+        ("id taken", local_write::PG_ID_TAKEN, vec![key, text]),
+        ("fold texts", local_write::PG_FOLD_TEXT, vec![key, key]),
+        // Session references, recent and check.
+        ("ref by id", discovery::PG_SESSIONS_BY_ID, vec![text]),
+        ("ref by id prefix", discovery::PG_SESSIONS_BY_ID_PREFIX, vec![text, text]),
+        ("refs at path", discovery::PG_SESSIONS_AT_PATH, vec![text]),
+        ("most recent", discovery::PG_MOST_RECENT_SESSION, vec![]),
+        ("check session", integrity::PG_CHECK_SESSION, vec![key]),
+        ("check entries", integrity::PG_CHECK_ENTRIES, vec![key]),
     ];
+    let (bytes, float, flag): (Vec<u8>, f64, bool) = (b"x".to_vec(), 1.0, true);
+    let b: &(dyn postgres::types::ToSql + Sync) = &bytes;
+    let (f, t): (&(dyn postgres::types::ToSql + Sync), &(dyn postgres::types::ToSql + Sync)) = (&float, &flag);
+    let append: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![
+        key, key, text, text, text, text, b, text, key, key, key, key, key, key, b, key, b, f, key, key, b, t, key, t,
+    ];
+    let cases: Vec<_> = cases.into_iter().chain([("append", local_write::PG_APPEND_AT, append)]).collect();
     for (what, sql, params) in cases {
         let plan: Vec<String> =
             c.query(&format!("EXPLAIN {sql}"), &params).unwrap().iter().map(|r| r.get::<_, String>(0)).collect();
         let plan = plan.join("\n");
         assert!(plan.contains("Index") && !plan.contains("Seq Scan"), "{what}: {plan}");
+    }
+    // A path alone or the newest session would also be found by a walk over a whole index
+    // ((origin, path) is unique; sessions_pkey): these need their own.
+    for (sql, params, index) in [
+        (discovery::PG_SESSIONS_AT_PATH, vec![text], "sessions_by_path"),
+        (discovery::PG_MOST_RECENT_SESSION, vec![], "sessions_by_origin_written"),
+    ] {
+        let plan: Vec<String> =
+            c.query(&format!("EXPLAIN {sql}"), &params).unwrap().iter().map(|r| r.get::<_, String>(0)).collect();
+        assert!(plan.join("\n").contains(index), "{sql}: {plan:?}");
     }
 }
 
@@ -654,9 +681,9 @@ fn a_postgres_url_opens_the_server_and_unported_reads_say_so() {
     assert_eq!(db.backend(), sessiondb::db::Backend::Postgres);
     // Stats are served (no sessions: no groups).
     assert!(sessiondb::usage_stats::totals(&db, None, &Default::default()).unwrap().is_empty());
-    let Err(err) = sessiondb::check::check_all(&db, |_| {}) else { panic!("check served") };
-    assert!(matches!(err, sessiondb::Error::Unsupported { .. }), "{err:?}");
-    assert!(err.to_string().ends_with(" is not available on PostgreSQL yet"), "{err}");
+    // check is served: an empty database is clean.
+    let report = sessiondb::check::check_all(&db, |_| {}).unwrap();
+    assert!(report.is_clean() && report.integrity_ok && report.sessions == 0, "{report:?}");
     // Listing is served (the server's own sessions: none yet).
     assert!(sessiondb::discovery::list_everything(&db).unwrap().is_empty());
     // Transactions begin and roll back on the server.
@@ -797,6 +824,11 @@ fn concurrent_writer_processes_lose_no_acknowledged_append() {
         assert_eq!(session.get::<_, i64>("last_seq"), ids.len() as i64, "writer {p}: last_seq");
     }
     assert_eq!(writers[0].acked.len(), appends / 2, "the killed writer's acknowledged appends");
+    // And sessiondb's own checks find nothing wrong with any of the sessions.
+    let (code, out, err) = sdb(&db_url, &["check", "--json"]);
+    assert_eq!(code, 0, "check: {out}{err}");
+    let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(report["sessions"].as_u64(), Some(writers.len() as u64), "{report}");
 }
 
 /// Two processes append to one session at once: each append lands after the other's (the
@@ -929,4 +961,79 @@ fn pushed_sessions_read_through_the_tree_as_on_sqlite() {
         };
         assert_eq!(paths(&local), paths(&pg), "list {dir}");
     }
+}
+
+/// The same appends through the SessionManager on SQLite and on PostgreSQL give the same
+/// `allMessagesText`, across the folds that join appended texts into the session's row every
+/// 256 lines (empty texts and lines without text among them), in the session and in a fork;
+/// and an append whose id the session holds already writes nothing and says so.
+#[test]
+fn appended_texts_join_as_on_sqlite_and_a_taken_id_writes_nothing() {
+    use sessiondb::internals::write::{append_new_entry, AppendState, Appended};
+    let Some(url) = server() else { return };
+    let db_url = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("local.sqlite");
+    let message = |i: usize| {
+        let v = match i % 5 {
+            0 => serde_json::json!({"role": "user", "content": "", "timestamp": 1740823200000u64 + i as u64}),
+            1 => serde_json::json!({"role": "user", "content": format!("question {i}"), "timestamp": 1740823200000u64}),
+            2 => {
+                serde_json::json!({"role": "assistant", "content": [{"type": "toolCall", "id": "t", "name": "read", "arguments": {}}],
+                "api": "x", "provider": "p", "model": "m", "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": "toolUse", "timestamp": 1740823200000u64})
+            }
+            3 => {
+                serde_json::json!({"role": "toolResult", "toolCallId": "t", "toolName": "read", "content": [{"type": "text", "text": "file"}], "isError": false, "timestamp": 1740823200000u64})
+            }
+            _ => {
+                serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": format!("answer {i} ✓")}],
+                "api": "x", "provider": "p", "model": "m", "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": "stop", "timestamp": 1740823200000u64})
+            }
+        };
+        sessiondb::json::parse(v.to_string().as_bytes()).unwrap()
+    };
+    let mut texts = Vec::new();
+    for db in [local.clone(), PathBuf::from(&db_url)] {
+        let sessions = dir.path().join(if db == local { "s-sqlite" } else { "s-pg" });
+        let sessions = sessions.to_str().unwrap();
+        let mut m = sessiondb::SessionManager::create(&db, "/p/texts", Some(sessions), Default::default()).unwrap();
+        for i in 0..600 {
+            m.append_message(message(i)).unwrap();
+        }
+        let file = m.session_file().unwrap().to_string();
+        drop(m);
+        let fork =
+            sessiondb::SessionManager::fork_from(&db, &file, "/p/fork", Some(sessions), Default::default()).unwrap();
+        let fork_file = fork.session_file().unwrap().to_string();
+        let conn = sessiondb::db::open(&db).unwrap();
+        let mut infos = sessiondb::discovery::list_everything(&conn).unwrap();
+        sessiondb::discovery::fill_all_text(&conn, &mut infos).unwrap();
+        let text_of = |path: &str| infos.iter().find(|i| i.path == path).unwrap().all_messages_text.clone();
+        texts.push((text_of(&file), text_of(&fork_file)));
+        if db != local {
+            let mut c = postgres::Client::connect(&db_url, postgres::NoTls).unwrap();
+            let folded: i64 = c.query_one("SELECT text_seq FROM sessions WHERE path = $1", &[&file]).unwrap().get(0);
+            assert_eq!(folded, 512, "appends fold the joined text every 256 lines");
+            // An entry whose id the session holds is refused whole.
+            let sid = sessiondb::internals::sessions::sid_by_path(&conn, &file).unwrap().unwrap();
+            let (taken, lines): (String, i64) = {
+                let r = c.query_one("SELECT id, (SELECT count(*) FROM entries WHERE session = $1) FROM entries WHERE session = $1 AND seq = 7", &[&sid]).unwrap();
+                (r.get(0), r.get(1))
+            };
+            let line = format!(
+                r#"{{"type":"custom","customType":"x","id":"{taken}","parentId":null,"timestamp":"2025-03-01T10:00:00.000Z"}}"#
+            );
+            let mut state = AppendState::default();
+            assert_eq!(append_new_entry(&conn, sid, &line, None, &mut state).unwrap(), Appended::IdTaken);
+            let after: i64 = c.query_one("SELECT count(*) FROM entries WHERE session = $1", &[&sid]).unwrap().get(0);
+            assert_eq!(after, lines);
+            let fresh = line.replace(&taken, "fresh-id");
+            assert!(matches!(append_new_entry(&conn, sid, &fresh, None, &mut state).unwrap(), Appended::Key(_)));
+        }
+    }
+    assert!(texts[0].0.contains("question 596") && texts[0].0.contains("answer 599 ✓"), "{}", &texts[0].0[..200]);
+    assert_eq!(texts[1], texts[0], "PostgreSQL's allMessagesText is SQLite's");
+    assert_eq!(texts[0].1, texts[0].0, "a fork has its source's text");
 }

@@ -1,5 +1,6 @@
 //! Tree queries and projections against pi 1.6.0's goldens, with and without the derived
-//! columns (both must equal pi).
+//! columns (both must equal pi), on SQLite and on PostgreSQL (the corpus pushed into a
+//! server as its own sessions; skipped without `SESSIONDB_TEST_PG_URL`).
 
 mod common;
 
@@ -193,29 +194,51 @@ fn check_file(conn: &sessiondb::db::Db, sid: i64, g: &J, shortcuts: bool) -> usi
     checks
 }
 
-fn run_all(shortcuts: bool) {
+/// Imports every golden's file into a new SQLite database; on PostgreSQL (`pg`) the database
+/// is then pushed into a fresh one on the server as its own sessions, which the checks read.
+/// Returns `None` when PostgreSQL is asked for and there is no server (the test skips).
+fn run_all(shortcuts: bool, pg: bool) -> Option<()> {
+    let url = if pg { Some(common::pg::server()?) } else { None };
     let (_d, _p, mut conn) = common::temp_db();
-    let mut files = 0;
-    let mut checks = 0;
+    let mut imported = Vec::new();
     for (file, g) in common::goldens() {
         if !g["openError"].is_null() || std::fs::metadata(file).unwrap().len() == 0 {
             continue;
         }
         let r = import_file(&mut conn, file, None, ImportOptions::default());
         assert_eq!(r.status, FileStatus::Imported, "{}", file.display());
-        let s = sessiondb::resolve::resolve(&conn, &file.to_string_lossy()).unwrap();
-        checks += check_file(&conn, s.sid, g, shortcuts);
-        files += 1;
+        imported.push((file, g));
     }
+    let db = match &url {
+        Some(url) => common::pg::open(&common::pg::pushed(&conn, url)),
+        None => conn,
+    };
+    let mut checks = 0;
+    for (file, g) in &imported {
+        let s = sessiondb::resolve::resolve(&db, &file.to_string_lossy()).unwrap();
+        checks += check_file(&db, s.sid, g, shortcuts);
+    }
+    let files = imported.len();
     assert!(files >= 40 && checks > 500, "{files} files, {checks} checks");
+    Some(())
 }
 
 #[test]
 fn trees_and_projections_equal_pi_using_derived_columns() {
-    run_all(true);
+    run_all(true, false);
 }
 
 #[test]
 fn trees_and_projections_equal_pi_walking_full_paths() {
-    run_all(false);
+    run_all(false, false);
+}
+
+#[test]
+fn trees_and_projections_equal_pi_on_postgresql_using_derived_columns() {
+    run_all(true, true);
+}
+
+#[test]
+fn trees_and_projections_equal_pi_on_postgresql_walking_full_paths() {
+    run_all(false, true);
 }

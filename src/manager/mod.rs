@@ -64,6 +64,9 @@ pub struct SessionManager {
     labels: IndexMap<String, (Value, Option<Value>)>,
     /// Ids of this manager's appends still in the journal.
     journaled: RefCell<HashSet<String>>,
+    /// On PostgreSQL, what the last append left of the session's row and its entry, so that
+    /// the next append is one round trip.
+    appending: write::AppendState,
 }
 
 /// Where a manager's current session lives: pi's three ways of keeping a session.
@@ -219,6 +222,7 @@ impl SessionManager {
             leaf: None,
             labels: IndexMap::new(),
             journaled: RefCell::new(HashSet::new()),
+            appending: write::AppendState::default(),
         }
     }
 
@@ -519,7 +523,7 @@ impl SessionManager {
     /// Writes one entry under `parent_id` (pi's `_appendEntry` + `_persist`). On failure
     /// nothing changes.
     fn write_entry(&mut self, entry: Object) -> Result<String> {
-        let id = entry.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+        let mut id = entry.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
         let parent_id = entry.get("parentId").and_then(Value::as_str).map(str::to_owned);
         let text = Value::Object(entry.clone()).to_json();
         if matches!(self.persistence, Persistence::Staged { .. }) && is_conversation(&entry) {
@@ -544,18 +548,33 @@ impl SessionManager {
             }
             return Ok(id);
         } else {
-            let parent = match parent_id.as_deref() {
-                Some(p) => self.node(p)?,
-                None => None,
-            };
             let sid = self.sid;
+            let known = parent_id.as_deref().and_then(|p| self.appending.node(sid, p));
+            let parent = match (known, parent_id.as_deref()) {
+                (Some(node), _) => Some(node),
+                (None, Some(p)) => self.node(p)?,
+                (None, None) => None,
+            };
             let conn = match &mut self.persistence {
                 Persistence::Staged { stage, .. } => stage,
                 _ => &mut *self.conn,
             };
             if conn.backend() == db::Backend::Postgres {
-                // One statement, committed by itself (see `store::write::PG_APPEND_AT`).
-                write::append_entry(conn, sid, &text, parent)?;
+                // One statement, committed by itself (see `store::write::PG_APPEND_AT`), which
+                // also checks that the id drawn without asking the server is free.
+                let (mut entry, mut text) = (entry, text);
+                while write::append_new_entry(conn, sid, &text, parent, &mut self.appending)?
+                    == write::Appended::IdTaken
+                {
+                    let fresh = ids::new_entry_id(|_| false);
+                    // A compaction that keeps from itself names its own id: it moves with it.
+                    if entry.get("firstKeptEntryId").and_then(Value::as_str) == Some(id.as_str()) {
+                        entry.set("firstKeptEntryId", Value::String(fresh.as_str().into()));
+                    }
+                    entry.set("id", Value::String(fresh.as_str().into()));
+                    text = Value::Object(entry.clone()).to_json();
+                    id = fresh;
+                }
             } else {
                 let tx = conn.write()?;
                 write::append_entry(&tx, sid, &text, parent)?;
@@ -572,6 +591,10 @@ impl SessionManager {
     }
 
     fn new_id(&self) -> Result<String> {
+        if self.raw_db().backend() == db::Backend::Postgres {
+            // The append checks the id is free and draws another if not (`write_entry`).
+            return Ok(ids::new_entry_id(|_| false));
+        }
         // Not settled: journaled ids are checked in memory, so appends stay journal writes.
         let journaled = self.journaled.borrow();
         let mut failed = None;

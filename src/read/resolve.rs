@@ -14,7 +14,7 @@ fn one(what: &str, found: Vec<SessionRef>) -> Result<Option<SessionRef>> {
         1 => Ok(found.into_iter().next()),
         _ => Err(Error::Ambiguous {
             what: what.to_string(),
-            candidates: found.iter().map(|s| format!("{} ({})", s.id, s.path)).collect(),
+            candidates: found.iter().map(|s| format!("{} ({})", s.id, s.place())).collect(),
         }),
     }
 }
@@ -28,8 +28,7 @@ pub fn resolve(db: &Db, reference: &str) -> Result<SessionRef> {
     let looks_like_path = reference.contains('/') || reference.ends_with(".jsonl");
     if looks_like_path || std::path::Path::new(reference).is_file() {
         let abs = crate::pi::layout::resolve_path(reference);
-        let found = stored::ref_by_path(db, &abs.to_string_lossy())?.into_iter().collect();
-        if let Some(s) = one(reference, found)? {
+        if let Some(s) = one(reference, stored::refs_by_path(db, &abs.to_string_lossy())?)? {
             return Ok(s);
         }
         if looks_like_path {

@@ -109,12 +109,10 @@ pub const PG_SESSION_INFOS_UNDER: &str = pg_info_select!(" AND dir >= $1 AND dir
 pub const PG_SESSION_INFOS_FOR_CWD: &str = pg_info_select!(" AND cwd = $1");
 
 fn pg_infos(pg: &Pg, sql: &'static str, params: PgParams<'_>) -> Result<Vec<InfoRow>> {
-    let text =
-        |r: &postgres::Row, c: &str| r.get::<_, Option<&[u8]>>(c).map(|b| String::from_utf8_lossy(b).into_owned());
-    Ok(pg
-        .query(sql, params)?
-        .iter()
-        .map(|r| InfoRow {
+    let text = |r: &postgres::Row, c: &str| r.get::<_, Option<&[u8]>>(c).map(utf8);
+    let mut out = Vec::new();
+    pg.each(sql, params, |r| {
+        out.push(InfoRow {
             sid: r.get("sid"),
             path: r.get("path"),
             id: r.get("id"),
@@ -128,7 +126,8 @@ fn pg_infos(pg: &Pg, sql: &'static str, params: PgParams<'_>) -> Result<Vec<Info
             written_ns: r.get("written_ns"),
             last_seq: r.get("last_seq"),
         })
-        .collect())
+    })?;
+    Ok(out)
 }
 
 fn infos(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<InfoRow>> {
@@ -188,14 +187,18 @@ pub fn session_count(db: &Db) -> Result<i64> {
 /// Every session's joined `allMessagesText` (for listing most of the sessions at once).
 pub const LIST_TEXT_CACHED_ALL: &str = "SELECT sid, upto_seq, text FROM list_texts";
 
-/// [`LIST_TEXT_CACHED_ALL`] on PostgreSQL: the joined text is kept whole on every append.
-pub const PG_LIST_TEXT_ALL: &str = "SELECT skey AS sid, last_seq, all_text FROM sessions WHERE origin = ''";
+/// [`LIST_TEXT_CACHED_ALL`] on PostgreSQL: the joined text, exact up to the last line.
+pub const PG_LIST_TEXT_ALL: &str = concat!(
+    "SELECT s.skey AS sid, s.last_seq, ",
+    crate::store::pg::all_text_of_s!(),
+    " AS all_text FROM sessions s WHERE s.origin = ''"
+);
 
 /// Hands every stored joined text to `f`: session key, the line it is exact up to, the text.
 pub fn each_list_text(db: &Db, mut f: impl FnMut(i64, i64, String)) -> Result<()> {
     if let Some(pg) = db.pg() {
         for r in pg.query(PG_LIST_TEXT_ALL, &[])? {
-            f(r.get("sid"), r.get("last_seq"), String::from_utf8_lossy(r.get::<_, &[u8]>("all_text")).into_owned());
+            f(r.get("sid"), r.get("last_seq"), utf8(r.get("all_text")));
         }
         return Ok(());
     }
@@ -212,33 +215,62 @@ pub fn each_list_text(db: &Db, mut f: impl FnMut(i64, i64, String)) -> Result<()
 pub const LIST_TEXT_CACHED: &str = "SELECT upto_seq, text FROM list_texts WHERE sid = :sid";
 
 /// [`LIST_TEXT_CACHED`] on PostgreSQL.
-pub const PG_LIST_TEXT: &str = "SELECT last_seq, all_text FROM sessions WHERE skey = $1";
+pub const PG_LIST_TEXT: &str = concat!(
+    "SELECT s.last_seq, ",
+    crate::store::pg::all_text_of_s!(),
+    " AS all_text FROM sessions s WHERE s.skey = $1"
+);
 
 /// Session `sid`'s joined text and the line it is exact up to, if one is stored.
 pub fn list_text(db: &Db, sid: i64) -> Result<Option<(i64, String)>> {
     if let Some(pg) = db.pg() {
-        return Ok(pg
-            .query_opt(PG_LIST_TEXT, &[&sid])?
-            .map(|r| (r.get("last_seq"), String::from_utf8_lossy(r.get::<_, &[u8]>("all_text")).into_owned())));
+        return Ok(pg.query_opt(PG_LIST_TEXT, &[&sid])?.map(|r| (r.get("last_seq"), utf8(r.get("all_text")))));
     }
     let mut st = db.conn()?.prepare_cached(LIST_TEXT_CACHED)?;
     Ok(st.query_row(named_params! { ":sid": sid }, |r| Ok((r.get("upto_seq")?, r.get("text")?))).optional()?)
 }
 
 /// The joined texts of sessions `$1` on PostgreSQL, in one round trip.
-pub const PG_LIST_TEXTS_OF: &str = "SELECT skey, last_seq, all_text FROM sessions WHERE skey = ANY($1)";
+pub const PG_LIST_TEXTS_OF: &str = concat!(
+    "SELECT s.skey, s.last_seq, ",
+    crate::store::pg::all_text_of_s!(),
+    " AS all_text FROM sessions s WHERE s.skey = ANY($1)"
+);
 
-/// [`list_text`] of each session of `sids`, in that order.
+/// [`list_text`] of each session of `sids`, in that order. On PostgreSQL one statement (the
+/// round trip a count would cost is a tenth of `list` there); on SQLite, for most of the
+/// sessions one pass over the joined texts, else a lookup per session.
 pub fn list_texts_of(db: &Db, sids: &[i64]) -> Result<Vec<Option<(i64, String)>>> {
-    let Some(pg) = db.pg() else { return sids.iter().map(|&sid| list_text(db, sid)).collect() };
-    let mut by_sid: std::collections::HashMap<i64, (i64, String)> = pg
-        .query(PG_LIST_TEXTS_OF, &[&sids])?
-        .iter()
-        .map(|r| {
-            (r.get("skey"), (r.get("last_seq"), String::from_utf8_lossy(r.get::<_, &[u8]>("all_text")).into_owned()))
-        })
-        .collect();
-    Ok(sids.iter().map(|sid| by_sid.remove(sid)).collect())
+    let Some(pg) = db.pg() else {
+        if (sids.len() as i64) * 2 < session_count(db)? {
+            return sids.iter().map(|&sid| list_text(db, sid)).collect();
+        }
+        let at: std::collections::HashMap<i64, usize> = sids.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+        let mut cached = vec![None; sids.len()];
+        each_list_text(db, |sid, upto, text| {
+            if let Some(&i) = at.get(&sid) {
+                cached[i] = Some((upto, text));
+            }
+        })?;
+        return Ok(cached);
+    };
+    let at: std::collections::HashMap<i64, usize> = sids.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+    let mut out = vec![None; sids.len()];
+    pg.each(PG_LIST_TEXTS_OF, &[&sids], |r| {
+        if let Some(&i) = at.get(&r.get::<_, i64>("skey")) {
+            out[i] = Some((r.get("last_seq"), utf8(r.get("all_text"))));
+        }
+    })?;
+    Ok(out)
+}
+
+/// UTF-8 the server keeps as bytes (`bytea` holds NUL, which `text` cannot): checked first,
+/// copied once; replaced lossily only when invalid.
+fn utf8(b: &[u8]) -> String {
+    match std::str::from_utf8(b) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(b).into_owned(),
+    }
 }
 
 /// Sessions whose joined `allMessagesText` misses lines appended since (`index` folds them in).
@@ -303,9 +335,10 @@ pub fn append_list_texts(db: &Db, sid: i64, from_seq: i64, mut out: String) -> R
 pub const SESSIONS_IN_DIR_BY_RECENCY: &str =
     "SELECT sid, path, cwd FROM sessions WHERE dir = :dir ORDER BY written_ns DESC";
 
-/// [`SESSIONS_IN_DIR_BY_RECENCY`] on PostgreSQL, among the sessions made on the server.
+/// [`SESSIONS_IN_DIR_BY_RECENCY`] on PostgreSQL, among the sessions made on the server. Ties
+/// go to the newest key, as SQLite's backward walk of `sessions_by_dir` gives them.
 pub const PG_SESSIONS_IN_DIR_BY_RECENCY: &str =
-    "SELECT skey, path, cwd FROM sessions WHERE origin = '' AND dir = $1 ORDER BY written_ns DESC";
+    "SELECT skey, path, cwd FROM sessions WHERE origin = '' AND dir = $1 ORDER BY written_ns DESC, skey DESC";
 
 /// The first session in folder `dir`, most recently written first, whose header cwd `pick`
 /// accepts: its key and path.
@@ -336,8 +369,16 @@ pub fn most_recent_in_dir(
 /// The session written last.
 pub const MOST_RECENT_SESSION: &str = "SELECT sid, path FROM sessions ORDER BY written_ns DESC LIMIT 1";
 
+/// [`MOST_RECENT_SESSION`] on PostgreSQL, among the sessions made on the server (as
+/// continue-recent in a folder; ties to the newest key, as on SQLite).
+pub const PG_MOST_RECENT_SESSION: &str =
+    "SELECT skey, path FROM sessions WHERE origin = '' ORDER BY written_ns DESC, skey DESC LIMIT 1";
+
 /// The session written last anywhere: its key and path.
 pub fn most_recent(db: &Db) -> Result<Option<(i64, String)>> {
+    if let Some(pg) = db.pg() {
+        return Ok(pg.query_opt(PG_MOST_RECENT_SESSION, &[])?.map(|r| (r.get("skey"), r.get("path"))));
+    }
     let mut st = db.conn()?.prepare_cached(MOST_RECENT_SESSION)?;
     Ok(st.query_row([], |r| Ok((r.get("sid")?, r.get("path")?))).optional()?)
 }
@@ -385,21 +426,52 @@ pub struct SessionRef {
     pub id: String,
     /// The session's file path.
     pub path: String,
+    /// On PostgreSQL, the machine the session was pushed from (`""`: made on the server);
+    /// `None` on SQLite.
+    pub origin: Option<String>,
+}
+
+impl SessionRef {
+    /// Where the session is, for messages: its path, after its origin when it has one.
+    pub fn place(&self) -> String {
+        match self.origin.as_deref() {
+            Some(o) if !o.is_empty() => format!("{o}:{}", self.path),
+            _ => self.path.clone(),
+        }
+    }
 }
 
 fn refs(db: &Db, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<SessionRef>> {
     let mut st = db.conn()?.prepare_cached(sql)?;
     let rows = st
-        .query_map(params, |r| Ok(SessionRef { sid: r.get("sid")?, id: r.get("id")?, path: r.get("path")? }))?
+        .query_map(params, |r| {
+            Ok(SessionRef { sid: r.get("sid")?, id: r.get("id")?, path: r.get("path")?, origin: None })
+        })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows)
+}
+
+/// A PostgreSQL statement's [`SessionRef`]s. A server holds the sessions of every origin:
+/// references find them all (a path or id on two origins is ambiguous), as `export` does.
+fn pg_refs(pg: &Pg, sql: &'static str, params: PgParams<'_>) -> Result<Vec<SessionRef>> {
+    Ok(pg
+        .query(sql, params)?
+        .iter()
+        .map(|r| SessionRef { sid: r.get("sid"), id: r.get("id"), path: r.get("path"), origin: Some(r.get("origin")) })
+        .collect())
 }
 
 /// Sessions whose header id is exactly `:id`.
 pub const SESSIONS_BY_ID: &str = "SELECT sid, id, path FROM sessions WHERE id = :id ORDER BY sid";
 
+/// [`SESSIONS_BY_ID`] on PostgreSQL (every origin).
+pub const PG_SESSIONS_BY_ID: &str = "SELECT skey AS sid, id, path, origin FROM sessions WHERE id = $1 ORDER BY skey";
+
 /// The sessions whose header id is `id`, oldest first.
 pub fn refs_by_id(db: &Db, id: &str) -> Result<Vec<SessionRef>> {
+    if let Some(pg) = db.pg() {
+        return pg_refs(pg, PG_SESSIONS_BY_ID, &[&id]);
+    }
     refs(db, SESSIONS_BY_ID, named_params! { ":id": id })
 }
 
@@ -408,13 +480,28 @@ pub fn refs_by_id(db: &Db, id: &str) -> Result<Vec<SessionRef>> {
 pub const SESSIONS_BY_ID_PREFIX: &str =
     "SELECT sid, id, path FROM sessions WHERE id >= :lo AND id < :hi ORDER BY id LIMIT 50";
 
+/// [`SESSIONS_BY_ID_PREFIX`] on PostgreSQL (every origin).
+pub const PG_SESSIONS_BY_ID_PREFIX: &str =
+    "SELECT skey AS sid, id, path, origin FROM sessions WHERE id >= $1 AND id < $2 ORDER BY id, skey LIMIT 50";
+
 /// The sessions whose header id starts with `prefix` (at most 50), by id.
 pub fn refs_by_id_prefix(db: &Db, prefix: &str) -> Result<Vec<SessionRef>> {
     let upper = format!("{prefix}\u{10FFFF}");
+    if let Some(pg) = db.pg() {
+        return pg_refs(pg, PG_SESSIONS_BY_ID_PREFIX, &[&prefix, &upper]);
+    }
     refs(db, SESSIONS_BY_ID_PREFIX, named_params! { ":lo": prefix, ":hi": upper })
 }
 
-/// The session whose file is at `path` (paths are unique).
-pub fn ref_by_path(db: &Db, path: &str) -> Result<Option<SessionRef>> {
-    Ok(refs(db, crate::store::sessions::SESSION_REF_BY_PATH, named_params! { ":path": path })?.into_iter().next())
+/// [`crate::store::sessions::SESSION_REF_BY_PATH`] on PostgreSQL: one session per origin.
+pub const PG_SESSIONS_AT_PATH: &str =
+    "SELECT skey AS sid, id, path, origin FROM sessions WHERE path = $1 ORDER BY skey";
+
+/// The sessions whose file is at `path`: at most one on SQLite (paths are unique), one per
+/// origin on PostgreSQL.
+pub fn refs_by_path(db: &Db, path: &str) -> Result<Vec<SessionRef>> {
+    if let Some(pg) = db.pg() {
+        return pg_refs(pg, PG_SESSIONS_AT_PATH, &[&path]);
+    }
+    refs(db, crate::store::sessions::SESSION_REF_BY_PATH, named_params! { ":path": path })
 }

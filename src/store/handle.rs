@@ -57,6 +57,25 @@ impl Pg {
         s.client.query(&st, params).map_err(|e| s.pg(e))
     }
 
+    /// Runs `sql` (prepared once per connection) and hands each row to `f` as it arrives: the
+    /// rows of a long answer are read while the server still sends the rest.
+    pub(in crate::store) fn each(
+        &self,
+        sql: &'static str,
+        params: PgParams<'_>,
+        mut f: impl FnMut(&postgres::Row),
+    ) -> Result<()> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let mut s = self.server()?;
+        let st = self.statement(&mut s, sql)?;
+        let name = s.name.clone();
+        let mut rows = s.client.query_raw(&st, params.iter().copied()).map_err(|e| Server::describe(&name, &e))?;
+        while let Some(r) = rows.next().map_err(|e| Server::describe(&name, &e))? {
+            f(&r);
+        }
+        Ok(())
+    }
+
     /// [`Pg::query`] for at most one row.
     pub(in crate::store) fn query_opt(&self, sql: &'static str, params: PgParams<'_>) -> Result<Option<postgres::Row>> {
         let mut s = self.server()?;

@@ -1,9 +1,14 @@
 //! Typed reads behind `check`: SQLite's own checks, the shared-line check, and the session
 //! and entry columns the session-level checks compare. Each statement sits beside the
 //! function that binds it (named parameters) and reads its columns by name.
+//!
+//! On PostgreSQL the session and entry reads run their `PG_…` statement (every origin's
+//! sessions); SQLite's file checks and the shared-line check have no counterpart there (the
+//! server keeps its own pages and foreign keys, and copies hold their own lines) and find
+//! nothing.
 
 use crate::error::{Error, Result};
-use crate::store::handle::{columns, Db};
+use crate::store::handle::{columns, Db, Pg};
 use crate::store::keys::SessionKey;
 use rusqlite::{named_params, OptionalExtension};
 
@@ -39,6 +44,9 @@ pub const INTEGRITY_CHECK: &str = "PRAGMA integrity_check(100)";
 /// Hands `f` each line of SQLite's integrity check (`ok` when it found nothing), until `f`
 /// returns `false`.
 pub fn integrity_check(db: &Db, f: impl FnMut(String) -> bool) -> Result<()> {
+    if db.pg().is_some() {
+        return Ok(());
+    }
     each(db, INTEGRITY_CHECK, |r| r.get("integrity_check"), f)
 }
 
@@ -54,6 +62,9 @@ pub struct ForeignKeyProblem {
 
 /// Hands `f` each broken foreign key, until `f` returns `false`.
 pub fn foreign_key_check(db: &Db, f: impl FnMut(ForeignKeyProblem) -> bool) -> Result<()> {
+    if db.pg().is_some() {
+        return Ok(());
+    }
     each(
         db,
         FOREIGN_KEY_CHECK,
@@ -82,6 +93,9 @@ pub struct SharedLineProblem {
 
 /// Hands `f` each copied row with a problem, until `f` returns `false`.
 pub fn shared_line_check(db: &Db, f: impl FnMut(SharedLineProblem) -> bool) -> Result<()> {
+    if db.pg().is_some() {
+        return Ok(());
+    }
     each(
         db,
         CHECK_SHARED_LINES,
@@ -113,13 +127,32 @@ impl CheckedSession {
             tree_ok: r.get::<_, i64>("tree_ok")? != 0,
         })
     }
+
+    fn from_pg(r: &postgres::Row) -> Self {
+        CheckedSession {
+            sid: r.get("sid"),
+            id: r.get("id"),
+            path: r.get("path"),
+            cwd: r.get("cwd"),
+            entry_count: r.get("entry_count"),
+            last_seq: r.get("last_seq"),
+            tree_ok: r.get("tree_ok"),
+        }
+    }
 }
 
 /// Every session with what `check` compares its lines against.
 pub const CHECK_SESSIONS: &str = "SELECT sid, id, path, cwd, entry_count, last_seq, tree_ok FROM sessions ORDER BY sid";
 
+/// [`CHECK_SESSIONS`] on PostgreSQL: the sessions of every origin.
+pub const PG_CHECK_SESSIONS: &str =
+    "SELECT skey AS sid, id, path, cwd, entry_count, last_seq, tree_ok FROM sessions ORDER BY skey";
+
 /// Every session, as the check reads it.
 pub fn sessions(db: &Db) -> Result<Vec<CheckedSession>> {
+    if let Some(pg) = db.pg() {
+        return Ok(pg.query(PG_CHECK_SESSIONS, &[])?.iter().map(CheckedSession::from_pg).collect());
+    }
     let mut st = db.conn()?.prepare(CHECK_SESSIONS)?;
     let rows = st.query_map([], CheckedSession::from_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows)
@@ -129,8 +162,15 @@ pub fn sessions(db: &Db) -> Result<Vec<CheckedSession>> {
 pub const CHECK_SESSION: &str =
     "SELECT sid, id, path, cwd, entry_count, last_seq, tree_ok FROM sessions WHERE sid = :sid";
 
+/// [`CHECK_SESSION`] on PostgreSQL.
+pub const PG_CHECK_SESSION: &str =
+    "SELECT skey AS sid, id, path, cwd, entry_count, last_seq, tree_ok FROM sessions WHERE skey = $1";
+
 /// Session `sid`, as the check reads it.
 pub fn session(db: &Db, sid: i64) -> Result<Option<CheckedSession>> {
+    if let Some(pg) = db.pg() {
+        return Ok(pg.query_opt(PG_CHECK_SESSION, &[&sid])?.as_ref().map(CheckedSession::from_pg));
+    }
     let mut st = db.conn()?.prepare_cached(CHECK_SESSION)?;
     Ok(st.query_row(named_params! { ":sid": sid }, CheckedSession::from_row).optional()?)
 }
@@ -151,8 +191,30 @@ pub const CHECK_ENTRIES: &str = "SELECT seq, id, parent_id, type, \
         CASE WHEN type IN ('label', 'context_edit', 'compaction') THEN body END AS body \
     FROM entry_lines WHERE key BETWEEN :lo AND :hi ORDER BY key";
 
+/// [`CHECK_ENTRIES`] on PostgreSQL (the primary key's range; every row holds its line).
+pub const PG_CHECK_ENTRIES: &str = "SELECT seq, id, parent_id, type, \
+        CASE WHEN type IN ('label', 'context_edit', 'compaction') THEN body END AS body \
+    FROM entries WHERE session = $1 ORDER BY seq";
+
+fn pg_entries(pg: &Pg, sid: i64) -> Result<Vec<CheckedEntry>> {
+    Ok(pg
+        .query(PG_CHECK_ENTRIES, &[&sid])?
+        .iter()
+        .map(|r| CheckedEntry {
+            seq: r.get("seq"),
+            id: r.get("id"),
+            parent_id: r.get("parent_id"),
+            kind: r.get("type"),
+            body: r.get::<_, Option<&[u8]>>("body").map(|b| String::from_utf8_lossy(b).into_owned()),
+        })
+        .collect())
+}
+
 /// Every line of session `sid` in file order, as the check reads it.
 pub fn entries(db: &Db, sid: i64) -> Result<Vec<CheckedEntry>> {
+    if let Some(pg) = db.pg() {
+        return pg_entries(pg, sid);
+    }
     let (lo, hi) = SessionKey(sid).range();
     let mut st = db.conn()?.prepare_cached(CHECK_ENTRIES)?;
     let c = columns(&st, ["seq", "id", "parent_id", "type", "body"])?;

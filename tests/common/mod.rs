@@ -2,6 +2,8 @@
 //! tests/fixtures/regenerate.sh), goldens, temporary databases and the CLI binary.
 #![allow(dead_code)]
 
+pub mod pg;
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 

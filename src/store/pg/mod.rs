@@ -3,6 +3,20 @@
 //! ([`read`]). The schema is in `src/store/pg/migrations/` (not `migrations/`: refinery's
 //! `embed_migrations!` walks its folder recursively, and that one holds SQLite's).
 
+/// SQL for the whole `allMessagesText` of session row `s`: its `all_text`, joined up to line
+/// `text_seq`, and the message texts appends left in their entry rows since (see
+/// `store::write::PG_FOLD_TEXT`), space-joined as pi joins them.
+macro_rules! all_text_of_s {
+    () => {
+        "CASE WHEN s.text_seq >= s.last_seq THEN s.all_text ELSE ( \
+            SELECT CASE WHEN string_agg(e.list_text, '\\x20'::bytea ORDER BY e.seq) IS NULL THEN s.all_text \
+                WHEN s.has_text THEN s.all_text || '\\x20'::bytea || string_agg(e.list_text, '\\x20'::bytea ORDER BY e.seq) \
+                ELSE string_agg(e.list_text, '\\x20'::bytea ORDER BY e.seq) END \
+            FROM entries e WHERE e.session = s.skey AND e.seq > s.text_seq AND e.list_text IS NOT NULL) END"
+    };
+}
+pub(crate) use all_text_of_s;
+
 pub mod read;
 pub mod tls;
 pub mod write;
@@ -162,10 +176,9 @@ fn check_server(s: &mut Server) -> Result<()> {
     Ok(())
 }
 
-/// Newest migration this build knows.
-pub fn known_version() -> i64 {
-    embedded::migrations::runner().get_migrations().iter().map(|m| i64::from(m.version())).max().unwrap_or(0)
-}
+/// Newest migration this build knows (`pg/migrations/`; a unit test keeps them equal). A
+/// constant: asking refinery compiles its migration-name regex, on every connection.
+pub const KNOWN_VERSION: i64 = 6;
 
 /// Newest migration applied to the server's database (`None` for a new one).
 fn applied_version(s: &mut Server) -> Result<Option<i64>> {
@@ -192,7 +205,7 @@ fn newer(s: &Server, found: i64, known: i64) -> Error {
 /// Applies the migrations the database lacks, one process at a time (an advisory lock), and
 /// refuses a schema newer than this build.
 fn migrate(s: &mut Server) -> Result<()> {
-    let known = known_version();
+    let known = KNOWN_VERSION;
     match applied_version(s)? {
         Some(v) if v > known => return Err(newer(s, v, known)),
         Some(v) if v == known => return Ok(()),
@@ -221,5 +234,15 @@ pub(crate) fn pg_text(text: &str) -> std::borrow::Cow<'_, str> {
         std::borrow::Cow::Owned(text.replace('\0', "\u{FFFD}"))
     } else {
         std::borrow::Cow::Borrowed(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_known_version_is_the_newest_migration() {
+        let newest =
+            super::embedded::migrations::runner().get_migrations().iter().map(|m| i64::from(m.version())).max();
+        assert_eq!(newest, Some(super::KNOWN_VERSION));
     }
 }

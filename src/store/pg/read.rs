@@ -124,8 +124,12 @@ pub fn all_texts(s: &mut Server, skeys: &[i64]) -> Result<Vec<String>> {
     let rows = s
         .client
         .query(
-            "SELECT k.skey, s.all_text FROM unnest($1::bigint[]) WITH ORDINALITY AS k(skey, n) \
-                JOIN sessions s ON s.skey = k.skey ORDER BY k.n",
+            concat!(
+                "SELECT k.skey, ",
+                super::all_text_of_s!(),
+                " AS all_text FROM unnest($1::bigint[]) WITH ORDINALITY AS k(skey, n) \
+                JOIN sessions s ON s.skey = k.skey ORDER BY k.n"
+            ),
             &[&skeys],
         )
         .map_err(|e| s.pg(e))?;

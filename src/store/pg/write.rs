@@ -69,15 +69,15 @@ fn origin_lock(origin: &str) -> i64 {
 /// A new session row (its lines follow by [`EntryCopy`], its hash by [`set_hashes`]).
 pub const INSERT_SESSION: &str = "INSERT INTO sessions (origin, path, id, dir, rel_path, cwd, created, \
     parent_session, header, file_mtime_ns, written_ns, name, message_count, first_message, last_activity_ms, \
-    entry_count, last_seq, all_text, lines_hash, local_sid, tree_ok, has_text) \
+    entry_count, last_seq, all_text, lines_hash, local_sid, tree_ok, has_text, text_seq) \
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, 0, $19, $20, \
-        octet_length($18::bytea) > 0) RETURNING skey";
+        octet_length($18::bytea) > 0, $17) RETURNING skey";
 
 /// An existing session row brought up to the origin's.
 pub const UPDATE_SESSION: &str = "UPDATE sessions SET id = $2, dir = $3, rel_path = $4, cwd = $5, created = $6, \
     parent_session = $7, header = $8, file_mtime_ns = $9, written_ns = $10, name = $11, message_count = $12, \
     first_message = $13, last_activity_ms = $14, entry_count = $15, last_seq = $16, all_text = $17, local_sid = $18, \
-    tree_ok = $19, has_text = octet_length($17::bytea) > 0 WHERE skey = $1";
+    tree_ok = $19, has_text = octet_length($17::bytea) > 0, text_seq = $16 WHERE skey = $1";
 
 /// Drops a session's lines before it is sent again whole.
 pub const DELETE_LINES: &str = "DELETE FROM entries WHERE session = $1";

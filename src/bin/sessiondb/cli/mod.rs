@@ -88,8 +88,20 @@ pub fn run() -> i32 {
         (Command::Push(a), _) => push::run(&db, a),
         (Command::Rpc(a), _) => rpc::run(&db, a),
         (Command::Bench(a), url) => bench::run(a, url.as_deref()),
+        // The same code as on SQLite: each takes a `Db`, whose store functions read the server.
+        (
+            command @ (Command::Context(_)
+            | Command::Branch(_)
+            | Command::Tree(_)
+            | Command::Children(_)
+            | Command::Show(_)
+            | Command::Recent(_)
+            | Command::Check(_)),
+            Some(_),
+        ) => run_local(&db, command),
         (command, Some(url)) => Err(anyhow::anyhow!(
-            "{}: sessiondb {} is not served yet on PostgreSQL (export, list, find, search, index, stats, rpc and push are)",
+            "{}: sessiondb {} is not served yet on PostgreSQL (export, list, find, tree, branch, children, \
+             context, show, recent, check, search, index, stats, rpc and push are)",
             sessiondb::pg::shown(&url),
             command.name()
         )),
@@ -128,7 +140,7 @@ impl Command {
     }
 }
 
-/// The commands on a local SQLite database.
+/// The commands on a local SQLite database (and those served the same way on PostgreSQL).
 fn run_local(db: &std::path::Path, command: Command) -> anyhow::Result<i32> {
     match command {
         Command::Import(a) => import::run(db, a),
