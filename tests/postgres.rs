@@ -387,7 +387,7 @@ fn server_errors_are_one_line_naming_the_server_and_the_cause() {
 #[test]
 fn commands_not_served_on_postgresql_refuse_in_one_line() {
     let Some(url) = server() else { return };
-    for args in [&["import", "/nonexistent"][..]] {
+    for args in [&["import", "/nonexistent"][..], &["sync", "/nonexistent"]] {
         let (code, out, err) = sdb(&url, args);
         assert_eq!(code, 2, "{args:?}");
         assert!(out.is_empty());
