@@ -32,11 +32,11 @@ pub mod db {
     };
 }
 
-/// PostgreSQL, in part: `push` replicates a local database into a server, `import_targets`,
-/// `sync_dir` and `sync_paths` write session files into it (its own sessions, origin `''`), and
-/// `export`, `list` and `find` read from it. The SessionManager, `rpc`, the tree, `resolve`,
-/// `discovery` and `check` run on a server given its URL where they take a database path;
-/// search and stats do not yet (docs/postgres.md).
+/// PostgreSQL: `push` replicates a local database into a server, `import_targets`, `sync_dir`
+/// and `sync_paths` write session files into it (its own sessions, origin `''`), and `export`,
+/// `list` and `find` read from it across origins. The SessionManager, `rpc`, the tree,
+/// `resolve`, `discovery`, `search`, `usage_stats` and `check` run on a server given its URL
+/// where they take a database path (docs/postgres.md).
 pub mod pg {
     pub use crate::ingest::push::{default_origin, push, PushOptions, PushSummary};
     pub use crate::ingest::to_server::{import_targets, sync_dir, sync_paths, SERVER_ORIGIN};

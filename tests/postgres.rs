@@ -365,17 +365,10 @@ fn server_errors_are_one_line_naming_the_server_and_the_cause() {
     assert_eq!(count(&url, "SELECT count(*) FROM entries"), before);
 }
 
+/// Every command runs on a server now; what cannot is refused in one line, naming why.
 #[test]
-fn commands_not_served_on_postgresql_refuse_in_one_line() {
+fn what_postgresql_cannot_serve_is_refused_in_one_line() {
     let Some(url) = server() else { return };
-    for args in [&["stats"][..], &["search", "x"]] {
-        let (code, out, err) = sdb(&url, args);
-        assert_eq!(code, 2, "{args:?}");
-        assert!(out.is_empty());
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-        assert!(err.contains("not served yet on PostgreSQL"), "{args:?}: {err}");
-        assert!(!err.contains(url.split_once('@').unwrap().0.rsplit_once(':').unwrap().1), "password shown: {err}");
-    }
     // Schemes sessiondb does not serve at all stay refused, and create nothing.
     let dir = tempfile::tempdir().unwrap();
     let (code, _, err) = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
@@ -388,9 +381,12 @@ fn commands_not_served_on_postgresql_refuse_in_one_line() {
     assert!(err.contains("does not serve mysql://"), "{err}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     // push needs a local source.
-    let (code, _, err) = sdb(&url, &["push", "--to", &url]);
+    let (code, out, err) = sdb(&url, &["push", "--to", &url]);
     assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("local SQLite database"), "{err}");
+    assert!(!err.contains(url.split_once('@').unwrap().0.rsplit_once(':').unwrap().1), "password shown: {err}");
 }
 
 /// Every per-session and per-entry statement of the PostgreSQL store can be answered from an
@@ -660,9 +656,8 @@ fn a_postgres_url_opens_the_server_and_unported_reads_say_so() {
     let db_url = fresh_db(&url);
     let mut db = sessiondb::db::open(Path::new(&db_url)).unwrap();
     assert_eq!(db.backend(), sessiondb::db::Backend::Postgres);
-    let Err(err) = sessiondb::usage_stats::totals(&db, None, &Default::default()) else { panic!("stats served") };
-    assert!(matches!(err, sessiondb::Error::Unsupported { what: "stats", .. }), "{err:?}");
-    assert_eq!(err.to_string(), "stats is not available on PostgreSQL yet");
+    // Stats are served (no sessions: no groups).
+    assert!(sessiondb::usage_stats::totals(&db, None, &Default::default()).unwrap().is_empty());
     // check is served: an empty database is clean.
     let report = sessiondb::check::check_all(&db, |_| {}).unwrap();
     assert!(report.is_clean() && report.integrity_ok && report.sessions == 0, "{report:?}");

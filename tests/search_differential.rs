@@ -2,6 +2,7 @@
 //! (case-insensitively), and no such entry is missed, on the oracle corpus and on synthetic
 //! text with CJK, emoji, combining marks and code.
 
+mod backends;
 mod common;
 
 use sessiondb::search::{self, SearchFilter};
@@ -91,8 +92,10 @@ fn terms(q: &str) -> Vec<String> {
     out
 }
 
-fn differential(conn: &sessiondb::db::Db, qs: &[String]) {
+/// Checks every query's hits against a plain scan; returns each query's hits as JSON.
+fn differential(conn: &sessiondb::db::Db, qs: &[String]) -> Vec<String> {
     let all = texts(conn);
+    let mut answers = Vec::new();
     let everything = SearchFilter { limit: i64::MAX, ..SearchFilter::default() };
     for q in qs {
         let ts = terms(q);
@@ -103,6 +106,7 @@ fn differential(conn: &sessiondb::db::Db, qs: &[String]) {
             }
         }
         let hits = search::search(conn, q, &everything).unwrap();
+        answers.push(json(&hits));
         let mut got: BTreeMap<(String, String), usize> = BTreeMap::new();
         for h in &hits {
             // The snippet shows the first term's match, in brackets.
@@ -119,6 +123,52 @@ fn differential(conn: &sessiondb::db::Db, qs: &[String]) {
             );
         }
     }
+    answers
+}
+
+/// The sessions of `local` (the SQLite database `sqlite` holds) pushed to a fresh database of
+/// the test server: every query's hits there are exact too, and the same as SQLite's (order,
+/// ranks, snippets; `--sessions` too). Returns the server's URL and handle.
+fn on_postgres(
+    local: &std::path::Path,
+    sqlite: &sessiondb::db::Db,
+    qs: &[String],
+    answers: &[String],
+) -> Option<(String, sessiondb::db::Db)> {
+    let (url, mut pg) = backends::pushed(local)?;
+    search::catch_up(&mut pg, |_, _| {}).unwrap();
+    same_on_both(sqlite, &pg, qs, answers);
+    Some((url, pg))
+}
+
+/// Every query's hits on the server equal `answers` (SQLite's, checked against a plain scan
+/// by [`differential`]); the default top 20, a top 3 and `--sessions` equal SQLite's.
+fn same_on_both(sqlite: &sessiondb::db::Db, pg: &sessiondb::db::Db, qs: &[String], answers: &[String]) {
+    let everything = SearchFilter { limit: i64::MAX, ..SearchFilter::default() };
+    // Every other query in full, every fourth also as a top-N and `--sessions` (a debug build
+    // checks every candidate's text: all of them would double the suite's time).
+    for (i, (q, want)) in qs.iter().zip(answers).enumerate().step_by(2) {
+        assert_eq!(&json(&search::search(pg, q, &everything).unwrap()), want, "{q:?}: SQLite vs PostgreSQL");
+        if i % 4 != 0 {
+            continue;
+        }
+        let limit = if q.len() % 2 == 0 { 0 } else { 3 };
+        let f = SearchFilter { limit, ..SearchFilter::default() };
+        let (a, b) = (search::search(sqlite, q, &f).unwrap(), search::search(pg, q, &f).unwrap());
+        assert_eq!(json(&a), json(&b), "{q:?} limit {limit}: SQLite vs PostgreSQL");
+        let (a, b) = (search::search_sessions(sqlite, q, &f).unwrap(), search::search_sessions(pg, q, &f).unwrap());
+        assert_eq!(json(&a), json(&b), "{q:?} --sessions limit {limit}: SQLite vs PostgreSQL");
+    }
+    // Filters.
+    let f =
+        SearchFilter { role: Some("user".into()), since_ms: Some(1_700_000_000_000), limit: 50, ..Default::default() };
+    for q in qs.iter().take(20) {
+        assert_eq!(json(&search::search(sqlite, q, &f).unwrap()), json(&search::search(pg, q, &f).unwrap()), "{q:?}");
+    }
+}
+
+fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap()
 }
 
 #[test]
@@ -131,7 +181,8 @@ fn search_hits_are_exactly_the_entries_containing_every_term_on_the_oracle_corpu
     assert!(all.len() > 1000, "{} texts", all.len());
     let mut qs = queries(&all, 300, 7);
     qs.extend(["session-manager.ts", "中文", "ü", "e", "->", "{\"", "the the", "zz9 qq8"].map(String::from));
-    differential(&conn, &qs);
+    let answers = differential(&conn, &qs);
+    on_postgres(&db, &conn, &qs, &answers);
 }
 
 #[test]
@@ -180,7 +231,8 @@ fn search_hits_are_exact_on_cjk_emoji_combining_marks_and_code() {
     }
     qs.extend(queries(&all, 200, 11));
     qs.extend(["CAFÉ", "STRASSE", "İSTANBUL", "Σίσυφος", "ǆemal", "K"].map(String::from));
-    differential(&conn, &qs);
+    let answers = differential(&conn, &qs);
+    on_postgres(&db, &conn, &qs, &answers);
 }
 
 #[test]
@@ -223,20 +275,29 @@ fn search_stays_exact_over_forks_branched_sessions_and_deletes() {
     let all = texts(&conn);
     let mut qs = queries(&all, 120, 13);
     qs.extend(["session-manager.ts", "the the", "e"].map(String::from));
-    differential(&conn, &qs);
+    let answers = differential(&conn, &qs);
     // `--sessions` counts every copy's session.
     let everything = SearchFilter { limit: i64::MAX, ..SearchFilter::default() };
     let per_session = search::search_sessions(&conn, &qs[0], &everything).unwrap();
     let sessions: std::collections::BTreeSet<String> =
         search::search(&conn, &qs[0], &everything).unwrap().into_iter().map(|h| h.session_file).collect();
     assert_eq!(per_session.iter().map(|s| s.session_file.clone()).collect::<std::collections::BTreeSet<_>>(), sessions);
+    // On a server the copies are lines of their own.
+    let server = on_postgres(&db, &conn, &qs, &answers);
     // Deleting the sessions holding the lines gives the copies their lines (indexed anew),
     // and deleting a fork leaves its keys in the postings only: still exact.
     for path in sources.iter().take(2).chain(forks.iter().take(1)) {
         conn.sqlite().execute("DELETE FROM sessions WHERE path = ?1", [path]).unwrap();
     }
     search::catch_up(&mut conn, |_, _| {}).unwrap();
-    differential(&conn, &qs);
+    let answers = differential(&conn, &qs);
+    // Pushed with --prune: the deleted sessions' lines leave the server's hits too.
+    if let Some((url, mut pg)) = server {
+        let summary = backends::push(&db, &url, &["--prune"]);
+        assert_eq!(summary["pruned"], 3, "{summary}");
+        search::catch_up(&mut pg, |_, _| {}).unwrap();
+        same_on_both(&conn, &pg, &qs, &answers);
+    }
 }
 
 mod schema_v9 {

@@ -1,5 +1,6 @@
 //! Full-text search and usage statistics across sessions.
 
+mod backends;
 mod common;
 
 use sessiondb::manager::{NewSessionOptions, SessionManager};
@@ -172,6 +173,12 @@ fn stats_equal_independent_sums_and_count_forked_copies_once() {
     let (code, _, err) = common::run(&db, &["stats", "--by", "planet"]);
     assert_eq!(code, 2);
     assert!(err.contains("cannot group by"), "{err}");
+    // The same answers on a server, forks and branched sessions pushed as sessions of their own.
+    if let Some(server) = backends::server() {
+        let url = backends::fresh_db(&server);
+        backends::push(&db, &url, &[]);
+        same_answers(&db, &url, &["zebra", "needleInHaystack", "quux"]);
+    }
 }
 
 /// A usage value as the stats rule reads it: `Ok(Some)` a finite number in `[0, 2^53]`,
@@ -257,4 +264,192 @@ fn stats_leave_out_and_count_usage_values_outside_0_to_2_pow_53_on_the_oracle_co
     assert_eq!(code, 0);
     assert!(table.contains(&format!("{invalid} usage value(s) left out")), "{table}");
     assert!(!table.contains("inf") && !table.contains("9223372036854775807"), "{table}");
+    // The same totals, groups and footnote on a server.
+    if let Some(server) = backends::server() {
+        let url = backends::fresh_db(&server);
+        backends::push(&db, &url, &[]);
+        same_answers(&db, &url, &[]);
+    }
+}
+
+/// Every `stats` answer (each grouping, with and without filters, the table) and a few
+/// searches give the same output on the SQLite database `local` and on the server `url`.
+fn same_answers(local: &std::path::Path, url: &str, queries: &[&str]) {
+    let filters: [&[&str]; 4] =
+        [&[], &["--since", "2025-03-02"], &["--until", "2025-03-02T12:00:00Z"], &["--cwd", "/p/a"]];
+    for by in [
+        None,
+        Some("day"),
+        Some("week"),
+        Some("month"),
+        Some("model"),
+        Some("provider"),
+        Some("project"),
+        Some("session"),
+    ] {
+        for f in filters {
+            let mut args = vec!["stats", "--json"];
+            if let Some(by) = by {
+                args.extend(["--by", by]);
+            }
+            args.extend_from_slice(f);
+            backends::same_cli(local, url, &args);
+        }
+    }
+    backends::same_cli(local, url, &["stats"]);
+    for q in queries {
+        backends::same_cli(local, url, &["search", "--json", q]);
+        backends::same_cli(local, url, &["search", "--sessions", "--json", q]);
+        backends::same_cli(local, url, &["search", q]);
+    }
+}
+
+fn entry_ids(out: &str) -> std::collections::BTreeSet<String> {
+    let v: serde_json::Value = serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    v.as_array().unwrap().iter().map(|h| h["entryId"].as_str().unwrap().to_string()).collect()
+}
+
+/// On a server, search and stats follow what push and the SessionManager write: a session
+/// sent again whole (its file rewritten) leaves no stale hit or usage row, a pruned one
+/// leaves nothing, and entries appended through `sessiondb --db URL rpc` are found and counted
+/// by the next command.
+#[test]
+fn search_and_stats_on_postgresql_follow_resent_pruned_and_appended_sessions() {
+    let Some(server) = backends::server() else { return };
+    let (dir, db, conn) = setup();
+    let url = backends::fresh_db(&server);
+    backends::push(&db, &url, &[]);
+    let queries = ["zebra", "needleInHaystack", "会话", "flamingos", "refactoring", "e", "-"];
+    same_answers(&db, &url, &queries);
+
+    // a.jsonl rewritten and imported again: push sends it again whole.
+    let a = dir.path().join("a.jsonl");
+    let rewritten = A.replace("zebra stripes", "okapi stripes").replace(r#""input":100,"#, r#""input":400,"#);
+    std::fs::write(&a, rewritten).unwrap();
+    assert_eq!(common::run(&db, &["import", a.to_str().unwrap()]).0, 0);
+    let summary = backends::push(&db, &url, &[]);
+    assert_eq!(summary["resent"], 1, "{summary}");
+    let (_, out, _) = backends::sdb(&url, &["search", "--json", "zebra"]);
+    assert_eq!(entry_ids(&out), ["b1".to_string()].into(), "no stale hit of the old line");
+    same_answers(&db, &url, &["zebra", "okapi", "stripes", "needleInHaystack"]);
+
+    // b deleted locally and pruned from the server.
+    let b = dir.path().join("b.jsonl");
+    conn.sqlite().execute("DELETE FROM sessions WHERE path = ?1", [b.to_str().unwrap()]).unwrap();
+    let summary = backends::push(&db, &url, &["--prune"]);
+    assert_eq!(summary["pruned"], 1, "{summary}");
+    let (code, _, _) = backends::sdb(&url, &["search", "flamingos"]);
+    assert_eq!(code, 1, "a pruned session's text is gone");
+    same_answers(&db, &url, &["zebra", "flamingos", "answer"]);
+
+    // Appends through the SessionManager on the server.
+    let home = dir.path().join("home");
+    let usage = serde_json::json!({"input": 11, "output": 22, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 33, "cost": {"total": 0.25}});
+    let r = backends::rpc(
+        &url,
+        &[
+            ("create", serde_json::json!([home.to_str().unwrap()])),
+            (
+                "appendMessage",
+                serde_json::json!([{"role": "user", "content": "where is the xylophoneQuartz", "timestamp": 1_750_000_000_000u64}]),
+            ),
+            (
+                "appendMessage",
+                serde_json::json!([{"role": "assistant", "content": [{"type": "text", "text": "in the XylophoneQuartz drawer"}], "provider": "p-rpc", "model": "m-rpc", "usage": usage, "stopReason": "stop", "timestamp": 1_750_000_001_000u64}]),
+            ),
+        ],
+    );
+    let ids: std::collections::BTreeSet<String> = r[1..].iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    let (code, out, err) = backends::sdb(&url, &["search", "--json", "xylophonequartz"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(entry_ids(&out), ids);
+    let (_, out, _) = backends::sdb(&url, &["stats", "--by", "model", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let m = v["groups"].as_array().unwrap().iter().find(|g| g["group"] == "m-rpc").expect("the appended usage");
+    assert_eq!((m["entries"].as_i64(), m["totalTokens"].as_i64(), m["cost"].as_f64()), (Some(1), Some(33), Some(0.25)));
+    // More appends to that session: only they are read by the next catch-up, and found.
+    let file = r[0]["sessionFile"].as_str().unwrap().to_string();
+    let more = backends::rpc(
+        &url,
+        &[
+            ("open", serde_json::json!([file])),
+            (
+                "appendMessage",
+                serde_json::json!([{"role": "user", "content": "and the xylophoneQuartz key?", "timestamp": 1_750_000_002_000u64}]),
+            ),
+        ],
+    );
+    let mut ids = ids;
+    ids.insert(more[1].as_str().unwrap().to_string());
+    let (_, out, _) = backends::sdb(&url, &["search", "--json", "xylophoneQuartz"]);
+    assert_eq!(entry_ids(&out), ids);
+    let (_, out, _) = backends::sdb(&url, &["index", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["indexed"], 0, "nothing left to index: {out}");
+}
+
+/// The statements a search runs per token, per entry or per session on a server can be
+/// answered from an index (checked with sequential scans disabled).
+#[test]
+fn postgresql_search_statements_use_an_index() {
+    use sessiondb::internals::search_index as si;
+    let Some(server) = backends::server() else { return };
+    let (_dir, db, _conn) = setup();
+    let url = backends::fresh_db(&server);
+    backends::push(&db, &url, &[]);
+    assert_eq!(backends::sdb(&url, &["index"]).0, 0);
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.batch_execute("ANALYZE; SET enable_seqscan = off").unwrap();
+    type P<'a> = &'a (dyn postgres::types::ToSql + Sync);
+    let (text, key, n, yes, none_text, none_key): (P, P, P, P, P, P) =
+        (&"zebra", &1i64, &10i64, &true, &None::<String>, &None::<i64>);
+    let like: P = &"%ebr%";
+    let keys: P = &vec![1i64, 2];
+    let bools: P = &vec![true, false];
+    let texts: P = &vec!["zebra", "quux"];
+    let cases: Vec<(&str, &str, Vec<P>)> = vec![
+        ("postings", si::PG_POSTINGS_OF, vec![text]),
+        ("postings of several", si::PG_POSTINGS_OF_ALL, vec![texts]),
+        ("terms starting", si::PG_TERMS_STARTING, vec![text, n]),
+        ("terms containing", si::PG_TERMS_LIKE, vec![like, n]),
+        ("hit row", si::PG_HIT_ROW, vec![key, key, none_text, none_text, none_key, yes]),
+        ("hit rows", si::PG_HIT_ROWS, vec![keys, keys, bools, none_text, none_text, none_key]),
+        ("line versions", si::PG_LINE_XMINS, vec![keys, keys]),
+        ("lines after", si::PG_LINES_AFTER, vec![keys, keys]),
+    ];
+    for (what, sql, params) in cases {
+        let plan: Vec<String> =
+            c.query(&format!("EXPLAIN {sql}"), &params).unwrap().iter().map(|r| r.get::<_, String>(0)).collect();
+        let plan = plan.join("\n");
+        assert!(plan.contains("Index") && !plan.contains("Seq Scan"), "{what}: {plan}");
+    }
+}
+
+/// Two processes catching up at once on a server take turns: every line is extracted once,
+/// and the answers are SQLite's.
+#[test]
+fn two_catch_ups_at_once_on_postgresql_extract_each_line_once() {
+    let Some(server) = backends::server() else { return };
+    let (_dir, db, _conn) = common::temp_db();
+    let (code, _, err) = common::run(&db, &["import", common::oracle().join("sessions").to_str().unwrap()]);
+    assert!(code == 0 || code == 1, "{err}");
+    let url = backends::fresh_db(&server);
+    backends::push(&db, &url, &[]);
+    let counts: Vec<i64> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut pg = sessiondb::db::open(std::path::Path::new(&url)).unwrap();
+                    search::catch_up(&mut pg, |_, _| {}).unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(counts.iter().filter(|&&n| n > 0).count(), 1, "one of them extracted everything: {counts:?}");
+    let sqlite = sessiondb::db::open(&db).unwrap();
+    let pg = sessiondb::db::open(std::path::Path::new(&url)).unwrap();
+    use sessiondb::internals::search_index::text_count;
+    assert_eq!(text_count(&pg).unwrap(), text_count(&sqlite).unwrap());
+    same_answers(&db, &url, &["the", "session-manager.ts", "中文"]);
 }

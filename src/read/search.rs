@@ -11,7 +11,7 @@
 
 use crate::error::{Error, Result};
 use crate::store::extract;
-use crate::store::handle::Db;
+use crate::store::handle::{Backend, Db};
 use crate::store::search_index::{self, HitRow, RowFilter};
 use crate::store::tokens::{self, Fit, FxHasher};
 use serde::Serialize;
@@ -292,19 +292,18 @@ fn plan(conn: &Db, terms: &[String]) -> Result<Plan> {
         let alternatives = found.iter().filter(|t| *fit != Fit::Suffix || t.ends_with(token.as_str()));
         if current.is_some() {
             // Their keys are read now, decoded as far as the candidates go.
-            let mut blobs = Vec::new();
-            for t in alternatives {
-                blobs.extend(search_index::posting_blobs(conn, t)?);
-            }
+            let alternatives: Vec<&str> = alternatives.map(String::as_str).collect();
+            let blobs = search_index::posting_blobs_of(conn, &alternatives)?;
             if blobs.is_empty() {
                 return Ok(Plan::Nothing);
             }
             words.push(blobs);
         } else {
             // The alternatives' keys together: sorted runs, which a stable sort merges.
+            let alternatives: Vec<&str> = alternatives.map(String::as_str).collect();
             let mut union = Vec::new();
-            for t in alternatives {
-                union.extend(search_index::postings(conn, t)?);
+            for blob in search_index::posting_blobs_of(conn, &alternatives)? {
+                search_index::keys_upto(&blob, i64::MAX, |k| union.push(k));
             }
             union.sort();
             union.dedup();
@@ -414,26 +413,47 @@ fn each_hit(conn: &Db, terms: &[String], f: &SearchFilter, mut take: impl FnMut(
         Plan::Nothing => {}
         Plan::Index(keys, mut narrowing) => {
             let mut candidates = search_index::Candidates::new(conn, keys)?;
-            while let Some((key, owner)) = candidates.next() {
-                let line_key = owner.unwrap_or(key);
-                if !narrowing.holds(candidates.keys(), line_key) {
-                    continue;
-                }
-                let known = checked.get(&line_key).cloned();
-                let Some(row) = search_index::hit_row(conn, key, owner, &rf, known.is_none())? else { continue };
-                let verdict = match known {
-                    Some(v) => v,
-                    None => {
-                        let v = check(row.line.as_deref(), terms);
-                        checked.insert(line_key, v.clone());
-                        v
+            // A server answers the rows of several candidates in one round trip: batches of
+            // the next candidates, growing (a search stops after its window of hits).
+            let (mut size, most) = if conn.backend() == Backend::Postgres { (8, 1024) } else { (1, 1) };
+            'batches: loop {
+                let mut batch = Vec::with_capacity(size);
+                while batch.len() < size {
+                    let Some((key, owner)) = candidates.next() else { break };
+                    let line_key = owner.unwrap_or(key);
+                    if narrowing.holds(candidates.keys(), line_key) {
+                        batch.push((key, owner, !checked.contains_key(&line_key)));
                     }
-                };
-                let Some(v) = verdict else { continue };
-                match take(key, hit_of(row, v)) {
-                    Next::More => {}
-                    Next::SkipSession => candidates.skip_session(key >> 32),
-                    Next::Stop => break,
+                }
+                if batch.is_empty() {
+                    break;
+                }
+                size = (size * 2).min(most);
+                let rows = search_index::hit_rows(conn, &batch, &rf)?;
+                let mut skipped = None;
+                for ((key, owner, _), row) in batch.into_iter().zip(rows) {
+                    if skipped == Some(key >> 32) {
+                        continue;
+                    }
+                    let Some(row) = row else { continue };
+                    let line_key = owner.unwrap_or(key);
+                    let verdict = match checked.get(&line_key) {
+                        Some(v) => v.clone(),
+                        None => {
+                            let v = check(row.line.as_deref(), terms);
+                            checked.insert(line_key, v.clone());
+                            v
+                        }
+                    };
+                    let Some(v) = verdict else { continue };
+                    match take(key, hit_of(row, v)) {
+                        Next::More => {}
+                        Next::SkipSession => {
+                            skipped = Some(key >> 32);
+                            candidates.skip_session(key >> 32);
+                        }
+                        Next::Stop => break 'batches,
+                    }
                 }
             }
         }

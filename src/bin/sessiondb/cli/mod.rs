@@ -82,29 +82,10 @@ pub fn run() -> i32 {
         (Command::Export(a), Some(url)) => remote::run_export(&url, a),
         (Command::List(a), Some(url)) => remote::run_list(&url, a),
         (Command::Find(a), Some(url)) => remote::run_find(&url, a),
-        (Command::Import(a), Some(_)) => import::run(&db, a),
-        (Command::Sync(a), Some(_)) => sync::run(&db, a),
-        (Command::Push(a), _) => push::run(&db, a),
-        (Command::Rpc(a), _) => rpc::run(&db, a),
         (Command::Bench(a), url) => bench::run(a, url.as_deref()),
-        // The same code as on SQLite: each takes a `Db`, whose store functions read the server.
-        (
-            command @ (Command::Context(_)
-            | Command::Branch(_)
-            | Command::Tree(_)
-            | Command::Children(_)
-            | Command::Show(_)
-            | Command::Recent(_)
-            | Command::Check(_)),
-            Some(_),
-        ) => run_local(&db, command),
-        (command, Some(url)) => Err(anyhow::anyhow!(
-            "{}: sessiondb {} is not served yet on PostgreSQL (import, sync, export, list, find, tree, branch, \
-             children, context, show, recent, check, rpc and push are)",
-            sessiondb::pg::shown(&url),
-            command.name()
-        )),
-        (command, None) => run_local(&db, command),
+        // Every other command runs the same code on either backend: each takes a `Db`, whose
+        // store functions read and write the server (push refuses a server as its source).
+        (command, _) => run_local(&db, command),
     };
     match result {
         Ok(code) => code,
@@ -113,33 +94,7 @@ pub fn run() -> i32 {
     }
 }
 
-impl Command {
-    /// The subcommand's name, for messages.
-    fn name(&self) -> &'static str {
-        match self {
-            Command::Import(_) => "import",
-            Command::Export(_) => "export",
-            Command::Context(_) => "context",
-            Command::Branch(_) => "branch",
-            Command::Tree(_) => "tree",
-            Command::Children(_) => "children",
-            Command::Show(_) => "show",
-            Command::Rpc(_) => "rpc",
-            Command::List(_) => "list",
-            Command::Find(_) => "find",
-            Command::Recent(_) => "recent",
-            Command::Search(_) => "search",
-            Command::Index(_) => "index",
-            Command::Stats(_) => "stats",
-            Command::Sync(_) => "sync",
-            Command::Push(_) => "push",
-            Command::Bench(_) => "bench",
-            Command::Check(_) => "check",
-        }
-    }
-}
-
-/// The commands on a local SQLite database (and those served the same way on PostgreSQL).
+/// The commands on a database of either backend: a SQLite file or a PostgreSQL server.
 fn run_local(db: &std::path::Path, command: Command) -> anyhow::Result<i32> {
     match command {
         Command::Import(a) => import::run(db, a),
