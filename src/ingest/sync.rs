@@ -182,6 +182,17 @@ fn sync_file(conn: &mut Db, path: &Path, rel: &str, seen: Option<&Known>, s: &mu
     Ok(())
 }
 
+/// The sessions folder `dir` as stored (absolute, normalized) and every `*.jsonl` below it;
+/// an error naming it when it is not a directory. Local and server syncs start here.
+pub(crate) fn folder_targets(dir: &Path) -> Result<(PathBuf, Vec<import::ImportTarget>)> {
+    let dir = crate::pi::layout::absolute(dir);
+    if !dir.is_dir() {
+        return Err(Error::io(&dir, std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory")));
+    }
+    let targets = import::collect_targets(std::slice::from_ref(&dir))?;
+    Ok((dir, targets))
+}
+
 /// Syncs every `*.jsonl` below `dir`; `progress(done, total)` after each file.
 pub fn sync_dir(
     conn: &mut Db,
@@ -190,11 +201,7 @@ pub fn sync_dir(
     mut progress: impl FnMut(usize, usize),
 ) -> Result<SyncSummary> {
     let started = std::time::Instant::now();
-    let dir = crate::pi::layout::absolute(dir);
-    if !dir.is_dir() {
-        return Err(Error::io(&dir, std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory")));
-    }
-    let targets = import::collect_targets(std::slice::from_ref(&dir))?;
+    let (dir, targets) = folder_targets(dir)?;
     let mut known = known_under(conn, &dir)?;
     let mut s = SyncSummary::default();
     for (i, t) in targets.iter().enumerate() {

@@ -14,7 +14,7 @@
 use crate::error::{Error, Result};
 use crate::ingest::import::{self, FileReport, FileStatus, ImportOptions, ImportSummary, ImportTarget};
 use crate::ingest::push::{self, PushOptions, PushSummary};
-use crate::ingest::sync::{SyncOptions, SyncSummary};
+use crate::ingest::sync::{self, SyncOptions, SyncSummary};
 use crate::jsonl::signature::file_signature;
 use crate::store::handle::Db;
 use crate::store::pg::files::{self, ServerFile};
@@ -191,11 +191,7 @@ pub fn sync_dir(
     mut progress: impl FnMut(usize, usize),
 ) -> Result<SyncSummary> {
     let started = std::time::Instant::now();
-    let dir = crate::pi::layout::absolute(dir);
-    if !dir.is_dir() {
-        return Err(Error::io(&dir, std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory")));
-    }
-    let targets = import::collect_targets(std::slice::from_ref(&dir))?;
+    let (dir, targets) = sync::folder_targets(dir)?;
     let mut known = files::origin_files(server, SERVER_ORIGIN)?;
     let mut s = SyncSummary { files_scanned: targets.len() as u64, ..SyncSummary::default() };
     let todo = changed(server, &targets, &mut known, &mut s)?;
