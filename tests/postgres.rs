@@ -282,35 +282,41 @@ fn watch_pushes_a_change() {
     let file = folder.join("w.jsonl");
     std::fs::write(&file, session_text("watched", 3)).unwrap();
     let local = dir.path().join("local.sqlite");
-    let mut child = common::bin()
+    let child = common::bin()
         .args(["--db", local.to_str().unwrap(), "push", "--to", &url, "--from", folder.to_str().unwrap()])
         .args(["--origin", "w", "--watch", "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    follows_an_append(&url, child, &file, "watched");
+}
+
+/// A watching process (`child`) has brought `file`'s 3 lines into the server: a line appended
+/// to the file reaches it too (within 60 s), and the server then exports the file's bytes.
+fn follows_an_append(url: &str, mut child: std::process::Child, file: &Path, id: &str) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let wait_for = |lines: i64| {
         let held = || {
-            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-            // The schema appears with the first push.
+            let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+            // The schema appears with the first write.
             c.query_one("SELECT coalesce(sum(last_seq), 0)::bigint FROM sessions", &[])
                 .map_or(0, |r| r.get::<_, i64>(0))
         };
         while held() != lines {
-            assert!(std::time::Instant::now() < deadline, "watch did not push {lines} lines in time");
+            assert!(std::time::Instant::now() < deadline, "the watcher did not bring {lines} lines in time");
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
     };
     wait_for(3);
-    let mut text = std::fs::read_to_string(&file).unwrap();
+    let mut text = std::fs::read_to_string(file).unwrap();
     text.push_str(&message(3, Some(2), "while watching"));
     text.push('\n');
-    std::fs::write(&file, &text).unwrap();
+    std::fs::write(file, &text).unwrap();
     wait_for(4);
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_eq!(sdb(&url, &["export", "watched"]).1, text);
+    assert_eq!(sdb(url, &["export", id]).1, text);
 }
 
 #[test]
@@ -1200,31 +1206,11 @@ fn sync_watch_on_the_server_follows_an_append() {
     std::fs::create_dir_all(&folder).unwrap();
     let file = folder.join("w.jsonl");
     std::fs::write(&file, session_text("sync-watched", 3)).unwrap();
-    let mut child = common::bin()
+    let child = common::bin()
         .args(["--db", &url, "sync", "--watch", "--sessions-dir", dir.path().join("s").to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let wait_for = |lines: i64| {
-        let held = || {
-            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-            c.query_one("SELECT coalesce(sum(last_seq), 0)::bigint FROM sessions", &[])
-                .map_or(0, |r| r.get::<_, i64>(0))
-        };
-        while held() != lines {
-            assert!(std::time::Instant::now() < deadline, "sync --watch did not bring {lines} lines in time");
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-    };
-    wait_for(3);
-    let mut text = std::fs::read_to_string(&file).unwrap();
-    text.push_str(&message(3, Some(2), "while watching"));
-    text.push('\n');
-    std::fs::write(&file, &text).unwrap();
-    wait_for(4);
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert_eq!(sdb(&url, &["export", "sync-watched"]).1, text);
+    follows_an_append(&url, child, &file, "sync-watched");
 }
