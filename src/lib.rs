@@ -16,7 +16,7 @@ pub(crate) mod read;
 pub mod rpc;
 pub(crate) mod store;
 
-pub use error::{Error, Result};
+pub use error::{DbFailure, Error, Result};
 pub use ingest::{import, sync};
 pub use js::json;
 pub use manager::{NewSessionOptions, SessionManager};
@@ -44,7 +44,7 @@ pub mod pg {
         export_all, fill_all_text, find_everywhere, find_in_dir, find_prefix, list_cwd, list_dir, list_everything,
         resolve, write_session, write_session_file, RemoteRef,
     };
-    pub use crate::store::pg::{connect, is_url, shown, Server, KNOWN_VERSION};
+    pub use crate::store::postgres::{connect, is_url, shown, Server, KNOWN_VERSION};
 }
 
 /// Not part of the API: the layers below the public modules, reachable for the `sessiondb`
@@ -55,14 +55,28 @@ pub mod internals {
     pub use crate::js::{canonical, collate, jstime};
     pub use crate::pi::{entries, ids, layout, migrate, projection, system};
     pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
+    pub use crate::store::sqlite::{bulk, journal};
     pub use crate::store::{
-        bulk, derive, discovery, entries as entry_rows, extract, integrity, journal, keys, search_index, sessions,
-        signatures, stats, tokens, usage, write,
+        derive, discovery, extract, integrity, keys, search_index, signatures, stats, tokens, usage, write,
     };
+
+    /// Entry rows: the types, and each backend's statements (for tests of their plans).
+    pub mod entry_rows {
+        pub use crate::store::entries::*;
+        pub use crate::store::postgres::entries::*;
+        pub use crate::store::sqlite::entries::*;
+    }
+
+    /// One session's row: the types, and each backend's statements (for tests of their plans).
+    pub mod sessions {
+        pub use crate::store::postgres::sessions::*;
+        pub use crate::store::sessions::*;
+        pub use crate::store::sqlite::sessions::*;
+    }
 
     /// The PostgreSQL store's statements (for tests of their plans).
     pub mod pg_store {
-        pub use crate::store::pg::{read, write};
+        pub use crate::store::postgres::{read, write};
     }
 
     /// Reading session files line by line.

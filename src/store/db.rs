@@ -3,6 +3,7 @@
 use crate::error::{Error, Result};
 pub use crate::store::files::{beside, BUSY_TIMEOUT};
 pub use crate::store::handle::{is_constraint_violation, Backend, Db, Tx};
+use crate::store::sqlite::Sqlite;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
@@ -21,12 +22,12 @@ pub fn default_path() -> Result<PathBuf> {
 
 /// The PostgreSQL URL `path` is, if it is one.
 fn pg_url(path: &Path) -> Option<&str> {
-    path.to_str().filter(|t| crate::store::pg::is_url(t))
+    path.to_str().filter(|t| crate::store::postgres::is_url(t))
 }
 
 /// Connects to the PostgreSQL database `url` names (server checks, migrations).
 fn open_pg(url: &str) -> Result<Db> {
-    crate::store::pg::connect(url).map(Db::from_server)
+    crate::store::postgres::connect(url).map(crate::store::postgres::Pg::db)
 }
 
 /// A database named by a URL of another scheme than PostgreSQL's is not a file: without this
@@ -66,7 +67,7 @@ fn open_file(path: &Path) -> Result<Db> {
     configure(&conn).map_err(|e| with_path(path, e))?;
     migrate(&mut conn, path)?;
     run_maintenance(&mut conn)?;
-    let db = Db::Sqlite(conn);
+    let db = Sqlite::db(conn);
     settle_journal(&db, path)?;
     Ok(db)
 }
@@ -75,9 +76,9 @@ fn open_file(path: &Path) -> Result<Db> {
 /// the tables, so that whoever opens the database sees them. A read-only database is left
 /// as it is.
 fn settle_journal(db: &Db, path: &Path) -> Result<()> {
-    let Db::Sqlite(conn) = db else { return Ok(()) };
-    if crate::store::journal::has_pending(path) && !conn.is_readonly(rusqlite::MAIN_DB)? {
-        crate::store::journal::settle(db, path)?;
+    let Some(conn) = db.downcast::<Sqlite>().map(|s| &s.conn) else { return Ok(()) };
+    if crate::store::sqlite::journal::has_pending(path) && !conn.is_readonly(rusqlite::MAIN_DB)? {
+        crate::store::sqlite::journal::settle(db, path)?;
     }
     Ok(())
 }
@@ -179,7 +180,7 @@ pub fn open_in_memory() -> Result<Db> {
     let mut conn = Connection::open_in_memory()?;
     configure(&conn)?;
     migrate(&mut conn, Path::new(":memory:"))?;
-    Ok(Db::Sqlite(conn))
+    Ok(Sqlite::db(conn))
 }
 
 fn with_path(path: &Path, e: rusqlite::Error) -> Error {
@@ -228,7 +229,7 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     // Measured: importing the 266 MB session 7-9 s with 4 KiB pages, 5 s with 8 KiB; larger
     // pages slow small sessions' index inserts down.
     conn.pragma_update(None, "page_size", PAGE_SIZE)?;
-    crate::store::bulk::enter_wal(conn)?;
+    crate::store::sqlite::bulk::enter_wal(conn)?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     // 16 MiB of page cache per connection: larger caches gained nothing measurable, and the

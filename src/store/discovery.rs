@@ -3,8 +3,10 @@
 //! (named parameters) and reads its columns by name.
 
 use crate::error::Result;
-use crate::store::handle::{columns, Db, Pg, PgParams};
+use crate::store::handle::Db;
 use crate::store::keys::SessionKey;
+use crate::store::postgres::{Pg, PgParams};
+use crate::store::sqlite::columns;
 use rusqlite::{named_params, OptionalExtension, Row};
 
 /// The stored columns a `SessionInfo` is made of.
@@ -190,7 +192,7 @@ pub const LIST_TEXT_CACHED_ALL: &str = "SELECT sid, upto_seq, text FROM list_tex
 /// [`LIST_TEXT_CACHED_ALL`] on PostgreSQL: the joined text, exact up to the last line.
 pub const PG_LIST_TEXT_ALL: &str = concat!(
     "SELECT s.skey AS sid, s.last_seq, ",
-    crate::store::pg::all_text_of_s!(),
+    crate::store::postgres::all_text_of_s!(),
     " AS all_text FROM sessions s WHERE s.origin = ''"
 );
 
@@ -217,7 +219,7 @@ pub const LIST_TEXT_CACHED: &str = "SELECT upto_seq, text FROM list_texts WHERE 
 /// [`LIST_TEXT_CACHED`] on PostgreSQL.
 pub const PG_LIST_TEXT: &str = concat!(
     "SELECT s.last_seq, ",
-    crate::store::pg::all_text_of_s!(),
+    crate::store::postgres::all_text_of_s!(),
     " AS all_text FROM sessions s WHERE s.skey = $1"
 );
 
@@ -233,7 +235,7 @@ pub fn list_text(db: &Db, sid: i64) -> Result<Option<(i64, String)>> {
 /// The joined texts of sessions `$1` on PostgreSQL, in one round trip.
 pub const PG_LIST_TEXTS_OF: &str = concat!(
     "SELECT s.skey, s.last_seq, ",
-    crate::store::pg::all_text_of_s!(),
+    crate::store::postgres::all_text_of_s!(),
     " AS all_text FROM sessions s WHERE s.skey = ANY($1)"
 );
 
@@ -493,7 +495,7 @@ pub fn refs_by_id_prefix(db: &Db, prefix: &str) -> Result<Vec<SessionRef>> {
     refs(db, SESSIONS_BY_ID_PREFIX, named_params! { ":lo": prefix, ":hi": upper })
 }
 
-/// [`crate::store::sessions::SESSION_REF_BY_PATH`] on PostgreSQL: one session per origin.
+/// [`crate::store::sqlite::sessions::SESSION_REF_BY_PATH`] on PostgreSQL: one session per origin.
 pub const PG_SESSIONS_AT_PATH: &str =
     "SELECT skey AS sid, id, path, origin FROM sessions WHERE path = $1 ORDER BY skey";
 
@@ -503,5 +505,5 @@ pub fn refs_by_path(db: &Db, path: &str) -> Result<Vec<SessionRef>> {
     if let Some(pg) = db.pg() {
         return pg_refs(pg, PG_SESSIONS_AT_PATH, &[&path]);
     }
-    refs(db, crate::store::sessions::SESSION_REF_BY_PATH, named_params! { ":path": path })
+    refs(db, crate::store::sqlite::sessions::SESSION_REF_BY_PATH, named_params! { ":path": path })
 }

@@ -4,7 +4,8 @@
 use crate::error::Result;
 use crate::js::json::{self, RawObject, Value};
 use crate::store::derive::EntryFields;
-use crate::store::handle::{Db, Named};
+use crate::store::handle::Db;
+use crate::store::sqlite::Named;
 use crate::store::stats::message_text;
 use rusqlite::{named_params, Connection};
 

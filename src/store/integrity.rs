@@ -8,17 +8,15 @@
 //! nothing.
 
 use crate::error::{Error, Result};
-use crate::store::handle::{columns, Db, Pg};
+use crate::store::handle::Db;
 use crate::store::keys::SessionKey;
+use crate::store::postgres::Pg;
+use crate::store::sqlite::columns;
 use rusqlite::{named_params, OptionalExtension};
 
 /// True for the errors of a damaged database file, which `check` reports instead of failing.
 pub fn is_corruption(e: &Error) -> bool {
-    matches!(
-        e,
-        Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
-            if matches!(f.code, rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
-    )
+    matches!(e, Error::Database { kind: crate::error::DbFailure::Corrupt, .. })
 }
 
 /// Steps through `sql`'s rows, handing each to `f` until it returns `false`.

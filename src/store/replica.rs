@@ -108,7 +108,7 @@ pub const LOCAL_LINES: &str =
         model_key FROM entry_lines WHERE key BETWEEN :lo AND :hi ORDER BY key";
 
 fn text(v: rusqlite::types::ValueRef<'_>) -> Result<Option<&str>> {
-    v.as_str_or_null().map_err(|e| Error::Sqlite(e.into()))
+    v.as_str_or_null().map_err(|e| Error::from(rusqlite::Error::from(e)))
 }
 
 /// Calls `f` with lines `from..=to` of session `sid`, in file order.
@@ -120,7 +120,7 @@ pub fn lines(db: &Db, sid: i64, from: i64, to: i64, mut f: impl FnMut(LocalLine<
     let mut st = db.conn()?.prepare_cached(LOCAL_LINES)?;
     let mut rows = st.query(named_params! { ":lo": key.entry(from).0, ":hi": key.entry(to).0 })?;
     while let Some(r) = rows.next()? {
-        let body = r.get_ref("body")?.as_str().map_err(|e| Error::Sqlite(e.into()))?;
+        let body = r.get_ref("body")?.as_str().map_err(|e| Error::from(rusqlite::Error::from(e)))?;
         f(LocalLine {
             seq: r.get("seq")?,
             id: text(r.get_ref("id")?)?,

@@ -17,8 +17,9 @@ use crate::error::{Error, Result};
 use crate::js::json;
 use crate::store::derive::EntryFields;
 use crate::store::extract;
-use crate::store::handle::{Db, Pg};
-use crate::store::pg::{pg_text, Server};
+use crate::store::handle::Db;
+use crate::store::postgres::Pg;
+use crate::store::postgres::{pg_text, Server};
 use crate::store::tokens::{self, FxHasher};
 use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
@@ -916,7 +917,7 @@ pub const TEXT_KEY_RANGE: &str = "SELECT min(key), max(key) FROM texts";
 pub const TEXT_LINE_FROM: &str = "SELECT e.body FROM texts t JOIN entry_lines e ON e.key = t.key \
     WHERE t.key >= ?1 ORDER BY t.key LIMIT 1";
 
-// PostgreSQL (migration V5 of src/store/pg/migrations/): the same postings, vocabulary and
+// PostgreSQL (migration V5 of src/store/postgres/migrations/): the same postings, vocabulary and
 // counters, and the text and usage rows SQLite writes at import, extracted here from the
 // stored lines by a catch-up (push's COPY and the manager's appends write lines only).
 

@@ -7,8 +7,10 @@ use crate::jsonl::signature::FileSignature;
 use crate::pi::migrate;
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
 use crate::store::extract::{Extras, ExtrasWriter};
-use crate::store::handle::{columns, Db, Named, Pg};
+use crate::store::handle::Db;
 use crate::store::keys::{EntryKey, SessionKey};
+use crate::store::postgres::Pg;
+use crate::store::sqlite::{columns, Named};
 use crate::store::stats::{Observation, SessionStats};
 use rusqlite::{named_params, Connection, OptionalExtension};
 use std::path::Path;
@@ -85,9 +87,9 @@ pub fn insert_session(db: &Db, n: &NewSession<'_>) -> Result<i64> {
     if let Some(pg) = db.pg() {
         let path = n.path.to_string_lossy();
         let id = s("id").unwrap_or_default();
-        let header = crate::store::pg::pg_text(n.header_line);
+        let header = crate::store::postgres::pg_text(n.header_line);
         let mtime = n.file.map(|f| f.mtime_ns);
-        let params: crate::store::handle::PgParams<'_> = &[
+        let params: crate::store::postgres::PgParams<'_> = &[
             &path.as_ref(),
             &id,
             &dir,
@@ -672,7 +674,7 @@ fn pg_append_entry(
 ) -> Result<Appended> {
     let obj = scan(text).ok_or_else(|| crate::Error::InvalidArgument("entry is not a JSON object".into()))?;
     let ParsedLine { fields: f, extras, seen } = ParsedLine::of(&obj);
-    let body = crate::store::pg::pg_text(text);
+    let body = crate::store::postgres::pg_text(text);
     let list_text = extras.list_text();
     let locked = pg.in_transaction();
     for attempt in 0..PG_APPEND_TRIES {
@@ -746,10 +748,10 @@ fn pg_append_entry(
             break; // the row is locked: nobody else can have moved it
         }
     }
-    Err(crate::Error::Server {
-        server: pg.name(),
-        cause: format!("could not append to session {sid}: its last line kept moving (concurrent writers)"),
-    })
+    Err(crate::Error::database(
+        pg.name(),
+        format!("could not append to session {sid}: its last line kept moving (concurrent writers)"),
+    ))
 }
 
 /// What [`load_stats`] reads of a session.
