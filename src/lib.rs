@@ -56,9 +56,53 @@ pub mod internals {
     pub use crate::pi::{entries, ids, layout, migrate, projection, system};
     pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
     pub use crate::store::sqlite::{bulk, journal};
-    pub use crate::store::{
-        derive, discovery, extract, integrity, keys, search_index, signatures, stats, tokens, usage, write,
-    };
+    pub use crate::store::{derive, extract, keys, stats, tokens};
+
+    /// Discovery: the types, and each backend's statements (for tests of their plans).
+    pub mod discovery {
+        pub use crate::store::discovery::*;
+        pub use crate::store::postgres::discovery::*;
+        pub use crate::store::sqlite::discovery::*;
+    }
+
+    /// What `check` reads: the types, and each backend's statements.
+    pub mod integrity {
+        pub use crate::store::integrity::*;
+        pub use crate::store::postgres::integrity::*;
+        pub use crate::store::sqlite::integrity::*;
+    }
+
+    /// Usage totals: the types, and each backend's statements.
+    pub mod usage {
+        pub use crate::store::postgres::usage::*;
+        pub use crate::store::sqlite::usage::*;
+        pub use crate::store::usage::*;
+    }
+
+    /// File signatures.
+    pub mod signatures {
+        pub use crate::store::signatures::*;
+    }
+
+    /// What `sync` keeps per file.
+    pub mod sync_state {
+        pub use crate::store::sqlite::sync_state::*;
+        pub use crate::store::sync_state::*;
+    }
+
+    /// The search index: the shared pipeline, and each backend's statements.
+    pub mod search_index {
+        pub use crate::store::postgres::search::*;
+        pub use crate::store::search::*;
+        pub use crate::store::sqlite::search::*;
+    }
+
+    /// Writing sessions: the types, and each backend's statements.
+    pub mod write {
+        pub use crate::store::postgres::write::*;
+        pub use crate::store::sqlite::write::*;
+        pub use crate::store::write::*;
+    }
 
     /// Entry rows: the types, and each backend's statements (for tests of their plans).
     pub mod entry_rows {
@@ -76,7 +120,7 @@ pub mod internals {
 
     /// The PostgreSQL store's statements (for tests of their plans).
     pub mod pg_store {
-        pub use crate::store::postgres::{read, write};
+        pub use crate::store::postgres::{push as write, read};
     }
 
     /// Reading session files line by line.

@@ -6,13 +6,34 @@
 //! [`Db`]: crate::store::handle::Db
 
 use crate::error::Result;
+use crate::store::discovery::Discovery;
 use crate::store::entries::Entries;
 use crate::store::handle::Backend;
+use crate::store::integrity::Integrity;
+use crate::store::replica::Replica;
+use crate::store::search::SearchIndex;
 use crate::store::sessions::Sessions;
+use crate::store::signatures::Signatures;
+use crate::store::sync_state::SyncStates;
+use crate::store::usage::Usage;
+use crate::store::write::Writes;
 use std::any::Any;
 
 /// A backend: every capability, and its transactions.
-pub(crate) trait Store: Any + Send + Entries + Sessions {
+pub(crate) trait Store:
+    Any
+    + Send
+    + Discovery
+    + Entries
+    + Integrity
+    + Replica
+    + Sessions
+    + Signatures
+    + SyncStates
+    + Usage
+    + Writes
+    + SearchIndex
+{
     /// Which backend this is, for messages.
     fn backend(&self) -> Backend;
     /// Starts a write transaction at once.

@@ -14,12 +14,14 @@ pub mod integrity;
 pub mod keys;
 pub mod postgres;
 pub mod replica;
-pub mod search_index;
+pub mod search;
 pub mod sessions;
 pub mod signatures;
 pub mod sqlite;
 pub mod stats;
 pub mod sync_state;
-pub mod tokens;
 pub mod usage;
 pub mod write;
+
+pub use search as search_index;
+pub use search::tokens;

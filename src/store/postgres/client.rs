@@ -158,11 +158,3 @@ impl Store for Pg {
         self
     }
 }
-
-impl Db {
-    /// The PostgreSQL connection, or `None` on another backend (for the typed functions of
-    /// `store/` not yet behind the storage interface).
-    pub(in crate::store) fn pg(&self) -> Option<&Pg> {
-        self.downcast::<Pg>()
-    }
-}

@@ -18,11 +18,19 @@ macro_rules! all_text_of_s {
 pub(crate) use all_text_of_s;
 
 mod client;
+pub mod discovery;
 pub mod entries;
 pub mod files;
+pub mod integrity;
+pub mod push;
 pub mod read;
+pub mod replica;
+pub mod search;
 pub mod sessions;
+pub mod signatures;
+pub mod sync_state;
 pub mod tls;
+pub mod usage;
 pub mod write;
 
 pub(crate) use client::{Pg, PgParams};

@@ -1,246 +1,327 @@
-//! What `push` writes on the server: the origin's sessions as the server has them, session
-//! rows, entry lines by binary `COPY`, and the removal of sessions gone from the origin.
+//! [`Writes`] on PostgreSQL: a session made on the server (origin `''`), and appends of one
+//! conditional statement (one round trip) or, inside a transaction, with the session's row
+//! locked first.
 
-use super::{pg_text, Server};
 use crate::error::Result;
-use crate::store::replica::{LocalLine, LocalSession};
-use postgres::binary_copy::BinaryCopyInWriter;
-use postgres::types::Type;
-use postgres::Transaction;
-use std::collections::HashMap;
+use crate::js::json::Value;
+use crate::store::derive::{Derived, EntryFields};
+use crate::store::keys::EntryKey;
+use crate::store::postgres::{pg_text, Pg, PgParams};
+use crate::store::stats::SessionStats;
+use crate::store::write::{
+    entry_key, now_ns, place_appended, scan, AppendRow, AppendState, Appended, NewSession, ParsedLine, SharedLine,
+    StoredStats, Writes,
+};
 
-/// What the server holds of one of the origin's sessions.
-#[derive(Debug, Clone)]
-pub struct RemoteSession {
-    /// The server's session key.
-    pub skey: i64,
-    /// The origin's key of the session when it was last pushed.
-    pub local_sid: i64,
-    /// The origin's `written_ns` when it was last pushed.
-    pub written_ns: i64,
-    /// Lines held.
-    pub last_seq: i64,
-    /// FNV-1a of the header and lines `1..=last_seq`, each with its `\n`.
-    pub lines_hash: u64,
+/// [`INSERT_SESSION`] on PostgreSQL: a session made on the server (origin `''`), whose
+/// derived entry columns are exact (`tree_ok`).
+pub const PG_INSERT_SESSION: &str = "INSERT INTO sessions (origin, path, id, dir, rel_path, cwd, created, \
+        parent_session, header, file_mtime_ns, written_ns, message_count, entry_count, last_seq, all_text, \
+        lines_hash, local_sid, tree_ok) \
+    VALUES ('', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, 0, 0, ''::bytea, 0, 0, true) RETURNING skey";
+
+/// [`COPY_ENTRIES`] on PostgreSQL: every line of session `$1` copied into session `$2`, the
+/// keys in its derived columns moved to the copy's range.
+pub const PG_COPY_ENTRIES: &str = "INSERT INTO entries (session, seq, id, parent_id, type, ts, body, role, ts_ms, \
+        parent_key, depth, compaction_key, thinking_key, model_key, list_text) \
+    SELECT $2::bigint, seq, id, parent_id, type, ts, body, role, ts_ms, parent_key + (($2::bigint - $1::bigint) << 32), \
+        depth, compaction_key + (($2::bigint - $1::bigint) << 32), thinking_key + (($2::bigint - $1::bigint) << 32), \
+        model_key + (($2::bigint - $1::bigint) << 32), list_text \
+    FROM entries WHERE session = $1::bigint ORDER BY seq";
+
+/// [`COPY_SESSION_STATS`] on PostgreSQL (with the joined message text).
+pub const PG_COPY_SESSION_STATS: &str = "UPDATE sessions SET (name, message_count, first_message, last_activity_ms, \
+        entry_count, last_seq, tree_ok, all_text, has_text, text_seq) = \
+    (SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, tree_ok, all_text, has_text, \
+        text_seq FROM sessions WHERE skey = $1) WHERE skey = $2";
+
+/// [`SESSION_STATS`] on PostgreSQL, with what an append checks and folds (`written_ns`,
+/// `text_seq`).
+pub const PG_SESSION_STATS: &str = "SELECT name, message_count, first_message, last_activity_ms, entry_count, \
+    last_seq, tree_ok, written_ns, text_seq FROM sessions WHERE skey = $1";
+
+/// [`PG_SESSION_STATS`], locking the session's row until the transaction ends: the appends of
+/// two writers of one session take turns, each after the other's last line.
+pub const PG_SESSION_STATS_FOR_UPDATE: &str = "SELECT name, message_count, first_message, last_activity_ms, \
+    entry_count, last_seq, tree_ok, written_ns, text_seq FROM sessions WHERE skey = $1 FOR UPDATE";
+
+fn pg_session_row(pg: &Pg, sql: &'static str, sid: i64) -> Result<AppendRow> {
+    let text =
+        |r: &postgres::Row, c: &str| r.get::<_, Option<&[u8]>>(c).map(|b| String::from_utf8_lossy(b).into_owned());
+    let r = pg
+        .query_opt(sql, &[&sid])?
+        .ok_or_else(|| crate::Error::NotFound(format!("no session with internal key {sid}")))?;
+    Ok(AppendRow {
+        stored: StoredStats {
+            stats: SessionStats {
+                name: text(&r, "name"),
+                message_count: r.get("message_count"),
+                first_message: text(&r, "first_message"),
+                last_activity_ms: r.get("last_activity_ms"),
+                entry_count: r.get("entry_count"),
+            },
+            last_seq: r.get("last_seq"),
+            tree_ok: r.get("tree_ok"),
+        },
+        written_ns: r.get("written_ns"),
+        text_seq: r.get("text_seq"),
+    })
 }
 
-/// The push's high-water marks: one row per session of an origin.
-pub const ORIGIN_SESSIONS: &str =
-    "SELECT path, skey, local_sid, written_ns, last_seq, lines_hash FROM sessions WHERE origin = $1";
+/// Appends one line and updates its session's row in one statement, on condition that the
+/// session still ends at line `$2 - 1` with the write time `$23` (nobody else wrote since it
+/// was read) and, when `$24`, that no entry of the session has the line's id: outside a
+/// transaction this is the whole append, one round trip committed by itself. When the
+/// condition fails nothing is written. The line's message text goes into `list_text`, not
+/// into the session's joined `all_text`: rewriting that on every append made an append's cost
+/// grow with the session (1.1 ms after 2,000 appends of 1 KiB).
+pub const PG_APPEND_AT: &str = "WITH s AS ( \
+        UPDATE sessions SET name = $15, message_count = $16, first_message = $17, last_activity_ms = $18, \
+            entry_count = $19, last_seq = $2::bigint, written_ns = $20, tree_ok = tree_ok AND NOT $22::boolean \
+        WHERE skey = $1::bigint AND last_seq = $2::bigint - 1 AND written_ns = $23::bigint \
+            AND (NOT $24::boolean OR NOT EXISTS (SELECT 1 FROM entries WHERE session = $1::bigint AND id = $3::text)) \
+        RETURNING skey) \
+    INSERT INTO entries (session, seq, id, parent_id, type, ts, body, role, ts_ms, parent_key, depth, \
+        compaction_key, thinking_key, model_key, list_text) \
+    SELECT skey, $2::bigint, $3::text, $4::text, $5::text, $6::text, $7::bytea, $8::text, $9::bigint, $10::bigint, \
+        $11::bigint, $12::bigint, $13::bigint, $14::bigint, $21::bytea FROM s";
 
-/// The origin's sessions on the server, by path.
-pub fn origin_sessions(s: &mut Server, origin: &str) -> Result<HashMap<String, RemoteSession>> {
-    let rows = s.client.query(ORIGIN_SESSIONS, &[&origin]).map_err(|e| s.pg(e))?;
-    Ok(rows
-        .iter()
-        .map(|r| {
-            let hash: i64 = r.get("lines_hash");
-            (
-                r.get("path"),
-                RemoteSession {
-                    skey: r.get("skey"),
-                    local_sid: r.get("local_sid"),
-                    written_ns: r.get("written_ns"),
-                    last_seq: r.get("last_seq"),
-                    lines_hash: hash as u64,
-                },
-            )
-        })
-        .collect())
-}
+/// Whether session `$1` has an entry with id `$2` (why a checked append wrote nothing).
+pub const PG_ID_TAKEN: &str = "SELECT EXISTS (SELECT 1 FROM entries WHERE session = $1 AND id = $2) AS taken";
 
-/// Holds the origin's push lock for the connection's life (or until [`unlock_origin`]):
-/// two pushes of one origin take turns; pushes of different origins run at once.
-pub fn lock_origin(s: &mut Server, origin: &str) -> Result<()> {
-    s.client.execute("SELECT pg_advisory_lock($1)", &[&origin_lock(origin)]).map_err(|e| s.pg(e))?;
-    Ok(())
-}
+/// Joins the message texts of lines after `text_seq` up to `$2` onto the session's `all_text`
+/// (pi's `allMessagesText`, space-joined), so that reading it never gathers more than
+/// [`PG_FOLD_EVERY`] lines' texts.
+pub const PG_FOLD_TEXT: &str = "UPDATE sessions s SET \
+        all_text = CASE WHEN p.t IS NULL THEN s.all_text WHEN s.has_text THEN s.all_text || '\\x20'::bytea || p.t \
+            ELSE p.t END, \
+        has_text = s.has_text OR p.t IS NOT NULL, text_seq = $2::bigint \
+    FROM (SELECT string_agg(e.list_text, '\\x20'::bytea ORDER BY e.seq) AS t FROM entries e \
+          WHERE e.session = $1::bigint AND e.seq > (SELECT text_seq FROM sessions WHERE skey = $1::bigint) \
+            AND e.seq <= $2::bigint AND e.list_text IS NOT NULL) p \
+    WHERE s.skey = $1::bigint AND s.text_seq < $2::bigint";
 
-/// Releases [`lock_origin`]'s lock.
-pub fn unlock_origin(s: &mut Server, origin: &str) -> Result<()> {
-    s.client.execute("SELECT pg_advisory_unlock($1)", &[&origin_lock(origin)]).map_err(|e| s.pg(e))?;
-    Ok(())
-}
+/// Lines whose texts an append leaves in `entries.list_text` before it folds them.
+const PG_FOLD_EVERY: i64 = 256;
 
-fn origin_lock(origin: &str) -> i64 {
-    crate::hash::fnv1a(&[b"sessiondb push ", origin.as_bytes()]) as i64
-}
+/// Appends that found another writer's line in their place, at most, before giving up.
+const PG_APPEND_TRIES: usize = 1000;
 
-/// A new session row (its lines follow by [`EntryCopy`], its hash by [`set_hashes`]).
-pub const INSERT_SESSION: &str = "INSERT INTO sessions (origin, path, id, dir, rel_path, cwd, created, \
-    parent_session, header, file_mtime_ns, written_ns, name, message_count, first_message, last_activity_ms, \
-    entry_count, last_seq, all_text, lines_hash, local_sid, tree_ok, has_text, text_seq) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, 0, $19, $20, \
-        octet_length($18::bytea) > 0, $17) RETURNING skey";
-
-/// An existing session row brought up to the origin's.
-pub const UPDATE_SESSION: &str = "UPDATE sessions SET id = $2, dir = $3, rel_path = $4, cwd = $5, created = $6, \
-    parent_session = $7, header = $8, file_mtime_ns = $9, written_ns = $10, name = $11, message_count = $12, \
-    first_message = $13, last_activity_ms = $14, entry_count = $15, last_seq = $16, all_text = $17, local_sid = $18, \
-    tree_ok = $19, has_text = octet_length($17::bytea) > 0, text_seq = $16 WHERE skey = $1";
-
-/// Drops a session's lines before it is sent again whole.
-pub const DELETE_LINES: &str = "DELETE FROM entries WHERE session = $1";
-
-/// Writes the row of `l` (new when `existing` is `None`; its lines dropped when `whole`).
-/// Returns the server's key of the session.
-pub fn put_session(
-    tx: &mut Transaction<'_>,
-    origin: &str,
-    l: &LocalSession,
-    all_text: &str,
-    existing: Option<i64>,
-    whole: bool,
-) -> std::result::Result<i64, postgres::Error> {
-    let t = |v: &Option<String>| v.as_deref().map(|s| pg_text(s).into_owned());
-    let (id, dir, rel, cwd, created, parent) =
-        (pg_text(&l.id), pg_text(&l.dir), t(&l.rel_path), t(&l.cwd), t(&l.created), t(&l.parent_session));
-    // Free text is sent as bytes: PostgreSQL's text cannot hold NUL, and these are shown as they are.
-    let (name, first, all) =
-        (l.name.as_deref().map(str::as_bytes), l.first_message.as_deref().map(str::as_bytes), all_text.as_bytes());
-    let header = l.header.as_bytes();
-    match existing {
-        None => {
-            let row = tx.query_one(
-                INSERT_SESSION,
-                &[
-                    &origin,
-                    &pg_text(&l.path),
-                    &id,
-                    &dir,
-                    &rel,
-                    &cwd,
-                    &created,
-                    &parent,
-                    &header,
-                    &l.file_mtime_ns,
-                    &l.written_ns,
-                    &name,
-                    &l.message_count,
-                    &first,
-                    &l.last_activity_ms,
-                    &l.entry_count,
-                    &l.last_seq,
-                    &all,
-                    &l.sid,
-                    &l.tree_ok,
-                ],
-            )?;
-            Ok(row.get("skey"))
+/// [`append_entry`] on PostgreSQL. Without `parent`, the parent named by the line is looked
+/// up. Inside a transaction the session's row is locked first (`FOR UPDATE`), so the writers
+/// of one session take turns; outside one, [`PG_APPEND_AT`] appends and commits in one round
+/// trip, trying again after a concurrent append to the same session.
+fn pg_append_entry(
+    pg: &Pg,
+    sid: i64,
+    text: &str,
+    mut parent: Option<(i64, Derived)>,
+    state: &mut AppendState,
+    check_id: bool,
+) -> Result<Appended> {
+    let obj = scan(text).ok_or_else(|| crate::Error::InvalidArgument("entry is not a JSON object".into()))?;
+    let ParsedLine { fields: f, extras, seen } = ParsedLine::of(&obj);
+    let body = pg_text(text);
+    let list_text = extras.list_text();
+    let locked = pg.in_transaction();
+    for attempt in 0..PG_APPEND_TRIES {
+        if attempt > 0 || parent.is_none() {
+            // The caller's parent may have come from `state`, which another writer made stale.
+            parent = match f.parent_id.as_deref() {
+                Some(pid) => pg.entry_node(sid, pid)?,
+                None => None,
+            };
         }
-        Some(skey) => {
-            if whole {
-                tx.execute(DELETE_LINES, &[&skey])?;
+        let row = match state.known.take() {
+            Some((s, row)) if s == sid && !locked => row,
+            _ => pg_session_row(pg, if locked { PG_SESSION_STATS_FOR_UPDATE } else { PG_SESSION_STATS }, sid)?,
+        };
+        let AppendRow { stored: StoredStats { mut stats, last_seq, tree_ok: regular }, written_ns, text_seq } = row;
+        let seq = last_seq + 1;
+        let key = entry_key(sid, seq);
+        let (d, tree) = place_appended(key, &f, parent, regular);
+        stats.apply(&seen, list_text);
+        let bytes = |t: &Option<String>| t.as_ref().map(|t| t.as_bytes().to_vec());
+        let irregular = tree.is_irregular() && regular;
+        let now = now_ns();
+        let written = pg.execute(
+            PG_APPEND_AT,
+            &[
+                &sid,
+                &seq,
+                &f.id,
+                &f.parent_id,
+                &f.kind,
+                &f.ts,
+                &body.as_bytes(),
+                &f.role,
+                &f.ts_ms,
+                &d.parent_key,
+                &d.depth,
+                &d.compaction_key,
+                &d.thinking_key,
+                &d.model_key,
+                &bytes(&stats.name),
+                &stats.message_count,
+                &bytes(&stats.first_message),
+                &stats.last_activity_ms,
+                &stats.entry_count,
+                &now,
+                &list_text.map(str::as_bytes),
+                &irregular,
+                &written_ns,
+                &check_id,
+            ],
+        )?;
+        if written == 1 {
+            let mut text_seq = text_seq;
+            if seq - text_seq >= PG_FOLD_EVERY {
+                pg.execute(PG_FOLD_TEXT, &[&sid, &seq])?;
+                text_seq = seq;
             }
-            tx.execute(
-                UPDATE_SESSION,
-                &[
-                    &skey,
-                    &id,
-                    &dir,
-                    &rel,
-                    &cwd,
-                    &created,
-                    &parent,
-                    &header,
-                    &l.file_mtime_ns,
-                    &l.written_ns,
-                    &name,
-                    &l.message_count,
-                    &first,
-                    &l.last_activity_ms,
-                    &l.entry_count,
-                    &l.last_seq,
-                    &all,
-                    &l.sid,
-                    &l.tree_ok,
-                ],
-            )?;
-            Ok(skey)
+            let stored = StoredStats { stats, last_seq: seq, tree_ok: regular && !irregular };
+            state.known = Some((sid, AppendRow { stored, written_ns: now, text_seq }));
+            state.last = f.id.clone().map(|id| (sid, id, key, d));
+            return Ok(Appended::Key(key));
+        }
+        state.last = None;
+        if check_id && f.id.is_some() {
+            let taken = pg.query_opt(PG_ID_TAKEN, &[&sid, &f.id])?.is_some_and(|r| r.get::<_, bool>("taken"));
+            if taken {
+                return Ok(Appended::IdTaken);
+            }
+        }
+        if locked {
+            break; // the row is locked: nobody else can have moved it
         }
     }
+    Err(crate::Error::database(
+        pg.name(),
+        format!("could not append to session {sid}: its last line kept moving (concurrent writers)"),
+    ))
 }
 
-/// Entry lines streamed to the server in `COPY`'s binary format.
-pub const COPY_ENTRIES: &str = "COPY entries (session, seq, id, parent_id, type, ts, body, role, ts_ms, parent_key, \
-    depth, compaction_key, thinking_key, model_key) FROM STDIN (FORMAT binary)";
+/// [`ENTRY_NODE`] on PostgreSQL.
+pub const PG_ENTRY_NODE: &str = "SELECT (session << 32) | seq AS key, parent_key, depth, compaction_key, \
+    thinking_key, model_key FROM entries \
+    WHERE session = $1 AND id = $2 AND type IS DISTINCT FROM 'session' ORDER BY seq DESC LIMIT 1";
 
-/// One `COPY` of entry lines, inside a push's transaction.
-pub struct EntryCopy<'a> {
-    writer: BinaryCopyInWriter<'a>,
-}
+/// [`BRANCH_SOURCE_ROWS`] on PostgreSQL (without the list text: the server's writer reads
+/// the lines again).
+pub const PG_BRANCH_SOURCE_ROWS: &str = "SELECT (session << 32) | seq AS key, id, parent_id, type, ts, ts_ms, role, \
+        body, parent_key, depth, compaction_key, thinking_key, model_key \
+    FROM entries WHERE session = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq";
 
-impl<'a> EntryCopy<'a> {
-    /// Starts the copy.
-    pub fn start(tx: &'a mut Transaction<'_>) -> std::result::Result<Self, postgres::Error> {
-        let sink = tx.copy_in(COPY_ENTRIES)?;
-        let types = [
-            Type::INT8,
-            Type::INT8,
-            Type::TEXT,
-            Type::TEXT,
-            Type::TEXT,
-            Type::TEXT,
-            Type::BYTEA,
-            Type::TEXT,
-            Type::INT8,
-            Type::INT8,
-            Type::INT8,
-            Type::INT8,
-            Type::INT8,
-            Type::INT8,
-        ];
-        Ok(EntryCopy { writer: BinaryCopyInWriter::new(sink, &types) })
+fn pg_branch_source_rows(pg: &Pg, keys: &[i64]) -> Result<Vec<(SharedLine, String)>> {
+    let mut out = Vec::with_capacity(keys.len());
+    let mut rest = keys;
+    while let Some(&lo) = rest.first() {
+        let len = rest.windows(2).take_while(|w| w[1] == w[0] + 1).count() + 1;
+        let (sid, seq) = (EntryKey(lo).session().0, lo & 0xffff_ffff);
+        for r in pg.query(PG_BRANCH_SOURCE_ROWS, &[&sid, &seq, &(seq + len as i64 - 1)])? {
+            let line = SharedLine {
+                key: r.get("key"),
+                fields: EntryFields {
+                    id: r.get("id"),
+                    parent_id: r.get("parent_id"),
+                    kind: r.get("type"),
+                    ts: r.get("ts"),
+                    ts_ms: r.get("ts_ms"),
+                    role: r.get("role"),
+                },
+                derived: Derived {
+                    parent_key: r.get("parent_key"),
+                    depth: r.get("depth"),
+                    compaction_key: r.get("compaction_key"),
+                    thinking_key: r.get("thinking_key"),
+                    model_key: r.get("model_key"),
+                },
+                list_text: None,
+            };
+            out.push((line, String::from_utf8_lossy(r.get::<_, &[u8]>("body")).into_owned()));
+        }
+        rest = &rest[len..];
     }
+    Ok(out)
+}
 
-    /// Sends one line of session `skey`.
-    pub fn line(&mut self, skey: i64, l: &LocalLine<'_>) -> std::result::Result<(), postgres::Error> {
-        let t = |v: Option<&str>| v.map(|s| pg_text(s).into_owned());
-        let (id, parent, kind, ts, role) = (t(l.id), t(l.parent_id), t(l.kind), t(l.ts), t(l.role));
-        // Keys of the local session become the server's: same line number, the server's session.
-        let key = |k: Option<i64>| k.map(|k| (skey << 32) | (k & 0xffff_ffff));
-        let [parent_key, depth, compaction, thinking, model] = l.derived;
-        let (parent_key, compaction, thinking, model) = (key(parent_key), key(compaction), key(thinking), key(model));
-        self.writer.write(&[
-            &skey,
-            &l.seq,
+impl Writes for Pg {
+    fn insert_session(&self, n: &NewSession<'_>) -> Result<i64> {
+        let pg = self;
+        let s = |k: &str| n.header.get(k).and_then(Value::as_str).map(str::to_owned);
+        let dir = n.path.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
+
+        let path = n.path.to_string_lossy();
+        let id = s("id").unwrap_or_default();
+        let header = pg_text(n.header_line);
+        let mtime = n.file.map(|f| f.mtime_ns);
+        let params: PgParams<'_> = &[
+            &path.as_ref(),
             &id,
-            &parent,
-            &kind,
-            &ts,
-            &l.body.as_bytes(),
-            &role,
-            &l.ts_ms,
-            &parent_key,
-            &depth,
-            &compaction,
-            &thinking,
-            &model,
-        ])
+            &dir,
+            &n.rel_path,
+            &s("cwd"),
+            &s("timestamp"),
+            &s("parentSession"),
+            &header.as_bytes(),
+            &mtime,
+            &n.written_ns,
+        ];
+        let row = pg.query_opt(PG_INSERT_SESSION, params)?;
+        row.map(|r| r.get("skey")).ok_or_else(|| crate::Error::NotFound("the new session has no key".into()))
     }
 
-    /// Ends the copy; returns the rows written.
-    pub fn finish(self) -> std::result::Result<u64, postgres::Error> {
-        self.writer.finish()
+    fn copy_session(&self, source: i64, copy: i64) -> Result<()> {
+        let pg = self;
+
+        pg.execute(PG_COPY_ENTRIES, &[&source, &copy])?;
+        pg.execute(PG_COPY_SESSION_STATS, &[&source, &copy])?;
+        Ok(())
     }
-}
 
-/// Records each session's lines hash, after its lines are sent.
-pub const SET_HASHES: &str = "UPDATE sessions s SET lines_hash = v.h \
-    FROM unnest($1::bigint[], $2::bigint[]) AS v(k, h) WHERE s.skey = v.k";
+    fn append_new_entry(
+        &self,
+        sid: i64,
+        text: &str,
+        parent: Option<(i64, Derived)>,
+        state: &mut AppendState,
+    ) -> Result<Appended> {
+        pg_append_entry(self, sid, text, parent, state, true)
+    }
 
-/// Sets `lines_hash` of each `(skey, hash)`.
-pub fn set_hashes(tx: &mut Transaction<'_>, hashes: &[(i64, u64)]) -> std::result::Result<(), postgres::Error> {
-    let keys: Vec<i64> = hashes.iter().map(|h| h.0).collect();
-    let values: Vec<i64> = hashes.iter().map(|h| h.1 as i64).collect();
-    tx.execute(SET_HASHES, &[&keys, &values])?;
-    Ok(())
-}
+    fn load_stats(&self, sid: i64) -> Result<StoredStats> {
+        let pg = self;
 
-/// Removes sessions of an origin (their lines go with them).
-pub const DELETE_SESSIONS: &str = "DELETE FROM sessions WHERE skey = ANY($1)";
+        pg_session_row(pg, PG_SESSION_STATS, sid).map(|r| r.stored)
+    }
 
-/// Removes the sessions `skeys`.
-pub fn delete_sessions(tx: &mut Transaction<'_>, skeys: &[i64]) -> std::result::Result<u64, postgres::Error> {
-    tx.execute(DELETE_SESSIONS, &[&skeys])
+    fn append_entry(&self, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
+        let pg = self;
+
+        match pg_append_entry(pg, sid, text, parent, &mut AppendState::default(), false)? {
+            Appended::Key(key) => Ok(key),
+            Appended::IdTaken => Err(crate::Error::InvalidArgument("entry id already in the session".into())),
+        }
+    }
+
+    fn entry_node(&self, sid: i64, id: &str) -> Result<Option<(i64, Derived)>> {
+        let pg = self;
+
+        Ok(pg.query_opt(PG_ENTRY_NODE, &[&sid, &id])?.map(|r| {
+            let derived = Derived {
+                parent_key: r.get("parent_key"),
+                depth: r.get("depth"),
+                compaction_key: r.get("compaction_key"),
+                thinking_key: r.get("thinking_key"),
+                model_key: r.get("model_key"),
+            };
+            (r.get("key"), derived)
+        }))
+    }
+
+    fn branch_source_rows(&self, keys: &[i64]) -> Result<Vec<(SharedLine, String)>> {
+        let pg = self;
+
+        pg_branch_source_rows(pg, keys)
+    }
 }

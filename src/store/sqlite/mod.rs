@@ -3,9 +3,17 @@
 //! implementation of the storage interface (`store::backend`).
 
 pub mod bulk;
+pub mod discovery;
 pub mod entries;
+pub mod integrity;
 pub mod journal;
+pub mod replica;
+pub mod search;
 pub mod sessions;
+pub mod signatures;
+pub mod sync_state;
+pub mod usage;
+pub mod write;
 
 use crate::error::{DbFailure, Error, Result};
 use crate::store::backend::Store;
@@ -130,17 +138,6 @@ impl Db {
         match self.downcast::<Sqlite>() {
             Some(s) => Ok(&s.conn),
             None => Err(self.unsupported(what)),
-        }
-    }
-
-    /// [`Db::conn`], mutable.
-    #[track_caller]
-    pub(in crate::store) fn conn_mut(&mut self) -> Result<&mut Connection> {
-        let what = feature_of(std::panic::Location::caller().file());
-        let backend = self.backend().to_string();
-        match self.downcast_mut::<Sqlite>() {
-            Some(s) => Ok(&mut s.conn),
-            None => Err(Error::Unsupported { what, backend }),
         }
     }
 }
