@@ -163,15 +163,6 @@ fn write_session_from(conn: &mut Db, path: &Path, header: &Object, fill: &mut Li
         other => other,
     })?;
     let not_object = || Error::InvalidArgument("entry is not a JSON object".into());
-    if tx.backend() == db::Backend::Postgres {
-        // One append per line (each finds its parent): the server has no bulk entry writer yet.
-        fill(&tx, &mut |line| {
-            let (Line::Text(text) | Line::Shared(_, text)) = line;
-            write::append_entry(&tx, sid, text, None).map(drop)
-        })?;
-        tx.commit()?;
-        return Ok(sid);
-    }
     let mut w = EntryWriter::new(&tx, sid)?;
     fill(&tx, &mut |line| match line {
         Line::Text(text) => w.write_parsed(text, write::ParsedLine::of(&write::scan(text).ok_or_else(not_object)?)),
@@ -184,7 +175,7 @@ fn write_session_from(conn: &mut Db, path: &Path, header: &Object, fill: &mut Li
                     Observation::of(&fields, &obj, message.as_ref())
                 }
             };
-            w.share(src, &seen)
+            w.share(src, text, &seen)
         }
     })?;
     w.finish()?;
@@ -528,8 +519,8 @@ impl SessionManager {
         let text = Value::Object(entry.clone()).to_json();
         if matches!(self.persistence, Persistence::Staged { .. }) && is_conversation(&entry) {
             self.flush(Some(&text))?;
-        } else if let (Persistence::Saved { db_path, file, journal }, db::Backend::Sqlite) =
-            (&mut self.persistence, self.conn.backend())
+        } else if let (Persistence::Saved { db_path, file, journal }, true) =
+            (&mut self.persistence, write::appends_through_journal(&self.conn))
         {
             let journal = match journal {
                 Some(j) => j,
@@ -559,26 +550,18 @@ impl SessionManager {
                 Persistence::Staged { stage, .. } => stage,
                 _ => &mut *self.conn,
             };
-            if conn.backend() == db::Backend::Postgres {
-                // One statement, committed by itself (see `store::write::PG_APPEND_AT`), which
-                // also checks that the id drawn without asking the server is free.
-                let (mut entry, mut text) = (entry, text);
-                while write::append_new_entry(conn, sid, &text, parent, &mut self.appending)?
-                    == write::Appended::IdTaken
-                {
-                    let fresh = ids::new_entry_id(|_| false);
-                    // A compaction that keeps from itself names its own id: it moves with it.
-                    if entry.get("firstKeptEntryId").and_then(Value::as_str) == Some(id.as_str()) {
-                        entry.set("firstKeptEntryId", Value::String(fresh.as_str().into()));
-                    }
-                    entry.set("id", Value::String(fresh.as_str().into()));
-                    text = Value::Object(entry.clone()).to_json();
-                    id = fresh;
+            // Committed by itself; where the store checks that the id drawn is free (see
+            // `new_id`), another is drawn until one is.
+            let (mut entry, mut text) = (entry, text);
+            while write::append_new_entry(conn, sid, &text, parent, &mut self.appending)? == write::Appended::IdTaken {
+                let fresh = ids::new_entry_id(|_| false);
+                // A compaction that keeps from itself names its own id: it moves with it.
+                if entry.get("firstKeptEntryId").and_then(Value::as_str) == Some(id.as_str()) {
+                    entry.set("firstKeptEntryId", Value::String(fresh.as_str().into()));
                 }
-            } else {
-                let tx = conn.write()?;
-                write::append_entry(&tx, sid, &text, parent)?;
-                tx.commit()?;
+                entry.set("id", Value::String(fresh.as_str().into()));
+                text = Value::Object(entry.clone()).to_json();
+                id = fresh;
             }
         }
         self.leaf = Some(id.clone());
@@ -591,7 +574,7 @@ impl SessionManager {
     }
 
     fn new_id(&self) -> Result<String> {
-        if self.raw_db().backend() == db::Backend::Postgres {
+        if write::append_checks_id(self.raw_db()) {
             // The append checks the id is free and draws another if not (`write_entry`).
             return Ok(ids::new_entry_id(|_| false));
         }

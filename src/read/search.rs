@@ -11,7 +11,7 @@
 
 use crate::error::{Error, Result};
 use crate::store::extract;
-use crate::store::handle::{Backend, Db};
+use crate::store::handle::Db;
 use crate::store::search_index::{self, HitRow, RowFilter};
 use crate::store::tokens::{self, Fit, FxHasher};
 use serde::Serialize;
@@ -413,9 +413,9 @@ fn each_hit(conn: &Db, terms: &[String], f: &SearchFilter, mut take: impl FnMut(
         Plan::Nothing => {}
         Plan::Index(keys, mut narrowing) => {
             let mut candidates = search_index::Candidates::new(conn, keys)?;
-            // A server answers the rows of several candidates in one round trip: batches of
-            // the next candidates, growing (a search stops after its window of hits).
-            let (mut size, most) = if conn.backend() == Backend::Postgres { (8, 1024) } else { (1, 1) };
+            // Batches of the next candidates where the store answers several rows at once,
+            // growing (a search stops after its window of hits).
+            let (mut size, most) = search_index::hit_batch(conn);
             'batches: loop {
                 let mut batch = Vec::with_capacity(size);
                 while batch.len() < size {

@@ -12,7 +12,51 @@ use crate::store::keys::SessionKey;
 use crate::store::stats::{Observation, SessionStats};
 use std::path::Path;
 
-pub use crate::store::sqlite::write::EntryWriter;
+/// Writes a new session's lines in order (an import, a staged or branched session), with
+/// their derived columns, search and usage rows and statistics, inside the caller's
+/// transaction.
+pub struct EntryWriter<'t> {
+    lines: Box<dyn LineWriter + 't>,
+}
+
+impl<'t> EntryWriter<'t> {
+    /// A writer for the (new, empty) session `sid`, inside an open transaction.
+    pub fn new(db: &'t Db, sid: i64) -> Result<Self> {
+        Ok(EntryWriter { lines: db.store().line_writer(sid)? })
+    }
+
+    /// Stores one entry line (`obj` is `text` scanned).
+    pub fn write(&mut self, obj: &RawObject<'_>, text: &str) -> Result<()> {
+        self.lines.write_parsed(text, ParsedLine::of(obj))
+    }
+
+    /// Stores one entry line read beforehand ([`ParsedLine::of`] of `text`).
+    pub fn write_parsed(&mut self, text: &str, line: ParsedLine) -> Result<()> {
+        self.lines.write_parsed(text, line)
+    }
+
+    /// Stores one entry line, `text`, that row `src.key` of the same database holds exactly
+    /// (`seen` is read from the line as [`ParsedLine::of`] reads it): where the backend can,
+    /// the line is shared rather than copied.
+    pub fn share(&mut self, src: &SharedLine, text: &str, seen: &Observation) -> Result<()> {
+        self.lines.share(src, text, seen)
+    }
+
+    /// Saves the statistics (and re-links parents of an irregular tree); returns them.
+    pub fn finish(self) -> Result<SessionStats> {
+        self.lines.finish()
+    }
+}
+
+/// A backend's writer of a new session's lines ([`EntryWriter`]).
+pub(crate) trait LineWriter {
+    /// Stores one entry line read beforehand.
+    fn write_parsed(&mut self, text: &str, line: ParsedLine) -> Result<()>;
+    /// Stores one entry line that row `src.key` of the same database holds.
+    fn share(&mut self, src: &SharedLine, text: &str, seen: &Observation) -> Result<()>;
+    /// Saves the statistics; returns them.
+    fn finish(self: Box<Self>) -> Result<SessionStats>;
+}
 
 /// A session row to insert.
 pub struct NewSession<'a> {
@@ -191,6 +235,14 @@ pub fn scan(text: &str) -> Option<RawObject<'_>> {
 
 /// Writing sessions and their lines.
 pub(crate) trait Writes {
+    /// A writer of the lines of the new, empty session `sid`.
+    fn line_writer<'a>(&'a self, sid: i64) -> Result<Box<dyn LineWriter + 'a>>;
+    /// Whether a saved session's appends go to the append journal beside the database first
+    /// (`store::sqlite::journal`), to be settled into the tables in batches.
+    fn appends_through_journal(&self) -> bool;
+    /// Whether [`Writes::append_new_entry`] checks itself that the new entry's id is free (the
+    /// caller then draws ids without asking).
+    fn append_checks_id(&self) -> bool;
     /// Adds the session row; returns its sid.
     fn insert_session(&self, n: &NewSession<'_>) -> Result<i64>;
     /// Makes the new, empty session `copy` a copy of every entry of session `source` (pi's
@@ -230,9 +282,20 @@ pub fn copy_session(db: &Db, source: i64, copy: i64) -> Result<()> {
     db.store().copy_session(source, copy)
 }
 
+/// Whether a saved session's appends on `db` go to the append journal first.
+pub fn appends_through_journal(db: &Db) -> bool {
+    db.store().appends_through_journal()
+}
+
+/// Whether [`append_new_entry`] on `db` checks itself that the new entry's id is free.
+pub fn append_checks_id(db: &Db) -> bool {
+    db.store().append_checks_id()
+}
+
 /// [`append_entry`] for a new entry of a SessionManager, whose id was drawn without asking
-/// the database: on PostgreSQL the append itself checks the id is free (saving a round trip)
-/// and reads the session's row only when `state` does not know it.
+/// the database, in a transaction of its own unless one is open: where
+/// [`append_checks_id`], the append itself checks the id is free (saving a round trip) and
+/// reads the session's row only when `state` does not know it.
 pub fn append_new_entry(
     db: &Db,
     sid: i64,

@@ -513,6 +513,12 @@ impl SearchIndex for Pg {
         Ok(wanted.iter().map(|w| if w.1.is_some() { None } else { found.remove(&w.0) }).collect())
     }
 
+    /// A server answers the rows of several candidates in one round trip: batches of the next
+    /// candidates, growing (a search stops after its window of hits).
+    fn hit_batch(&self) -> (usize, usize) {
+        (8, 1024)
+    }
+
     fn scan_hits(&self, f: &RowFilter<'_>, take: &mut dyn FnMut(i64, i64, HitRow) -> bool) -> Result<()> {
         pg_scan(self, f, take)
     }

@@ -7,10 +7,10 @@ use crate::js::json::Value;
 use crate::store::derive::{Derived, EntryFields};
 use crate::store::keys::EntryKey;
 use crate::store::postgres::{pg_text, Pg, PgParams};
-use crate::store::stats::SessionStats;
+use crate::store::stats::{Observation, SessionStats};
 use crate::store::write::{
-    entry_key, now_ns, place_appended, scan, AppendRow, AppendState, Appended, NewSession, ParsedLine, SharedLine,
-    StoredStats, Writes,
+    entry_key, now_ns, place_appended, scan, AppendRow, AppendState, Appended, LineWriter, NewSession, ParsedLine,
+    SharedLine, StoredStats, Writes,
 };
 
 /// [`INSERT_SESSION`] on PostgreSQL: a session made on the server (origin `''`), whose
@@ -245,7 +245,42 @@ fn pg_branch_source_rows(pg: &Pg, keys: &[i64]) -> Result<Vec<(SharedLine, Strin
     Ok(out)
 }
 
+/// [`LineWriter`] on PostgreSQL: one append per line, each finding its parent (the server has
+/// no bulk entry writer yet).
+struct Appends<'t> {
+    pg: &'t Pg,
+    sid: i64,
+}
+
+impl LineWriter for Appends<'_> {
+    fn write_parsed(&mut self, text: &str, _line: ParsedLine) -> Result<()> {
+        self.pg.append_entry(self.sid, text, None).map(drop)
+    }
+
+    fn share(&mut self, _src: &SharedLine, text: &str, _seen: &Observation) -> Result<()> {
+        self.pg.append_entry(self.sid, text, None).map(drop)
+    }
+
+    fn finish(self: Box<Self>) -> Result<SessionStats> {
+        Ok(self.pg.load_stats(self.sid)?.stats)
+    }
+}
+
 impl Writes for Pg {
+    fn line_writer<'a>(&'a self, sid: i64) -> Result<Box<dyn LineWriter + 'a>> {
+        Ok(Box::new(Appends { pg: self, sid }))
+    }
+
+    /// An append is one statement on a server, durable when it returns: no journal.
+    fn appends_through_journal(&self) -> bool {
+        false
+    }
+
+    /// [`PG_APPEND_AT`] checks that the id is free (saving a round trip).
+    fn append_checks_id(&self) -> bool {
+        true
+    }
+
     fn insert_session(&self, n: &NewSession<'_>) -> Result<i64> {
         let pg = self;
         let s = |k: &str| n.header.get(k).and_then(Value::as_str).map(str::to_owned);

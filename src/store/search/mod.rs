@@ -57,6 +57,9 @@ pub(crate) trait SearchIndex {
     fn hit_row(&self, key: i64, owner: Option<i64>, f: &RowFilter<'_>, with_line: bool) -> Result<Option<HitRow>>;
     /// [`SearchIndex::hit_row`] of each `(key, owner, with_line)`.
     fn hit_rows(&self, wanted: &[(i64, Option<i64>, bool)], f: &RowFilter<'_>) -> Result<Vec<Option<HitRow>>>;
+    /// How many candidates' hit rows a query asks for at once: the first batch and the most
+    /// (growing between them), where a round trip costs more than a row.
+    fn hit_batch(&self) -> (usize, usize);
     /// Calls `take(key, line key, row)` with every searchable entry passing `f`, newest stored
     /// first, until it returns false.
     fn scan_hits(&self, f: &RowFilter<'_>, take: &mut dyn FnMut(i64, i64, HitRow) -> bool) -> Result<()>;
@@ -139,6 +142,12 @@ pub fn hit_row(db: &Db, key: i64, owner: Option<i64>, f: &RowFilter<'_>, with_li
 /// [`hit_row`] of each `(key, owner, with_line)`, in one round trip on a server.
 pub fn hit_rows(db: &Db, wanted: &[(i64, Option<i64>, bool)], f: &RowFilter<'_>) -> Result<Vec<Option<HitRow>>> {
     db.store().hit_rows(wanted, f)
+}
+
+/// How many candidates' hit rows a query on `db` asks for at once: the first batch and the
+/// most (one by one where a row costs no round trip).
+pub fn hit_batch(db: &Db) -> (usize, usize) {
+    db.store().hit_batch()
 }
 
 /// Calls `take(key, line key, row)` with every searchable entry passing `f`, newest stored

@@ -368,6 +368,10 @@ impl SearchIndex for Sqlite {
         wanted.iter().map(|&(key, owner, with_line)| self.hit_row(key, owner, f, with_line)).collect()
     }
 
+    fn hit_batch(&self) -> (usize, usize) {
+        (1, 1)
+    }
+
     fn scan_hits(&self, f: &RowFilter<'_>, take: &mut dyn FnMut(i64, i64, HitRow) -> bool) -> Result<()> {
         let mut st = self.conn.prepare_cached(SCAN)?;
         let mut rows = st.query(named_params! {":cwd": f.cwd, ":role": f.role, ":since": f.since_ms})?;

@@ -3,17 +3,17 @@
 //! lines shared with a session of the same database copied as runs of rows.
 
 use crate::error::Result;
-use crate::js::json::{self, RawObject, Value};
+use crate::js::json::{self, Value};
 use crate::pi::migrate;
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
+use crate::store::discovery::Discovery;
 use crate::store::extract::ExtrasWriter;
-use crate::store::handle::Db;
 use crate::store::keys::EntryKey;
 use crate::store::sqlite::{columns, Named, Sqlite};
 use crate::store::stats::{Observation, SessionStats};
 use crate::store::write::{
-    entry_key, key_range, now_ns, place_appended, AppendState, Appended, NewSession, ParsedLine, SharedLine,
-    StoredStats, Writes, COPY_SLICE, LIST_TEXT_MAX,
+    entry_key, key_range, now_ns, place_appended, AppendState, Appended, LineWriter, NewSession, ParsedLine,
+    SharedLine, StoredStats, Writes, COPY_SLICE, LIST_TEXT_MAX,
 };
 use rusqlite::{named_params, Connection, OptionalExtension};
 
@@ -28,12 +28,13 @@ pub const INSERT_SESSION: &str = "INSERT INTO sessions \
      file_size, file_mtime_ns, written_ns) \
     VALUES (:id, :path, :dir, :rel_path, :cwd, :version, :source_version, :created, :parent_session, :header, :file_size, :file_mtime_ns, :written_ns)";
 
-/// Writes a session's entry lines in order, with their derived columns and statistics.
-pub struct EntryWriter<'t> {
+/// [`LineWriter`] on SQLite: a session's entry lines in order, with their derived columns and
+/// statistics, and lines shared with a session of the same database copied as runs of rows.
+pub struct BulkWriter<'t> {
     stmt: Named<'t>,
     extras: ExtrasWriter<'t>,
     tx: &'t Connection,
-    db: &'t Db,
+    store: &'t Sqlite,
     sid: i64,
     seq: i64,
     stats: SessionStats,
@@ -139,18 +140,15 @@ pub const COPY_PATH_RUN: &str = "INSERT INTO entries (key, session, seq, id, par
         CASE WHEN key = :lo THEN :model_key WHEN model_key >= :lo THEN model_key + :delta ELSE :before_model_key END \
     FROM entries WHERE key BETWEEN :lo AND :hi";
 
-impl<'t> EntryWriter<'t> {
+impl<'t> BulkWriter<'t> {
     /// A writer for the (new, empty) session `sid`, inside an open transaction.
-    pub fn new(db: &'t Db, sid: i64) -> Result<Self> {
-        let Some(store) = db.downcast::<Sqlite>() else {
-            return Err(db.unsupported("writing a session's lines in bulk"));
-        };
+    fn new(store: &'t Sqlite, sid: i64) -> Result<Self> {
         let tx = &store.conn;
-        Ok(EntryWriter {
+        Ok(BulkWriter {
             stmt: Named::prepare(tx, INSERT_ENTRY)?,
             extras: ExtrasWriter::new(tx),
             tx,
-            db,
+            store,
             sid,
             seq: 0,
             stats: SessionStats::default(),
@@ -161,13 +159,8 @@ impl<'t> EntryWriter<'t> {
         })
     }
 
-    /// Stores one entry line (`obj` is `text` scanned).
-    pub fn write(&mut self, obj: &RawObject<'_>, text: &str) -> Result<()> {
-        self.write_parsed(text, ParsedLine::of(obj))
-    }
-
     /// Stores one entry line read beforehand ([`ParsedLine::of`] of `text`).
-    pub fn write_parsed(&mut self, text: &str, line: ParsedLine) -> Result<()> {
+    fn write_parsed(&mut self, text: &str, line: ParsedLine) -> Result<()> {
         self.flush_run()?;
         self.seq += 1;
         let key = entry_key(self.sid, self.seq);
@@ -183,7 +176,7 @@ impl<'t> EntryWriter<'t> {
     /// is shared, and the row with its search and usage rows is copied together with the rows
     /// of the source lines around it (`seen` is read from the line as [`ParsedLine::of`]
     /// reads it).
-    pub fn share(&mut self, src: &SharedLine, seen: &Observation) -> Result<()> {
+    fn share(&mut self, src: &SharedLine, seen: &Observation) -> Result<()> {
         self.seq += 1;
         let key = entry_key(self.sid, self.seq);
         let d = self.tree.place(key, &src.fields);
@@ -242,7 +235,7 @@ impl<'t> EntryWriter<'t> {
     }
 
     /// Saves the statistics (and re-links parents of an irregular tree); returns them.
-    pub fn finish(mut self) -> Result<SessionStats> {
+    fn finish(mut self) -> Result<SessionStats> {
         self.flush_run()?;
         for &source in &self.sources {
             self.tx.prepare_cached(RECORD_SHARES)?.execute(named_params! { ":copy": self.sid, ":owner": source })?;
@@ -258,7 +251,7 @@ impl<'t> EntryWriter<'t> {
             ":last_seq": self.seq,
         })?;
         if let Some(text) = &self.list_text {
-            crate::store::discovery::save_list_text(self.db, self.sid, self.seq, text)?;
+            self.store.save_list_text(self.sid, self.seq, text)?;
         }
         if self.tree.is_irregular() {
             let (lo, hi) = key_range(self.sid);
@@ -365,7 +358,33 @@ pub const BRANCH_SOURCE_ROWS: &str = "SELECT e.key, e.id, e.parent_id, e.type, e
         e.parent_key, e.depth, e.compaction_key, e.thinking_key, e.model_key, t.list_text \
     FROM entries e LEFT JOIN texts t ON t.key = e.key WHERE e.key BETWEEN :lo AND :hi ORDER BY e.key";
 
+impl<'t> LineWriter for BulkWriter<'t> {
+    fn write_parsed(&mut self, text: &str, line: ParsedLine) -> Result<()> {
+        BulkWriter::write_parsed(self, text, line)
+    }
+
+    fn share(&mut self, src: &SharedLine, _text: &str, seen: &Observation) -> Result<()> {
+        BulkWriter::share(self, src, seen)
+    }
+
+    fn finish(self: Box<Self>) -> Result<SessionStats> {
+        BulkWriter::finish(*self)
+    }
+}
+
 impl Writes for Sqlite {
+    fn line_writer<'a>(&'a self, sid: i64) -> Result<Box<dyn LineWriter + 'a>> {
+        Ok(Box::new(BulkWriter::new(self, sid)?))
+    }
+
+    fn appends_through_journal(&self) -> bool {
+        true
+    }
+
+    fn append_checks_id(&self) -> bool {
+        false
+    }
+
     fn insert_session(&self, n: &NewSession<'_>) -> Result<i64> {
         let s = |k: &str| n.header.get(k).and_then(Value::as_str).map(str::to_owned);
         let dir = n.path.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
@@ -417,7 +436,19 @@ impl Writes for Sqlite {
         parent: Option<(i64, Derived)>,
         _state: &mut AppendState,
     ) -> Result<Appended> {
-        self.append_entry(sid, text, parent).map(Appended::Key)
+        // One transaction of its own, unless the caller's is open.
+        let own = self.conn.is_autocommit();
+        if own {
+            self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        }
+        let appended = self.append_entry(sid, text, parent);
+        if own {
+            match &appended {
+                Ok(_) => self.conn.execute_batch("COMMIT")?,
+                Err(_) => self.conn.execute_batch("ROLLBACK")?,
+            }
+        }
+        appended.map(Appended::Key)
     }
 
     fn load_stats(&self, sid: i64) -> Result<StoredStats> {
