@@ -28,7 +28,7 @@ pub use store::db::default_path as default_db_path;
 /// Opening a database.
 pub mod db {
     pub use crate::store::db::{
-        access_problem, beside, default_path, open, open_existing, open_in_memory, Backend, Db, Tx,
+        access_problem, beside, default_path, open, open_existing, open_in_memory, Backend, Db, Location, Tx,
     };
 }
 

@@ -6,18 +6,35 @@
 //! [`Db`]: crate::store::handle::Db
 
 use crate::error::Result;
-use crate::store::discovery::Discovery;
-use crate::store::entries::Entries;
-use crate::store::handle::Backend;
-use crate::store::integrity::Integrity;
-use crate::store::replica::Replica;
-use crate::store::search::SearchIndex;
-use crate::store::sessions::Sessions;
-use crate::store::signatures::Signatures;
-use crate::store::sync_state::SyncStates;
-use crate::store::usage::Usage;
-use crate::store::write::Writes;
+use crate::store::interface::discovery::Discovery;
+use crate::store::interface::entries::Entries;
+use crate::store::interface::integrity::Integrity;
+use crate::store::interface::replica::Replica;
+use crate::store::interface::search::SearchIndex;
+use crate::store::interface::sessions::Sessions;
+use crate::store::interface::signatures::Signatures;
+use crate::store::interface::sync_state::SyncStates;
+use crate::store::interface::usage::Usage;
+use crate::store::interface::write::Writes;
 use std::any::Any;
+
+/// Which backend a database is, for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// SQLite.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backend::Sqlite => "SQLite",
+            Backend::Postgres => "PostgreSQL",
+        })
+    }
+}
 
 /// A backend: every capability, and its transactions.
 pub(crate) trait Store:

@@ -3,6 +3,7 @@
 //! implementation of [`Store`] (`store::sqlite`, `store::postgres`).
 
 use crate::error::{Error, Result};
+pub use crate::store::backend::Backend;
 use crate::store::backend::Store;
 use std::any::Any;
 
@@ -11,24 +12,6 @@ use std::any::Any;
 /// outside the backends' own folders asks.
 pub struct Db {
     store: Box<dyn Store>,
-}
-
-/// Which backend a [`Db`] is, for messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// SQLite.
-    Sqlite,
-    /// PostgreSQL.
-    Postgres,
-}
-
-impl std::fmt::Display for Backend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Backend::Sqlite => "SQLite",
-            Backend::Postgres => "PostgreSQL",
-        })
-    }
 }
 
 impl Db {

@@ -11,6 +11,7 @@ pub mod extract;
 pub mod files;
 pub mod handle;
 pub mod integrity;
+pub(crate) mod interface;
 pub mod keys;
 pub mod postgres;
 pub mod replica;

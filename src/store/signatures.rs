@@ -1,18 +1,12 @@
 //! The signatures of the files sessions were imported from, the same on every backend
 //! ([`Signatures`], implemented in `store::sqlite::signatures`).
 
-use crate::jsonl::signature::FileSignature;
 use crate::store::handle::Db;
+
+use crate::jsonl::signature::FileSignature;
+pub(crate) use crate::store::interface::signatures::*;
 use std::collections::HashMap;
 use std::path::PathBuf;
-
-/// File signatures.
-pub(crate) trait Signatures {
-    /// The signature of every imported file, by path.
-    fn known_signatures(&self) -> crate::error::Result<HashMap<PathBuf, FileSignature>>;
-    /// Records that session `sid`'s file now has signature `sig`.
-    fn set_signature(&self, sid: i64, sig: FileSignature) -> crate::error::Result<()>;
-}
 
 /// The signature of every imported file, by path.
 pub fn known(db: &Db) -> crate::error::Result<HashMap<PathBuf, FileSignature>> {

@@ -45,8 +45,7 @@ fn pg_row(pg: &Pg, sql: &'static str, params: PgParams<'_>) -> Result<Option<Ent
 
 /// The session and line number of a key, as PostgreSQL's primary key holds them.
 fn pg_key(key: i64) -> (i64, i64) {
-    let k = EntryKey(key);
-    (k.session().0, key & 0xffff_ffff)
+    EntryKey(key).parts()
 }
 
 /// [`SESSION_TREE_STATE`] on PostgreSQL.

@@ -152,6 +152,11 @@ fn without_password(url: &str) -> String {
     }
 }
 
+/// Opens the database `url` names as the storage interface holds it.
+pub(crate) fn open(url: &str) -> Result<crate::store::handle::Db> {
+    connect(url).map(Pg::db)
+}
+
 /// Connects to the database `url` names, checks the server (version, encoding) and brings the
 /// schema up to date. Each failure is one line naming the server and the cause.
 pub fn connect(url: &str) -> Result<Server> {

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::js::json;
 use crate::store::derive::EntryFields;
 use crate::store::extract;
+use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::postgres::{pg_text, Pg, Server};
 use crate::store::search::build::{gather, Gathered, REBUILD_MIN_DELETED};
 use crate::store::search::query::{HitRow, RowFilter};
@@ -149,7 +150,7 @@ fn extract_lines(rows: &[(i64, i64, String)], v: &mut Vocab) -> Extracted {
         let x = extract::Extras::of(&f, &obj, message.as_ref());
         if let Some((role, _)) = &x.search {
             out.texts.push((*session, *seq, pg_text(role).into_owned(), f.ts_ms));
-            let key = (session << 32) | seq;
+            let key = SessionKey(*session).entry(*seq).0;
             if let Some(t) = extract::text_of(&f, &obj, message.as_ref()) {
                 v.add_text(&t.text, &mut out.part.ids);
             }
@@ -429,7 +430,7 @@ fn pg_scan(pg: &Pg, f: &RowFilter<'_>, take: &mut dyn FnMut(i64, i64, HitRow) ->
             break;
         }
         for r in &rows {
-            let key = (r.get::<_, i64>("session") << 32) | r.get::<_, i64>("seq");
+            let key = SessionKey(r.get("session")).entry(r.get("seq")).0;
             if !take(key, key, pg_hit_row(r)) {
                 break 'rows;
             }
@@ -496,19 +497,19 @@ impl SearchIndex for Pg {
         if owner.is_some() {
             return Ok(None);
         }
-        let (session, seq) = (key >> 32, key & 0xffff_ffff);
+        let (session, seq) = EntryKey(key).parts();
         let row = self.query_opt(PG_HIT_ROW, &[&session, &seq, &f.cwd, &f.role, &f.since_ms, &with_line])?;
         Ok(row.map(|r| pg_hit_row(&r)))
     }
 
     fn hit_rows(&self, wanted: &[(i64, Option<i64>, bool)], f: &RowFilter<'_>) -> Result<Vec<Option<HitRow>>> {
         let own: Vec<&(i64, Option<i64>, bool)> = wanted.iter().filter(|w| w.1.is_none()).collect();
-        let sessions: Vec<i64> = own.iter().map(|w| w.0 >> 32).collect();
-        let seqs: Vec<i64> = own.iter().map(|w| w.0 & 0xffff_ffff).collect();
+        let sessions: Vec<i64> = own.iter().map(|w| EntryKey(w.0).session().0).collect();
+        let seqs: Vec<i64> = own.iter().map(|w| EntryKey(w.0).seq()).collect();
         let lines: Vec<bool> = own.iter().map(|w| w.2).collect();
         let mut found: HashMap<i64, HitRow, FxBuild> = HashMap::default();
         for r in self.query(PG_HIT_ROWS, &[&sessions, &seqs, &lines, &f.cwd, &f.role, &f.since_ms])? {
-            found.insert((r.get::<_, i64>("session") << 32) | r.get::<_, i64>("seq"), pg_hit_row(&r));
+            found.insert(SessionKey(r.get("session")).entry(r.get("seq")).0, pg_hit_row(&r));
         }
         Ok(wanted.iter().map(|w| if w.1.is_some() { None } else { found.remove(&w.0) }).collect())
     }

@@ -217,7 +217,7 @@ fn pg_branch_source_rows(pg: &Pg, keys: &[i64]) -> Result<Vec<(SharedLine, Strin
     let mut rest = keys;
     while let Some(&lo) = rest.first() {
         let len = rest.windows(2).take_while(|w| w[1] == w[0] + 1).count() + 1;
-        let (sid, seq) = (EntryKey(lo).session().0, lo & 0xffff_ffff);
+        let (sid, seq) = EntryKey(lo).parts();
         for r in pg.query(PG_BRANCH_SOURCE_ROWS, &[&sid, &seq, &(seq + len as i64 - 1)])? {
             let line = SharedLine {
                 key: r.get("key"),

@@ -3,6 +3,7 @@
 //! tokenized, and handed to the backend to write when the memory bound is reached.
 
 use crate::store::extract;
+use crate::store::keys::EntryKey;
 use crate::store::search::codec::put_varint;
 use crate::store::search::tokens::FxHasher;
 use crate::store::search::vocab::{Part, Vocab};
@@ -93,7 +94,7 @@ impl Gathered {
     pub(in crate::store) fn add_copy(&mut self, copy: i64, owner: i64) {
         let shift = copy - owner;
         if let Some(r) = &mut self.open_run {
-            if r.shift == shift && owner > r.hi && owner >> 32 == r.hi >> 32 {
+            if r.shift == shift && owner > r.hi && EntryKey(owner).session() == EntryKey(r.hi).session() {
                 r.hi = owner;
                 return;
             }

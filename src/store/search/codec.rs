@@ -42,7 +42,8 @@ mod tests {
 
     #[test]
     fn posting_blobs_round_trip() {
-        let keys = [(1i64 << 32) | 1, (1 << 32) | 2, (1 << 32) | 300, (7 << 32) | 5, (1 << 62) | 9];
+        let k = |s: i64, seq: i64| crate::store::keys::SessionKey(s).entry(seq).0;
+        let keys = [k(1, 1), k(1, 2), k(1, 300), k(7, 5), k(1 << 30, 9)];
         let mut blob = Vec::new();
         let mut last = 0u64;
         for k in keys {

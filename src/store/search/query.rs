@@ -3,6 +3,8 @@
 
 use crate::error::Result;
 use crate::store::handle::Db;
+pub use crate::store::interface::search::{HitRow, RowFilter};
+use crate::store::keys::SessionKey;
 
 /// Candidates from the index: entries holding their own line (sorted keys), and the copies
 /// of those lines, newest stored first.
@@ -49,7 +51,7 @@ impl Candidates {
 
     /// Skips the rest of session `sid`'s candidates.
     pub fn skip_session(&mut self, sid: i64) {
-        let below = sid << 32;
+        let below = SessionKey(sid).entry(0).0;
         for (lo, hi, shift) in &mut self.sources {
             let end = self.keys[*lo..*hi].partition_point(|&k| k + *shift < below);
             *hi = *lo + end;
@@ -84,34 +86,4 @@ impl Iterator for Candidates {
             return Some((key, line));
         }
     }
-}
-
-/// Filters of a search.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RowFilter<'a> {
-    /// Only sessions with this header cwd.
-    pub cwd: Option<&'a str>,
-    /// Only this role or entry type.
-    pub role: Option<&'a str>,
-    /// Only entries at or after this time (ms).
-    pub since_ms: Option<i64>,
-}
-
-/// What a hit shows of an entry.
-#[derive(Debug, Clone)]
-pub struct HitRow {
-    /// Header id of the session.
-    pub session_id: String,
-    /// The session's file path.
-    pub session_file: String,
-    /// Header cwd.
-    pub cwd: Option<String>,
-    /// The entry's id.
-    pub entry_id: Option<String>,
-    /// Role or entry type.
-    pub role: String,
-    /// Entry time (ms).
-    pub ts_ms: Option<i64>,
-    /// The entry's line, when asked for.
-    pub line: Option<String>,
 }

@@ -5,8 +5,10 @@
 pub mod bulk;
 pub mod discovery;
 pub mod entries;
+pub mod extract;
 pub mod integrity;
 pub mod journal;
+pub mod open;
 pub mod replica;
 pub mod search;
 pub mod sessions;

@@ -7,8 +7,8 @@ use crate::js::json::{self, Value};
 use crate::pi::migrate;
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
 use crate::store::discovery::Discovery;
-use crate::store::extract::ExtrasWriter;
 use crate::store::keys::EntryKey;
+use crate::store::sqlite::extract::ExtrasWriter;
 use crate::store::sqlite::{columns, Named, Sqlite};
 use crate::store::stats::{Observation, SessionStats};
 use crate::store::write::{
