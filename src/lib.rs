@@ -56,7 +56,7 @@ pub mod internals {
     pub use crate::pi::{entries, ids, layout, migrate, projection, system};
     pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
     pub use crate::store::sqlite::{bulk, journal};
-    pub use crate::store::{derive, extract, keys, stats, tokens};
+    pub use crate::store::{derive, keys, replica, stats, tokens};
 
     /// Discovery: the types, and each backend's statements (for tests of their plans).
     pub mod discovery {
@@ -95,6 +95,12 @@ pub mod internals {
         pub use crate::store::postgres::search::*;
         pub use crate::store::search::*;
         pub use crate::store::sqlite::search::*;
+    }
+
+    /// What is stored beside each line, and SQLite's statements rebuilding it.
+    pub mod extract {
+        pub use crate::store::extract::*;
+        pub use crate::store::sqlite::extract::*;
     }
 
     /// Writing sessions: the types, and each backend's statements.

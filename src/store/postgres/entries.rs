@@ -97,6 +97,12 @@ pub const PG_WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, session, seq, type, r
 pub const PG_LINES_FROM: &str = "SELECT (session << 32) | seq AS key, body FROM entries \
     WHERE session = $1 AND seq >= $2 AND type IS DISTINCT FROM 'session' ORDER BY seq LIMIT $3";
 
+/// A session's lines in file order (every row holds its line on a server).
+pub const PG_ENTRY_BODIES: &str = "SELECT body FROM entries WHERE session = $1 ORDER BY seq";
+
+/// Every session, for `export --all`.
+pub const PG_ALL_SESSIONS: &str = "SELECT skey FROM sessions ORDER BY skey";
+
 impl Entries for Pg {
     fn tree_state(&self, sid: i64) -> Result<Option<(bool, i64)>> {
         let pg = self;
@@ -157,11 +163,19 @@ impl Entries for Pg {
         Ok(())
     }
 
-    fn each_line(&self, _sid: i64, _f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
-        Err(self.unsupported("each line"))
+    fn each_line(&self, sid: i64, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+        let mut failed = None;
+        self.each(PG_ENTRY_BODIES, &[&sid], |r| {
+            if failed.is_none() {
+                if let Err(e) = f(&String::from_utf8_lossy(r.get::<_, &[u8]>("body"))) {
+                    failed = Some(e);
+                }
+            }
+        })?;
+        failed.map_or(Ok(()), Err)
     }
 
     fn all_sessions(&self) -> Result<Vec<i64>> {
-        Err(self.unsupported("all sessions"))
+        Ok(self.query(PG_ALL_SESSIONS, &[])?.iter().map(|r| r.get("skey")).collect())
     }
 }
