@@ -347,8 +347,9 @@ fn drivers_outside_backends(c: &Crate) -> Vec<String> {
         if !DRIVER_ALLOWED.iter().any(|(m, _)| m == module) {
             words.push("postgres::");
         }
-        // `Db::backend` names the backend for messages; only the handle reads it.
-        if module != "store::handle" {
+        // `Db::backend` names the backend for messages: only the interface that defines it and
+        // the handle read it.
+        if module != "store::handle" && module != "store::backend" {
             words.extend([".backend()", "Backend::"]);
         }
         for word in words {

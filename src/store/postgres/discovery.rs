@@ -171,19 +171,20 @@ impl Discovery for Pg {
     }
 
     fn last_seq(&self, _sid: i64) -> Result<i64> {
-        Err(self.unsupported("last seq"))
+        Err(self.unsupported("reading a session's last line number for its cached joined text"))
     }
 
     fn save_list_text(&self, _sid: i64, _upto: i64, _text: &str) -> Result<()> {
-        Err(self.unsupported("save list text"))
+        Err(self.unsupported("caching a session's joined text (a server folds it on append)"))
     }
 
     fn drop_list_text(&self, _sid: i64) -> Result<()> {
-        Err(self.unsupported("drop list text"))
+        Err(self.unsupported("dropping a session's cached joined text (a server folds it on append)"))
     }
 
     fn append_list_texts(&self, _sid: i64, _from_seq: i64, _out: String) -> Result<String> {
-        Err(self.unsupported("append list texts"))
+        Err(self
+            .unsupported("joining the message texts of lines after the cached text (a server folds them on append)"))
     }
 
     fn most_recent_in_dir(

@@ -6,7 +6,7 @@ use crate::store::replica::{LocalLine, LocalSession, Replica};
 
 impl Replica for Pg {
     fn local_sessions(&self) -> Result<Vec<LocalSession>> {
-        Err(self.unsupported("local sessions"))
+        Err(self.unsupported("pushing from a PostgreSQL database"))
     }
 
     fn local_lines(
@@ -16,10 +16,10 @@ impl Replica for Pg {
         _to: i64,
         _f: &mut dyn FnMut(LocalLine<'_>) -> Result<()>,
     ) -> Result<()> {
-        Err(self.unsupported("local lines"))
+        Err(self.unsupported("pushing from a PostgreSQL database"))
     }
 
     fn local_all_messages_text(&self, _sid: i64) -> Result<String> {
-        Err(self.unsupported("local all messages text"))
+        Err(self.unsupported("pushing from a PostgreSQL database"))
     }
 }
