@@ -353,10 +353,13 @@ fn drivers_outside_backends(c: &Crate) -> Vec<String> {
             words.extend([".backend()", "Backend::"]);
         }
         for word in words {
-            for line in word_starts(&code, word.trim_start_matches('.')) {
-                if word.starts_with('.') && !code.contains(&format!("{word}")) {
-                    continue;
-                }
+            // A method call is found by its dot; a name only where a word starts.
+            let found: Vec<&str> = if word.starts_with('.') {
+                code.match_indices(word).map(|(at, _)| code[at + 1..].lines().next().unwrap_or("")).collect()
+            } else {
+                word_starts(&code, word)
+            };
+            for line in found {
                 problems.push(format!("src/{}: `{word}` outside the backends: {line}", module.replace("::", "/")));
             }
         }

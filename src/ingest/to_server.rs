@@ -99,7 +99,7 @@ fn send(
                 let local = if bytes < IN_MEMORY_BYTES {
                     crate::store::db::open_in_memory()
                 } else {
-                    crate::store::db::open(&dir.join(format!("import-{i}.sqlite")))
+                    crate::store::db::open(dir.join(format!("import-{i}.sqlite")))
                 };
                 let read = local.map(|mut db| {
                     let summary = import::import_targets(&mut db, chunk, opts, |_| {});

@@ -120,49 +120,36 @@ fn utf8(b: &[u8]) -> String {
 
 impl Discovery for Pg {
     fn infos_in_dir(&self, dir: &str) -> Result<Vec<InfoRow>> {
-        let pg = self;
-
-        pg_infos(pg, PG_SESSION_INFOS_IN_DIR, &[&dir])
+        pg_infos(self, PG_SESSION_INFOS_IN_DIR, &[&dir])
     }
 
     fn infos_all(&self) -> Result<Vec<InfoRow>> {
-        let pg = self;
-
-        pg_infos(pg, PG_SESSION_INFOS_ALL, &[])
+        pg_infos(self, PG_SESSION_INFOS_ALL, &[])
     }
 
     fn infos_under(&self, root: &str) -> Result<Vec<InfoRow>> {
-        let pg = self;
         let (lo, hi) = (format!("{root}/"), format!("{root}0"));
 
-        pg_infos(pg, PG_SESSION_INFOS_UNDER, &[&lo, &hi])
+        pg_infos(self, PG_SESSION_INFOS_UNDER, &[&lo, &hi])
     }
 
     fn infos_for_cwd(&self, cwd: &str) -> Result<Vec<InfoRow>> {
-        let pg = self;
-
-        pg_infos(pg, PG_SESSION_INFOS_FOR_CWD, &[&cwd])
+        pg_infos(self, PG_SESSION_INFOS_FOR_CWD, &[&cwd])
     }
 
     fn session_count(&self) -> Result<i64> {
-        let pg = self;
-
-        Ok(pg.query_opt(PG_SESSION_COUNT, &[])?.map_or(0, |r| r.get("n")))
+        Ok(self.query_opt(PG_SESSION_COUNT, &[])?.map_or(0, |r| r.get("n")))
     }
 
     fn each_list_text(&self, f: &mut dyn FnMut(i64, i64, String)) -> Result<()> {
-        let pg = self;
-
-        for r in pg.query(PG_LIST_TEXT_ALL, &[])? {
+        for r in self.query(PG_LIST_TEXT_ALL, &[])? {
             f(r.get("sid"), r.get("last_seq"), utf8(r.get("all_text")));
         }
         Ok(())
     }
 
     fn list_text(&self, sid: i64) -> Result<Option<(i64, String)>> {
-        let pg = self;
-
-        Ok(pg.query_opt(PG_LIST_TEXT, &[&sid])?.map(|r| (r.get("last_seq"), utf8(r.get("all_text")))))
+        Ok(self.query_opt(PG_LIST_TEXT, &[&sid])?.map(|r| (r.get("last_seq"), utf8(r.get("all_text")))))
     }
 
     /// A server's joined texts are kept by push and the manager's appends: none is stale.
@@ -192,20 +179,16 @@ impl Discovery for Pg {
         dir: &str,
         pick: &mut dyn FnMut(Option<&str>) -> bool,
     ) -> Result<Option<(i64, String)>> {
-        let pg = self;
-
-        for r in pg.query(PG_SESSIONS_IN_DIR_BY_RECENCY, &[&dir])? {
+        for r in self.query(PG_SESSIONS_IN_DIR_BY_RECENCY, &[&dir])? {
             if pick(r.get("cwd")) {
                 return Ok(Some((r.get("skey"), r.get("path"))));
             }
         }
-        return Ok(None);
+        Ok(None)
     }
 
     fn most_recent(&self) -> Result<Option<(i64, String)>> {
-        let pg = self;
-
-        Ok(pg.query_opt(PG_MOST_RECENT_SESSION, &[])?.map(|r| (r.get("skey"), r.get("path"))))
+        Ok(self.query_opt(PG_MOST_RECENT_SESSION, &[])?.map(|r| (r.get("skey"), r.get("path"))))
     }
 
     fn path_with_id_in_dir(
@@ -214,20 +197,16 @@ impl Discovery for Pg {
         dir: &str,
         pick: &mut dyn FnMut(Option<&str>) -> bool,
     ) -> Result<Option<String>> {
-        let pg = self;
-
-        for r in pg.query(PG_SESSIONS_WITH_ID_IN_DIR, &[&id, &dir])? {
+        for r in self.query(PG_SESSIONS_WITH_ID_IN_DIR, &[&id, &dir])? {
             if pick(r.get("cwd")) {
                 return Ok(Some(r.get("path")));
             }
         }
-        return Ok(None);
+        Ok(None)
     }
 
     fn refs_by_id(&self, id: &str) -> Result<Vec<SessionRef>> {
-        let pg = self;
-
-        pg_refs(pg, PG_SESSIONS_BY_ID, &[&id])
+        pg_refs(self, PG_SESSIONS_BY_ID, &[&id])
     }
 
     fn list_texts_of(&self, sids: &[i64]) -> Result<Vec<Option<(i64, String)>>> {
@@ -242,15 +221,12 @@ impl Discovery for Pg {
     }
 
     fn refs_by_id_prefix(&self, prefix: &str) -> Result<Vec<SessionRef>> {
-        let pg = self;
         let upper = format!("{prefix}\u{10FFFF}");
 
-        pg_refs(pg, PG_SESSIONS_BY_ID_PREFIX, &[&prefix, &upper])
+        pg_refs(self, PG_SESSIONS_BY_ID_PREFIX, &[&prefix, &upper])
     }
 
     fn refs_by_path(&self, path: &str) -> Result<Vec<SessionRef>> {
-        let pg = self;
-
-        pg_refs(pg, PG_SESSIONS_AT_PATH, &[&path])
+        pg_refs(self, PG_SESSIONS_AT_PATH, &[&path])
     }
 }

@@ -105,52 +105,43 @@ pub const PG_ALL_SESSIONS: &str = "SELECT skey FROM sessions ORDER BY skey";
 
 impl Entries for Pg {
     fn tree_state(&self, sid: i64) -> Result<Option<(bool, i64)>> {
-        let pg = self;
-        let row = pg.query_opt(PG_SESSION_TREE_STATE, &[&sid])?;
+        let row = self.query_opt(PG_SESSION_TREE_STATE, &[&sid])?;
         Ok(row.map(|r| (r.get("tree_ok"), r.get("entry_count"))))
     }
 
     fn last_entry(&self, sid: i64) -> Result<Option<EntryRow>> {
-        let pg = self;
-        pg_row(pg, PG_LAST_ENTRY, &[&sid])
+        pg_row(self, PG_LAST_ENTRY, &[&sid])
     }
 
     fn entry_by_id(&self, sid: i64, id: &str) -> Result<Option<EntryRow>> {
-        let pg = self;
-        pg_row(pg, PG_ENTRY_BY_ID, &[&sid, &id])
+        pg_row(self, PG_ENTRY_BY_ID, &[&sid, &id])
     }
 
     fn entry_by_key(&self, key: i64) -> Result<Option<EntryRow>> {
-        let pg = self;
         let (sid, seq) = pg_key(key);
-        pg_row(pg, PG_ENTRY_BY_KEY, &[&sid, &seq])
+        pg_row(self, PG_ENTRY_BY_KEY, &[&sid, &seq])
     }
 
     fn all_entries(&self, sid: i64) -> Result<Vec<EntryRow>> {
-        let pg = self;
-        pg_rows(pg, PG_ALL_ENTRIES, &[&sid])
+        pg_rows(self, PG_ALL_ENTRIES, &[&sid])
     }
 
     fn label_entries(&self, sid: i64) -> Result<Vec<EntryRow>> {
-        let pg = self;
-        pg_rows(pg, PG_LABEL_ENTRIES, &[&sid])
+        pg_rows(self, PG_LABEL_ENTRIES, &[&sid])
     }
 
     fn children(&self, sid: i64, id: &str) -> Result<Vec<EntryRow>> {
-        let pg = self;
-        pg_rows(pg, PG_CHILDREN, &[&sid, &id])
+        pg_rows(self, PG_CHILDREN, &[&sid, &id])
     }
 
     fn walk_up(&self, key: i64, stop: Option<i64>, limit: i64) -> Result<Vec<EntryRow>> {
-        let pg = self;
         let (sid, seq) = pg_key(key);
-        pg_rows(pg, PG_WALK_UP, &[&sid, &seq, &stop, &limit])
+        pg_rows(self, PG_WALK_UP, &[&sid, &seq, &stop, &limit])
     }
 
     fn walk_up_steps(&self, key: i64, limit: i64) -> Result<Vec<PathStep>> {
-        let pg = self;
         let (sid, seq) = pg_key(key);
-        let rows = pg.query(PG_WALK_UP_STEPS, &[&sid, &seq, &limit])?;
+        let rows = self.query(PG_WALK_UP_STEPS, &[&sid, &seq, &limit])?;
         Ok(rows.iter().map(|r| PathStep { key: r.get("key"), kind: r.get("type"), role: r.get("role") }).collect())
     }
 

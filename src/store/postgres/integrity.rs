@@ -58,20 +58,14 @@ impl Integrity for Pg {
     }
 
     fn checked_sessions(&self) -> Result<Vec<CheckedSession>> {
-        let pg = self;
-
-        Ok(pg.query(PG_CHECK_SESSIONS, &[])?.iter().map(checked_session).collect())
+        Ok(self.query(PG_CHECK_SESSIONS, &[])?.iter().map(checked_session).collect())
     }
 
     fn checked_session(&self, sid: i64) -> Result<Option<CheckedSession>> {
-        let pg = self;
-
-        Ok(pg.query_opt(PG_CHECK_SESSION, &[&sid])?.as_ref().map(checked_session))
+        Ok(self.query_opt(PG_CHECK_SESSION, &[&sid])?.as_ref().map(checked_session))
     }
 
     fn checked_entries(&self, sid: i64) -> Result<Vec<CheckedEntry>> {
-        let pg = self;
-
-        pg_entries(pg, sid)
+        pg_entries(self, sid)
     }
 }

@@ -61,16 +61,14 @@ impl Usage for Pg {
         until_ms: Option<i64>,
         cwd: Option<&str>,
     ) -> Result<Vec<Totals>> {
-        let pg = self;
-
         // The usage rows of lines written since the last catch-up first.
         crate::store::postgres::search::pg_catch_up(
-            pg,
+            self,
             search_index::READ_BATCH,
             search_index::FLUSH_BYTES,
             &mut |_, _| {},
         )?;
-        let rows = pg.query(PG_USAGE_TOTALS, &[&since_ms, &until_ms, &cwd, &group])?;
+        let rows = self.query(PG_USAGE_TOTALS, &[&since_ms, &until_ms, &cwd, &group])?;
         Ok(rows
             .iter()
             .map(|r| Totals {

@@ -282,7 +282,6 @@ impl Writes for Pg {
     }
 
     fn insert_session(&self, n: &NewSession<'_>) -> Result<i64> {
-        let pg = self;
         let s = |k: &str| n.header.get(k).and_then(Value::as_str).map(str::to_owned);
         let dir = n.path.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
 
@@ -302,15 +301,13 @@ impl Writes for Pg {
             &mtime,
             &n.written_ns,
         ];
-        let row = pg.query_opt(PG_INSERT_SESSION, params)?;
+        let row = self.query_opt(PG_INSERT_SESSION, params)?;
         row.map(|r| r.get("skey")).ok_or_else(|| crate::Error::NotFound("the new session has no key".into()))
     }
 
     fn copy_session(&self, source: i64, copy: i64) -> Result<()> {
-        let pg = self;
-
-        pg.execute(PG_COPY_ENTRIES, &[&source, &copy])?;
-        pg.execute(PG_COPY_SESSION_STATS, &[&source, &copy])?;
+        self.execute(PG_COPY_ENTRIES, &[&source, &copy])?;
+        self.execute(PG_COPY_SESSION_STATS, &[&source, &copy])?;
         Ok(())
     }
 
@@ -325,24 +322,18 @@ impl Writes for Pg {
     }
 
     fn load_stats(&self, sid: i64) -> Result<StoredStats> {
-        let pg = self;
-
-        pg_session_row(pg, PG_SESSION_STATS, sid).map(|r| r.stored)
+        pg_session_row(self, PG_SESSION_STATS, sid).map(|r| r.stored)
     }
 
     fn append_entry(&self, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
-        let pg = self;
-
-        match pg_append_entry(pg, sid, text, parent, &mut AppendState::default(), false)? {
+        match pg_append_entry(self, sid, text, parent, &mut AppendState::default(), false)? {
             Appended::Key(key) => Ok(key),
             Appended::IdTaken => Err(crate::Error::InvalidArgument("entry id already in the session".into())),
         }
     }
 
     fn entry_node(&self, sid: i64, id: &str) -> Result<Option<(i64, Derived)>> {
-        let pg = self;
-
-        Ok(pg.query_opt(PG_ENTRY_NODE, &[&sid, &id])?.map(|r| {
+        Ok(self.query_opt(PG_ENTRY_NODE, &[&sid, &id])?.map(|r| {
             let derived = Derived {
                 parent_key: r.get("parent_key"),
                 depth: r.get("depth"),
@@ -355,8 +346,6 @@ impl Writes for Pg {
     }
 
     fn branch_source_rows(&self, keys: &[i64]) -> Result<Vec<(SharedLine, String)>> {
-        let pg = self;
-
-        pg_branch_source_rows(pg, keys)
+        pg_branch_source_rows(self, keys)
     }
 }
