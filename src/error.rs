@@ -26,23 +26,45 @@ pub enum Error {
     /// A file-system operation failed.
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
-    /// SQLite failed.
-    #[error("database: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    /// The database failed a statement, or could not be reached: `database` says which
+    /// (`database` for a SQLite file, `postgres://host:port/db` for a server, never with the
+    /// password), `cause` what happened in one line, `kind` what callers may tell apart; the
+    /// driver's own error is the [`std::error::Error::source`].
+    #[error("{database}: {cause}")]
+    Database {
+        kind: DbFailure,
+        database: String,
+        cause: String,
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
     /// A schema migration failed.
     #[error("database migration: {0}")]
     Migration(String),
-    /// A PostgreSQL server is unreachable, refused the credentials, is too old, holds a
-    /// schema newer than this sessiondb, or failed a statement. `server` is
-    /// `postgres://host:port/db`, never with the password.
-    #[error("{server}: {cause}")]
-    Server { server: String, cause: String },
-    /// The database's backend does not serve this operation yet (`what`: "search", ...).
-    #[error("{what} is not available on {backend} yet")]
+    /// The database's backend cannot do this operation (`what` names it: "the SQLite
+    /// integrity check", ...).
+    #[error("{what} is not available on {backend}")]
     Unsupported { what: &'static str, backend: String },
 }
 
+/// What kind of database failure an [`Error::Database`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbFailure {
+    /// A write broke a constraint (a unique path already taken, say).
+    Constraint,
+    /// The database file is damaged or is not a database.
+    Corrupt,
+    /// Anything else: a statement failed, the server is unreachable, refused the
+    /// credentials, is too old or holds a newer schema.
+    Other,
+}
+
 impl Error {
+    /// A database failure without a driver error beneath it.
+    pub fn database(database: impl Into<String>, cause: impl std::fmt::Display) -> Self {
+        Error::Database { kind: DbFailure::Other, database: database.into(), cause: cause.to_string(), source: None }
+    }
+
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }

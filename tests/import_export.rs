@@ -16,6 +16,7 @@ fn export_bytes(conn: &sessiondb::db::Db, path: &Path) -> Vec<u8> {
 /// A fresh database of one backend, with the import and export the oracle tests use: every
 /// oracle test below runs on SQLite and, when the test server is given, on PostgreSQL
 /// (`common::backends`), and must give the same answers on both.
+#[allow(clippy::large_enum_variant)] // one of each, for the length of a test
 enum Store {
     Sqlite(sessiondb::db::Db),
     Postgres(sessiondb::pg::Server),
@@ -385,7 +386,7 @@ fn new_databases_get_8k_pages_and_old_ones_keep_theirs() {
     let dir = tempfile::tempdir().unwrap();
     let page_size =
         |c: &sessiondb::db::Db| -> i64 { c.sqlite().query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap() };
-    let fresh = sessiondb::db::open(&dir.path().join("new.sqlite")).unwrap();
+    let fresh = sessiondb::db::open(dir.path().join("new.sqlite")).unwrap();
     assert_eq!(page_size(&fresh), 8192);
     let old_path = dir.path().join("old.sqlite");
     let old = rusqlite::Connection::open(&old_path).unwrap();

@@ -227,14 +227,14 @@ pub const BATCH_FILES: usize = 512;
 /// after writing part of itself, or a batch that cannot be committed (a full disk), sends the
 /// batch back to be done again one file per transaction, so a failed file never undoes the
 /// others and every file that fits is kept. The database leaves WAL mode for the import when
-/// nothing else has it open ([`crate::store::bulk::BulkJournal`]).
+/// nothing else has it open ([`crate::store::sqlite::bulk::BulkJournal`]).
 pub fn import_targets(
     conn: &mut Db,
     targets: &[ImportTarget],
     opts: ImportOptions,
     mut progress: impl FnMut(&FileReport),
 ) -> ImportSummary {
-    let mut bulk = crate::store::bulk::BulkJournal::enter(conn);
+    let mut bulk = crate::store::sqlite::bulk::BulkJournal::enter(conn);
     // Files are read and parsed ahead on another thread (not live files: a sync reads what
     // is written while it reads).
     let mut reader = (!opts.live).then(|| {

@@ -11,7 +11,7 @@
 
 use crate::error::Result;
 use crate::store::handle::Db;
-use crate::store::pg::{write, Server};
+use crate::store::postgres::{push as write, Server};
 use crate::store::replica::{self, LocalSession};
 use serde::Serialize;
 

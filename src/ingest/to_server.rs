@@ -6,7 +6,7 @@
 //! old versions and derived columns, and that database is sent by `push` ([`super::push`]:
 //! binary `COPY`, whole sessions per transaction) under origin `''`, comparing lines, so a
 //! session the server holds is replaced when its lines differ and only appended lines are sent
-//! when a file grew. The server keeps each file's signature (`store::pg::files`): a file
+//! when a file grew. The server keeps each file's signature (`store::postgres::files`): a file
 //! unchanged since it was read is not read again, and nothing is written for it. The
 //! SessionManager's sessions of origin `''` have no file and are never touched, unless a file
 //! is imported at their very path (then it replaces them, as on SQLite).
@@ -17,8 +17,8 @@ use crate::ingest::push::{self, PushOptions, PushSummary};
 use crate::ingest::sync::{self, SyncOptions, SyncSummary};
 use crate::jsonl::signature::file_signature;
 use crate::store::handle::Db;
-use crate::store::pg::files::{self, ServerFile};
-use crate::store::pg::{pg_text, Server};
+use crate::store::postgres::files::{self, ServerFile};
+use crate::store::postgres::{pg_text, Server};
 use crate::store::signatures;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -99,7 +99,7 @@ fn send(
                 let local = if bytes < IN_MEMORY_BYTES {
                     crate::store::db::open_in_memory()
                 } else {
-                    crate::store::db::open(&dir.join(format!("import-{i}.sqlite")))
+                    crate::store::db::open(dir.join(format!("import-{i}.sqlite")))
                 };
                 let read = local.map(|mut db| {
                     let summary = import::import_targets(&mut db, chunk, opts, |_| {});

@@ -6,7 +6,9 @@
 //! lives in a private in-memory database; its first user or assistant message moves header and
 //! entries into the real database in one transaction), or saved (appends go to the journal).
 
+mod append;
 mod branch;
+mod read;
 
 use crate::error::{Error, Result};
 use crate::js::json::{self, Object, Value};
@@ -19,8 +21,8 @@ use crate::pi::system;
 use crate::read::tree::{Leaf, Row, SessionTree, TreeNode};
 use crate::store::db::{self, Db};
 use crate::store::derive::{Derived, EntryFields};
-use crate::store::journal::{self, Journal};
 use crate::store::sessions;
+use crate::store::sqlite::journal::{self, Journal};
 use crate::store::stats::Observation;
 use crate::store::write::{self, EntryWriter, NewSession};
 use branch::{branch_lines, Line, LineSink};
@@ -163,15 +165,6 @@ fn write_session_from(conn: &mut Db, path: &Path, header: &Object, fill: &mut Li
         other => other,
     })?;
     let not_object = || Error::InvalidArgument("entry is not a JSON object".into());
-    if tx.backend() == db::Backend::Postgres {
-        // One append per line (each finds its parent): the server has no bulk entry writer yet.
-        fill(&tx, &mut |line| {
-            let (Line::Text(text) | Line::Shared(_, text)) = line;
-            write::append_entry(&tx, sid, text, None).map(drop)
-        })?;
-        tx.commit()?;
-        return Ok(sid);
-    }
     let mut w = EntryWriter::new(&tx, sid)?;
     fill(&tx, &mut |line| match line {
         Line::Text(text) => w.write_parsed(text, write::ParsedLine::of(&write::scan(text).ok_or_else(not_object)?)),
@@ -184,7 +177,7 @@ fn write_session_from(conn: &mut Db, path: &Path, header: &Object, fill: &mut Li
                     Observation::of(&fields, &obj, message.as_ref())
                 }
             };
-            w.share(src, &seen)
+            w.share(src, text, &seen)
         }
     })?;
     w.finish()?;
@@ -528,8 +521,8 @@ impl SessionManager {
         let text = Value::Object(entry.clone()).to_json();
         if matches!(self.persistence, Persistence::Staged { .. }) && is_conversation(&entry) {
             self.flush(Some(&text))?;
-        } else if let (Persistence::Saved { db_path, file, journal }, db::Backend::Sqlite) =
-            (&mut self.persistence, self.conn.backend())
+        } else if let (Persistence::Saved { db_path, file, journal }, true) =
+            (&mut self.persistence, write::appends_through_journal(&self.conn))
         {
             let journal = match journal {
                 Some(j) => j,
@@ -559,26 +552,18 @@ impl SessionManager {
                 Persistence::Staged { stage, .. } => stage,
                 _ => &mut *self.conn,
             };
-            if conn.backend() == db::Backend::Postgres {
-                // One statement, committed by itself (see `store::write::PG_APPEND_AT`), which
-                // also checks that the id drawn without asking the server is free.
-                let (mut entry, mut text) = (entry, text);
-                while write::append_new_entry(conn, sid, &text, parent, &mut self.appending)?
-                    == write::Appended::IdTaken
-                {
-                    let fresh = ids::new_entry_id(|_| false);
-                    // A compaction that keeps from itself names its own id: it moves with it.
-                    if entry.get("firstKeptEntryId").and_then(Value::as_str) == Some(id.as_str()) {
-                        entry.set("firstKeptEntryId", Value::String(fresh.as_str().into()));
-                    }
-                    entry.set("id", Value::String(fresh.as_str().into()));
-                    text = Value::Object(entry.clone()).to_json();
-                    id = fresh;
+            // Committed by itself; where the store checks that the id drawn is free (see
+            // `new_id`), another is drawn until one is.
+            let (mut entry, mut text) = (entry, text);
+            while write::append_new_entry(conn, sid, &text, parent, &mut self.appending)? == write::Appended::IdTaken {
+                let fresh = ids::new_entry_id(|_| false);
+                // A compaction that keeps from itself names its own id: it moves with it.
+                if entry.get("firstKeptEntryId").and_then(Value::as_str) == Some(id.as_str()) {
+                    entry.set("firstKeptEntryId", Value::String(fresh.as_str().into()));
                 }
-            } else {
-                let tx = conn.write()?;
-                write::append_entry(&tx, sid, &text, parent)?;
-                tx.commit()?;
+                entry.set("id", Value::String(fresh.as_str().into()));
+                text = Value::Object(entry.clone()).to_json();
+                id = fresh;
             }
         }
         self.leaf = Some(id.clone());
@@ -591,7 +576,7 @@ impl SessionManager {
     }
 
     fn new_id(&self) -> Result<String> {
-        if self.raw_db().backend() == db::Backend::Postgres {
+        if write::append_checks_id(self.raw_db()) {
             // The append checks the id is free and draws another if not (`write_entry`).
             return Ok(ids::new_entry_id(|_| false));
         }
@@ -617,205 +602,6 @@ impl SessionManager {
 
     fn exists(&self, id: &str) -> Result<bool> {
         Ok(self.node(id)?.is_some())
-    }
-
-    // ----- appends ------------------------------------------------------------------------
-
-    /// pi's `appendMessage(message)`; returns the entry id.
-    pub fn append_message(&mut self, message: Value) -> Result<String> {
-        let id = self.new_id()?;
-        let e = build::message(&id, self.leaf.as_deref(), &jstime::now_iso(), Some(message));
-        self.write_entry(e)
-    }
-
-    /// pi's `appendThinkingLevelChange(thinkingLevel)`.
-    pub fn append_thinking_level_change(&mut self, level: Opt) -> Result<String> {
-        let id = self.new_id()?;
-        let e = build::thinking_level_change(&id, self.leaf.as_deref(), &jstime::now_iso(), level);
-        self.write_entry(e)
-    }
-
-    /// pi's `appendModelChange(provider, modelId)`.
-    pub fn append_model_change(&mut self, provider: Opt, model_id: Opt) -> Result<String> {
-        let id = self.new_id()?;
-        let e = build::model_change(&id, self.leaf.as_deref(), &jstime::now_iso(), provider, model_id);
-        self.write_entry(e)
-    }
-
-    /// pi's `appendUsage(kind, provider, model, usage, note?)`; returns the entry.
-    pub fn append_usage(&mut self, kind: Opt, provider: Opt, model: Opt, usage: Opt, note: Opt) -> Result<Value> {
-        let id = self.new_id()?;
-        let e = build::usage(&id, self.leaf.as_deref(), &jstime::now_iso(), kind, provider, model, usage, note);
-        self.write_entry(e.clone())?;
-        Ok(Value::Object(e))
-    }
-
-    /// pi's `appendCompaction(summary, firstKeptEntryId, tokensBefore, details?, fromHook?, usage?)`;
-    /// snapshots the current system message.
-    #[allow(clippy::too_many_arguments)]
-    pub fn append_compaction(
-        &mut self,
-        summary: Opt,
-        first_kept_entry_id: Option<Value>,
-        tokens_before: Opt,
-        details: Opt,
-        from_hook: Opt,
-        usage: Opt,
-    ) -> Result<String> {
-        let ts = jstime::now_iso();
-        let messages = match self.build_session_projection()? {
-            Value::Object(o) => match o.get("messages") {
-                Some(Value::Array(m)) => m.clone(),
-                _ => Vec::new(),
-            },
-            _ => Vec::new(),
-        };
-        let system_message = system::current_system_message(&messages).map(|mut sm| {
-            let ms = jstime::parse_ms(&ts).map_or(Value::Null, |t| Value::Number(t as f64));
-            sm.set("timestamp", ms);
-            Value::Object(sm)
-        });
-        let id = self.new_id()?;
-        let first_kept = match first_kept_entry_id {
-            None | Some(Value::Null) => Value::String(id.as_str().into()),
-            Some(v) => v,
-        };
-        let e = build::compaction(
-            &id,
-            self.leaf.as_deref(),
-            &ts,
-            build::CompactionFields {
-                summary,
-                first_kept_entry_id: first_kept,
-                tokens_before,
-                details,
-                usage,
-                from_hook,
-                system_message,
-            },
-        );
-        self.write_entry(e)
-    }
-
-    /// pi's `appendCustomEntry(customType, data?)`.
-    pub fn append_custom_entry(&mut self, custom_type: Opt, data: Opt) -> Result<String> {
-        let id = self.new_id()?;
-        let e = build::custom(&id, self.leaf.as_deref(), &jstime::now_iso(), custom_type, data);
-        self.write_entry(e)
-    }
-
-    /// pi's `appendSessionInfo(name)`: line breaks become spaces, then trimmed.
-    pub fn append_session_info(&mut self, name: &str) -> Result<String> {
-        let id = self.new_id()?;
-        let e = build::session_info(&id, self.leaf.as_deref(), &jstime::now_iso(), &build::clean_session_name(name));
-        self.write_entry(e)
-    }
-
-    /// pi's `appendCustomMessageEntry(customType, content, display, details?)`.
-    pub fn append_custom_message_entry(
-        &mut self,
-        custom_type: Opt,
-        content: Opt,
-        display: Opt,
-        details: Opt,
-    ) -> Result<String> {
-        let id = self.new_id()?;
-        let e = build::custom_message(
-            &id,
-            self.leaf.as_deref(),
-            &jstime::now_iso(),
-            custom_type,
-            content,
-            display,
-            details,
-        );
-        self.write_entry(e)
-    }
-
-    /// pi's `appendContextEdit(targetId, replacement)` with pi's validation.
-    pub fn append_context_edit(&mut self, target_id: &str, replacement: Option<Value>) -> Result<String> {
-        // `None` is a missing replacement (`undefined`), which pi rejects first.
-        let valid = match &replacement {
-            Some(Value::Null) => true,
-            Some(Value::Object(o)) => matches!(o.get("content"), Some(Value::String(_) | Value::Array(_))),
-            _ => false,
-        };
-        let Some(replacement) = replacement.filter(|_| valid) else {
-            return Err(Error::InvalidArgument(
-                "Context edit replacement must be null or contain string/array content".into(),
-            ));
-        };
-        let t = self.tree()?;
-        let target = t.entry(target_id)?.ok_or_else(|| not_found(target_id))?;
-        if !self.on_active_branch(&t, &target)? {
-            return Err(Error::InvalidArgument(format!("Entry {target_id} is not on the active branch")));
-        }
-        let kind = target.kind.as_deref();
-        let role = target.role.as_deref();
-        let editable = kind == Some("custom_message")
-            || (kind == Some("message") && matches!(role, Some("user" | "assistant" | "toolResult")));
-        if !editable {
-            return Err(Error::InvalidArgument(format!(
-                "Entry {target_id} does not contribute editable model content"
-            )));
-        }
-        let target_role = if kind == Some("message") { role } else { Some("custom") };
-        let normalized = match (&replacement, target_role) {
-            (Value::Object(o), Some("assistant" | "toolResult"))
-                if matches!(o.get("content"), Some(Value::String(_))) =>
-            {
-                let text = o.get("content").cloned().unwrap_or(Value::Null);
-                let block = build::object(vec![("type", Some(build::s("text"))), ("text", Some(text))]);
-                Value::Object(build::object(vec![("content", Some(Value::Array(vec![Value::Object(block)])))]))
-            }
-            _ => replacement,
-        };
-        let id = self.new_id()?;
-        let e = build::context_edit(&id, self.leaf.as_deref(), &jstime::now_iso(), target_id, normalized);
-        self.write_entry(e)
-    }
-
-    /// True when `target` is on the path from the root to the leaf.
-    fn on_active_branch(&self, t: &SessionTree<'_>, target: &Row) -> Result<bool> {
-        let Some(leaf) = self.leaf.as_deref() else { return Ok(false) };
-        let Some(leaf_row) = t.entry(leaf)? else { return Ok(false) };
-        let path = match (leaf_row.depth, target.depth) {
-            // Regular trees: walk only as far up as the target's depth.
-            (Some(ld), Some(td)) if t.is_regular() => {
-                if td > ld {
-                    return Ok(false);
-                }
-                t.walk_up(leaf_row.key, None, ld - td + 1)?
-            }
-            _ => t.path_to(&leaf_row)?,
-        };
-        Ok(path.entries.iter().any(|r| r.key == target.key))
-    }
-
-    /// pi's `appendLabelChange(targetId, label?)`: a truthy label sets, anything else clears.
-    pub fn append_label_change(&mut self, target_id: &str, label: Opt) -> Result<String> {
-        if !self.exists(target_id)? {
-            return Err(not_found(target_id));
-        }
-        let id = self.new_id()?;
-        let ts = jstime::now_iso();
-        let e = build::label(&id, self.leaf.as_deref(), &build::s(&ts), target_id, label.clone());
-        let id = self.write_entry(e)?;
-        match label.filter(Value::is_truthy) {
-            Some(l) => {
-                let ts = Some(build::s(&ts));
-                match self.labels.get_mut(target_id) {
-                    Some(slot) => *slot = (l, ts),
-                    None => {
-                        self.labels.insert(target_id.to_string(), (l, ts));
-                    }
-                }
-            }
-            None => {
-                self.labels.shift_remove(target_id);
-            }
-        }
-        Ok(id)
     }
 
     // ----- navigation ---------------------------------------------------------------------
@@ -912,155 +698,6 @@ impl SessionManager {
         self.set_persistence(file.clone(), stage);
         self.reload_index()?;
         Ok(file)
-    }
-
-    // ----- reads --------------------------------------------------------------------------
-
-    /// pi's `getLeafId()`.
-    pub fn leaf_id(&self) -> Option<&str> {
-        self.leaf.as_deref()
-    }
-
-    /// pi's `getLeafEntry()`.
-    pub fn leaf_entry(&self) -> Result<Option<Value>> {
-        match self.leaf.as_deref() {
-            Some(id) => self.entry(id),
-            None => Ok(None),
-        }
-    }
-
-    /// pi's `getEntry(id)`.
-    pub fn entry(&self, id: &str) -> Result<Option<Value>> {
-        Ok(self.tree()?.entry(id)?.map(|r| r.parse().value))
-    }
-
-    /// pi's `getChildren(id)`.
-    pub fn children(&self, id: &str) -> Result<Vec<Value>> {
-        Ok(self.tree()?.children(id)?.iter().map(|r| r.parse().value).collect())
-    }
-
-    /// pi's `getLabel(id)`.
-    pub fn label(&self, id: &str) -> Option<&Value> {
-        self.labels.get(id).map(|(l, _)| l)
-    }
-
-    /// pi's `getBranch(fromId?)` as parsed entries.
-    fn branch_path(&self, from: Option<&str>) -> Result<Vec<ParsedEntry>> {
-        let start = from.map(str::to_owned).or_else(|| self.leaf.clone());
-        let Some(start) = start else { return Ok(Vec::new()) };
-        let t = self.tree()?;
-        let path = t.branch(Some(&start))?;
-        Ok(path.entries.iter().map(Row::parse).collect())
-    }
-
-    /// pi's `getBranch(fromId?)`: root first.
-    pub fn get_branch(&self, from: Option<&str>) -> Result<Vec<Value>> {
-        Ok(self.branch_path(from)?.into_iter().map(|e| e.value).collect())
-    }
-
-    /// pi's `getTree()`, flattened in pre-order (see [`TreeNode`]).
-    pub fn tree_nodes(&self) -> Result<Vec<TreeNode>> {
-        self.tree()?.tree()
-    }
-
-    /// pi's `getEntries()`.
-    pub fn entries(&self) -> Result<Vec<Value>> {
-        Ok(self.tree()?.all_entries()?.iter().map(|r| r.parse().value).collect())
-    }
-
-    /// pi's `getHeader()`.
-    pub fn header(&self) -> Result<Value> {
-        let h = sessions::session_row(self.db()?, self.sid)?.header;
-        Ok(json::parse_or_raw(&h).unwrap_or(Value::Null))
-    }
-
-    /// pi's `getSessionName()`.
-    pub fn session_name(&self) -> Result<Option<String>> {
-        Ok(write::load_stats(self.db()?, self.sid)?.stats.name)
-    }
-
-    /// pi's `getSessionId()`.
-    pub fn session_id(&self) -> &str {
-        &self.session_id
-    }
-
-    /// pi's `getSessionFile()`.
-    pub fn session_file(&self) -> Option<&str> {
-        self.persistence.file()
-    }
-
-    /// pi's `getCwd()`.
-    pub fn cwd(&self) -> &str {
-        &self.cwd
-    }
-
-    /// pi's `getSessionDir()`.
-    pub fn session_dir(&self) -> &str {
-        &self.session_dir
-    }
-
-    /// pi's `getEntryCount()`: distinct entry ids.
-    pub fn entry_count(&self) -> Result<i64> {
-        let write::StoredStats { stats, tree_ok: regular, .. } = write::load_stats(self.db()?, self.sid)?;
-        if regular {
-            return Ok(stats.entry_count); // ids are unique
-        }
-        sessions::distinct_entry_ids(self.db()?, self.sid)
-    }
-
-    /// pi's `isPersisted()`.
-    pub fn is_persisted(&self) -> bool {
-        self.persists()
-    }
-
-    /// True once the session is in the database (not staged, not in memory).
-    pub fn is_saved(&self) -> bool {
-        matches!(self.persistence, Persistence::Saved { .. })
-    }
-
-    /// What the constructors report.
-    pub fn opened(&self) -> Opened {
-        Opened {
-            session_id: self.session_id.clone(),
-            session_file: self.persistence.file().map(str::to_owned),
-            cwd: self.cwd.clone(),
-        }
-    }
-
-    fn leaf_arg(&self) -> Leaf {
-        match &self.leaf {
-            Some(id) => Leaf::Id(id.clone()),
-            None => Leaf::Null,
-        }
-    }
-
-    /// pi's `buildContextEntries()`.
-    pub fn build_context_entries(&self) -> Result<Vec<Value>> {
-        Ok(self.tree()?.context(&self.leaf_arg())?.entries.into_iter().map(|e| e.value).collect())
-    }
-
-    /// pi's `buildSessionProjection()`.
-    pub fn build_session_projection(&self) -> Result<Value> {
-        Ok(self.tree()?.projection(&self.leaf_arg())?.0)
-    }
-
-    /// pi's `buildSessionContext()`: `{messages, thinkingLevel, model}`.
-    pub fn build_session_context(&self) -> Result<Value> {
-        let p = self.build_session_projection()?;
-        let mut out = Object::new();
-        if let Value::Object(o) = p {
-            for k in ["messages", "thinkingLevel", "model"] {
-                if let Some(v) = o.get(k) {
-                    out.set(k, v.clone());
-                }
-            }
-        }
-        Ok(Value::Object(out))
-    }
-
-    /// The database key of the current session (for export and tests).
-    pub fn session_key(&self) -> i64 {
-        self.sid
     }
 }
 

@@ -6,8 +6,8 @@ use crate::js::jstime;
 use crate::pi::layout;
 use crate::read::discovery::SessionInfo;
 use crate::read::export::{safe_relative, write_file_atomically, ExportedFile};
-use crate::store::pg::read::{self, RemoteInfo, Which};
-use crate::store::pg::Server;
+use crate::store::postgres::read::{self, RemoteInfo, Which};
+use crate::store::postgres::Server;
 use std::io::Write;
 use std::path::Path;
 

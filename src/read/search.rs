@@ -11,7 +11,8 @@
 
 use crate::error::{Error, Result};
 use crate::store::extract;
-use crate::store::handle::{Backend, Db};
+use crate::store::handle::Db;
+use crate::store::keys::EntryKey;
 use crate::store::search_index::{self, HitRow, RowFilter};
 use crate::store::tokens::{self, Fit, FxHasher};
 use serde::Serialize;
@@ -413,9 +414,9 @@ fn each_hit(conn: &Db, terms: &[String], f: &SearchFilter, mut take: impl FnMut(
         Plan::Nothing => {}
         Plan::Index(keys, mut narrowing) => {
             let mut candidates = search_index::Candidates::new(conn, keys)?;
-            // A server answers the rows of several candidates in one round trip: batches of
-            // the next candidates, growing (a search stops after its window of hits).
-            let (mut size, most) = if conn.backend() == Backend::Postgres { (8, 1024) } else { (1, 1) };
+            // Batches of the next candidates where the store answers several rows at once,
+            // growing (a search stops after its window of hits).
+            let (mut size, most) = search_index::hit_batch(conn);
             'batches: loop {
                 let mut batch = Vec::with_capacity(size);
                 while batch.len() < size {
@@ -432,7 +433,7 @@ fn each_hit(conn: &Db, terms: &[String], f: &SearchFilter, mut take: impl FnMut(
                 let rows = search_index::hit_rows(conn, &batch, &rf)?;
                 let mut skipped = None;
                 for ((key, owner, _), row) in batch.into_iter().zip(rows) {
-                    if skipped == Some(key >> 32) {
+                    if skipped == Some(EntryKey(key).session().0) {
                         continue;
                     }
                     let Some(row) = row else { continue };
@@ -449,8 +450,8 @@ fn each_hit(conn: &Db, terms: &[String], f: &SearchFilter, mut take: impl FnMut(
                     match take(key, hit_of(row, v)) {
                         Next::More => {}
                         Next::SkipSession => {
-                            skipped = Some(key >> 32);
-                            candidates.skip_session(key >> 32);
+                            skipped = Some(EntryKey(key).session().0);
+                            candidates.skip_session(EntryKey(key).session().0);
                         }
                         Next::Stop => break 'batches,
                     }
@@ -460,7 +461,7 @@ fn each_hit(conn: &Db, terms: &[String], f: &SearchFilter, mut take: impl FnMut(
         Plan::Scan => {
             let mut skipped = None;
             search_index::scan(conn, &rf, |key, line_key, row| {
-                if skipped == Some(key >> 32) {
+                if skipped == Some(EntryKey(key).session().0) {
                     return true;
                 }
                 let verdict = match checked.get(&line_key) {
@@ -477,7 +478,7 @@ fn each_hit(conn: &Db, terms: &[String], f: &SearchFilter, mut take: impl FnMut(
                 match take(key, hit_of(row, v)) {
                     Next::More => true,
                     Next::SkipSession => {
-                        skipped = Some(key >> 32);
+                        skipped = Some(EntryKey(key).session().0);
                         true
                     }
                     Next::Stop => false,
@@ -542,7 +543,7 @@ pub fn search_sessions(conn: &Db, query: &str, f: &SearchFilter) -> Result<Vec<S
     // is its session): the window closes at a session's end, with every session counted whole.
     let mut last_sid = None;
     each_hit(conn, &terms, f, |key, hit| {
-        let sid = key >> 32;
+        let sid = EntryKey(key).session().0;
         if last_sid == Some(sid) {
             if let Some(s) = out.last_mut() {
                 s.hits += 1;

@@ -1,12 +1,9 @@
 //! What search and usage statistics read from an entry, extracted once when it is written:
 //! its searchable text, the text pi's `allMessagesText` joins, and its token usage.
 
-use crate::error::Result;
 use crate::js::json::{self, RawObject, Value};
 use crate::store::derive::EntryFields;
-use crate::store::handle::{Db, Named};
 use crate::store::stats::message_text;
-use rusqlite::{named_params, Connection};
 
 /// Searchable text of one entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -217,145 +214,6 @@ impl Extras {
     pub fn list_text(&self) -> Option<&str> {
         self.search.as_ref().and_then(|(_, t)| t.as_deref())
     }
-}
-
-/// Marks an entry as searchable (queued for the index by trigger).
-pub const INSERT_TEXT: &str =
-    "INSERT INTO texts (key, session, role, ts_ms, list_text) VALUES (:key, :session, :role, :ts_ms, :list_text)";
-
-/// Adds an entry's token usage.
-pub const INSERT_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
-    cache_read, cache_write, total, cost, invalid) VALUES (:key, :session, :entry_id, :ts, :ts_ms, :provider, :model, :input, :output, :cache_read, :cache_write, :total, :cost, :invalid)";
-
-/// Writes the search and usage rows of the entry stored under `key`.
-pub fn write_extras(db: &Db, sid: i64, key: i64, f: &EntryFields, x: &Extras) -> Result<()> {
-    ExtrasWriter::new(db.conn()?).write(sid, key, f, x)
-}
-
-/// Writes the search and usage rows of entries, holding its statements (prepared when first
-/// needed) across the entries of a session.
-pub struct ExtrasWriter<'c> {
-    conn: &'c Connection,
-    text: Option<Named<'c>>,
-    usage: Option<Named<'c>>,
-}
-
-impl<'c> ExtrasWriter<'c> {
-    /// A writer into `conn` (inside the caller's transaction).
-    pub fn new(conn: &'c Connection) -> Self {
-        ExtrasWriter { conn, text: None, usage: None }
-    }
-
-    /// Writes the search and usage rows of the entry stored under `key`.
-    pub fn write(&mut self, sid: i64, key: i64, f: &EntryFields, x: &Extras) -> Result<()> {
-        if let Some((role, list_text)) = &x.search {
-            let st = match &mut self.text {
-                Some(st) => st,
-                None => self.text.insert(Named::prepare(self.conn, INSERT_TEXT)?),
-            };
-            st.execute(named_params! { ":key": key, ":session": sid, ":role": role, ":ts_ms": f.ts_ms, ":list_text": list_text })?;
-        }
-        if let Some(u) = &x.usage {
-            let st = match &mut self.usage {
-                Some(st) => st,
-                None => self.usage.insert(Named::prepare(self.conn, INSERT_USAGE)?),
-            };
-            st.execute(named_params! {
-                ":key": key,
-                ":session": sid,
-                ":entry_id": f.id,
-                ":ts": f.ts,
-                ":ts_ms": f.ts_ms,
-                ":provider": u.provider,
-                ":model": u.model,
-                ":input": u.input,
-                ":output": u.output,
-                ":cache_read": u.cache_read,
-                ":cache_write": u.cache_write,
-                ":total": u.total,
-                ":cost": u.cost,
-                ":invalid": u.invalid,
-            })?;
-        }
-        Ok(())
-    }
-}
-
-/// Every stored entry line (for rebuilding derived tables).
-pub const ALL_ENTRY_BODIES: &str = "SELECT key, session, body FROM entry_lines ORDER BY key";
-
-/// Rebuilds the joined `allMessagesText` of every session from the texts table.
-pub const REBUILD_LIST_TEXTS: &str = "INSERT OR REPLACE INTO list_texts (sid, upto_seq, text) \
-    SELECT s.sid, s.last_seq, coalesce((SELECT group_concat(t.list_text, ' ' ORDER BY t.key) FROM texts t \
-        WHERE t.key BETWEEN s.sid << 32 AND (s.sid << 32) | 4294967295 AND t.list_text IS NOT NULL), '') \
-    FROM sessions s";
-
-/// Marks maintenance work done.
-pub const MAINTENANCE_DONE: &str = "DELETE FROM maintenance WHERE task = :task";
-
-/// Rebuilds the text and usage rows of every session from the stored lines (after a
-/// migration added them).
-pub fn reindex_all(conn: &mut Connection) -> Result<()> {
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    tx.execute("DELETE FROM texts", [])?;
-    tx.execute("DELETE FROM usage", [])?;
-    {
-        let mut st = tx.prepare(ALL_ENTRY_BODIES)?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let (key, sid, body): (i64, i64, String) = (r.get("key")?, r.get("session")?, r.get("body")?);
-            let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
-            let (f, message) = EntryFields::read(&obj);
-            ExtrasWriter::new(&tx).write(sid, key, &f, &Extras::of(&f, &obj, message.as_ref()))?;
-        }
-    }
-    tx.execute(REBUILD_LIST_TEXTS, [])?;
-    tx.execute(MAINTENANCE_DONE, named_params! { ":task": "reindex" })?;
-    tx.execute(MAINTENANCE_DONE, named_params! { ":task": "list-texts" })?;
-    tx.commit()?;
-    Ok(())
-}
-
-/// The key and session of every usage row.
-pub const ALL_USAGE_KEYS: &str = "SELECT key, session FROM usage ORDER BY key";
-
-/// Removes every usage row (before extracting them again).
-pub const DELETE_ALL_USAGE: &str = "DELETE FROM usage";
-
-/// The line of entry `:key`, wherever it is stored.
-pub const ENTRY_LINE_BY_KEY: &str = "SELECT body FROM entry_lines WHERE key = :key";
-
-/// Extracts every usage row again from the stored lines (after the migration that made
-/// out-of-range values count as invalid).
-pub fn reindex_usage(conn: &mut Connection) -> Result<()> {
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let keys: Vec<(i64, i64)> = tx
-        .prepare(ALL_USAGE_KEYS)?
-        .query_map([], |r| Ok((r.get("key")?, r.get("session")?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    tx.execute(DELETE_ALL_USAGE, [])?;
-    {
-        let mut line = tx.prepare(ENTRY_LINE_BY_KEY)?;
-        for (key, sid) in keys {
-            let body: String = line.query_row(named_params! { ":key": key }, |r| r.get("body"))?;
-            let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
-            let (f, message) = EntryFields::read(&obj);
-            let x = Extras { search: None, usage: usage_of(&f, &obj, message.as_ref()) };
-            ExtrasWriter::new(&tx).write(sid, key, &f, &x)?;
-        }
-    }
-    tx.execute(MAINTENANCE_DONE, named_params! { ":task": "usage" })?;
-    tx.commit()?;
-    Ok(())
-}
-
-/// Rebuilds every session's joined `allMessagesText` (after the migration that added them).
-pub fn rebuild_list_texts(conn: &mut Connection) -> Result<()> {
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    tx.execute(REBUILD_LIST_TEXTS, [])?;
-    tx.execute(MAINTENANCE_DONE, named_params! { ":task": "list-texts" })?;
-    tx.commit()?;
-    Ok(())
 }
 
 #[cfg(test)]

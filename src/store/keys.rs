@@ -30,6 +30,16 @@ impl EntryKey {
     pub fn session(self) -> SessionKey {
         SessionKey(self.0 >> 32)
     }
+
+    /// The entry's line number in its session's file.
+    pub fn seq(self) -> i64 {
+        self.0 & MAX_SEQ
+    }
+
+    /// The session and the line number, as PostgreSQL's primary key holds them.
+    pub fn parts(self) -> (i64, i64) {
+        (self.session().0, self.seq())
+    }
 }
 
 #[cfg(test)]
@@ -43,5 +53,7 @@ mod tests {
         assert_eq!(s.entry(3).session(), s);
         assert_eq!(s.range(), (EntryKey(7 << 32), EntryKey((7 << 32) | 0xFFFF_FFFF)));
         assert!(s.range().1 < SessionKey(8).entry(0));
+        assert_eq!(s.entry(3).seq(), 3);
+        assert_eq!(s.entry(3).parts(), (7, 3));
     }
 }

@@ -2,7 +2,7 @@
 //! migrations, the connection pool), the append journal, bulk mode, and the typed reads and
 //! writes of session and entry rows.
 
-pub mod bulk;
+pub(crate) mod backend;
 pub mod db;
 pub mod derive;
 pub mod discovery;
@@ -11,15 +11,18 @@ pub mod extract;
 pub mod files;
 pub mod handle;
 pub mod integrity;
-pub mod journal;
+pub(crate) mod interface;
 pub mod keys;
-pub mod pg;
+pub mod postgres;
 pub mod replica;
-pub mod search_index;
+pub mod search;
 pub mod sessions;
 pub mod signatures;
+pub mod sqlite;
 pub mod stats;
 pub mod sync_state;
-pub mod tokens;
 pub mod usage;
 pub mod write;
+
+pub use search as search_index;
+pub use search::tokens;

@@ -26,14 +26,14 @@ pub struct Args {
 enum Target {
     Local(sessiondb::db::Db),
     /// A PostgreSQL server: its own sessions (origin '').
-    Server(sessiondb::pg::Server),
+    Server(Box<sessiondb::pg::Server>),
 }
 
 pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
     let targets = import::collect_targets(&args.paths)?;
     let url = db.to_str().filter(|t| sessiondb::pg::is_url(t));
     let mut to = match url {
-        Some(url) => Target::Server(sessiondb::pg::connect(url)?),
+        Some(url) => Target::Server(Box::new(sessiondb::pg::connect(url)?)),
         None => Target::Local(sessiondb::db::open(db)?),
     };
     let shown = url.map_or_else(|| db.display().to_string(), sessiondb::pg::shown);

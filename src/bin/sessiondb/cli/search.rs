@@ -143,11 +143,7 @@ pub fn run_index(db: &Path, a: IndexArgs) -> anyhow::Result<i32> {
         search::reset(&mut conn)?;
     }
     let n = catch_up(&mut conn)?;
-    // A server's joined texts are kept by push and the manager's appends.
-    let refreshed = match conn.backend() {
-        sessiondb::db::Backend::Postgres => 0,
-        sessiondb::db::Backend::Sqlite => sessiondb::discovery::refresh_list_texts(&mut conn)?,
-    };
+    let refreshed = sessiondb::discovery::refresh_list_texts(&mut conn)?;
     let secs = started.elapsed().as_secs_f64();
     if a.json {
         output::print_json(&serde_json::json!({"indexed": n, "listTextsRefreshed": refreshed, "seconds": secs}))?;

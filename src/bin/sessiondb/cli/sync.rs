@@ -70,7 +70,7 @@ fn report(s: &SyncSummary, json: bool) -> anyhow::Result<()> {
 /// Where the files go: a local database, or a PostgreSQL server's own sessions (origin '').
 enum Target {
     Local(sessiondb::db::Db),
-    Server(sessiondb::pg::Server),
+    Server(Box<sessiondb::pg::Server>),
 }
 
 impl Target {
@@ -126,7 +126,7 @@ fn sync_files(to: &mut Target, dir: &Path, files: &[PathBuf], json: bool) -> any
 pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
     let dir = a.sessions_dir.clone().unwrap_or_else(sessiondb::internals::layout::sessions_dir);
     let mut to = match db.to_str().filter(|t| sessiondb::pg::is_url(t)) {
-        Some(url) => Target::Server(sessiondb::pg::connect(url)?),
+        Some(url) => Target::Server(Box::new(sessiondb::pg::connect(url)?)),
         None => Target::Local(sessiondb::db::open(db)?),
     };
     if !a.files.is_empty() {

@@ -1,6 +1,6 @@
 //! The PostgreSQL store: connecting (server checks, schema migrations under an advisory lock)
 //! and the typed statements of `push` ([`write`]) and of the commands served from a server
-//! ([`read`]). The schema is in `src/store/pg/migrations/` (not `migrations/`: refinery's
+//! ([`read`]). The schema is in `src/store/postgres/migrations/` (not `migrations/`: refinery's
 //! `embed_migrations!` walks its folder recursively, and that one holds SQLite's).
 
 /// SQL for the whole `allMessagesText` of session row `s`: its `all_text`, joined up to line
@@ -17,16 +17,29 @@ macro_rules! all_text_of_s {
 }
 pub(crate) use all_text_of_s;
 
+mod client;
+pub mod discovery;
+pub mod entries;
 pub mod files;
+pub mod integrity;
+pub mod push;
 pub mod read;
+pub mod replica;
+pub mod search;
+pub mod sessions;
+pub mod signatures;
+pub mod sync_state;
 pub mod tls;
+pub mod usage;
 pub mod write;
 
-use crate::error::{Error, Result};
+pub(crate) use client::{Pg, PgParams};
+
+use crate::error::{DbFailure, Error, Result};
 use postgres::{Client, Config};
 
 mod embedded {
-    refinery::embed_migrations!("src/store/pg/migrations");
+    refinery::embed_migrations!("src/store/postgres/migrations");
 }
 
 /// Oldest server accepted (`server_version_num`): `COPY … BINARY`, `bigserial` and
@@ -36,8 +49,8 @@ const OLDEST_SERVER: i32 = 120_000;
 /// Advisory lock key held while migrating (any constant shared by every sessiondb).
 const MIGRATION_LOCK: i64 = 0x5e55_10db_0001;
 
-/// How the cause of a broken unique constraint starts (`store::handle::is_constraint_violation`).
-pub(crate) const UNIQUE_VIOLATION: &str = "already taken: ";
+/// How the cause of a broken unique constraint starts.
+const UNIQUE_VIOLATION: &str = "already taken: ";
 
 /// Whether `text` names a PostgreSQL database rather than a SQLite file.
 pub fn is_url(text: &str) -> bool {
@@ -60,18 +73,28 @@ impl Server {
 
     /// Wraps a client error with the server's name and the cause.
     pub fn pg(&self, e: postgres::Error) -> Error {
-        server_error(&self.name, cause_of(&e))
+        Server::describe(&self.name, &e)
     }
 
     /// [`Server::pg`] where the server is borrowed elsewhere (a transaction), by its name.
     pub fn describe(name: &str, e: &postgres::Error) -> Error {
-        server_error(name, cause_of(e))
+        let kind = match e.as_db_error().map(|d| d.code().code()) {
+            Some("23505") => DbFailure::Constraint,
+            _ => DbFailure::Other,
+        };
+        let cause = one_line(cause_of(e));
+        // The driver's error is not `Clone`: its text stands in as the source.
+        let source: Box<dyn std::error::Error + Send + Sync> = e.to_string().into();
+        Error::Database { kind, database: name.to_string(), cause, source: Some(source) }
     }
 }
 
+fn one_line(cause: impl std::fmt::Display) -> String {
+    cause.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 fn server_error(name: &str, cause: impl std::fmt::Display) -> Error {
-    let cause = cause.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
-    Error::Server { server: name.to_string(), cause }
+    Error::database(name, one_line(cause))
 }
 
 /// What went wrong, in words a user can act on.
@@ -129,6 +152,11 @@ fn without_password(url: &str) -> String {
     }
 }
 
+/// Opens the database `url` names as the storage interface holds it.
+pub(crate) fn open(url: &str) -> Result<crate::store::handle::Db> {
+    connect(url).map(Pg::db)
+}
+
 /// Connects to the database `url` names, checks the server (version, encoding) and brings the
 /// schema up to date. Each failure is one line naming the server and the cause.
 pub fn connect(url: &str) -> Result<Server> {
@@ -177,7 +205,7 @@ fn check_server(s: &mut Server) -> Result<()> {
     Ok(())
 }
 
-/// Newest migration this build knows (`pg/migrations/`; a unit test keeps them equal). A
+/// Newest migration this build knows (`postgres/migrations/`; a unit test keeps them equal). A
 /// constant: asking refinery compiles its migration-name regex, on every connection.
 pub const KNOWN_VERSION: i64 = 8;
 

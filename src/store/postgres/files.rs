@@ -70,5 +70,5 @@ pub fn delete_sessions(s: &mut Server, skeys: &[i64]) -> Result<u64> {
     if skeys.is_empty() {
         return Ok(0);
     }
-    s.client.execute(super::write::DELETE_SESSIONS, &[&skeys]).map_err(|e| s.pg(e))
+    s.client.execute(super::push::DELETE_SESSIONS, &[&skeys]).map_err(|e| s.pg(e))
 }

@@ -3,6 +3,7 @@
 
 use super::{pg_text, Server};
 use crate::error::Result;
+use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::replica::{LocalLine, LocalSession};
 use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
@@ -198,7 +199,7 @@ impl<'a> EntryCopy<'a> {
         let t = |v: Option<&str>| v.map(|s| pg_text(s).into_owned());
         let (id, parent, kind, ts, role) = (t(l.id), t(l.parent_id), t(l.kind), t(l.ts), t(l.role));
         // Keys of the local session become the server's: same line number, the server's session.
-        let key = |k: Option<i64>| k.map(|k| (skey << 32) | (k & 0xffff_ffff));
+        let key = |k: Option<i64>| k.map(|k| SessionKey(skey).entry(EntryKey(k).seq()).0);
         let [parent_key, depth, compaction, thinking, model] = l.derived;
         let (parent_key, compaction, thinking, model) = (key(parent_key), key(compaction), key(thinking), key(model));
         self.writer.write(&[

@@ -1,0 +1,76 @@
+//! The storage interface: what the layers above `store/` need from a database, as traits by
+//! capability, implemented once for SQLite (`store::sqlite`) and once for PostgreSQL
+//! (`store::postgres`). [`Store`] is all of them together, plus transactions; a [`Db`]
+//! holds one, chosen when the database is opened.
+//!
+//! [`Db`]: crate::store::handle::Db
+
+use crate::error::Result;
+use crate::store::interface::discovery::Discovery;
+use crate::store::interface::entries::Entries;
+use crate::store::interface::integrity::Integrity;
+use crate::store::interface::replica::Replica;
+use crate::store::interface::search::SearchIndex;
+use crate::store::interface::sessions::Sessions;
+use crate::store::interface::signatures::Signatures;
+use crate::store::interface::sync_state::SyncStates;
+use crate::store::interface::usage::Usage;
+use crate::store::interface::write::Writes;
+use std::any::Any;
+
+/// Which backend a database is, for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// SQLite.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backend::Sqlite => "SQLite",
+            Backend::Postgres => "PostgreSQL",
+        })
+    }
+}
+
+/// A backend: every capability, and its transactions.
+pub(crate) trait Store:
+    Any
+    + Send
+    + Discovery
+    + Entries
+    + Integrity
+    + Replica
+    + Sessions
+    + Signatures
+    + SyncStates
+    + Usage
+    + Writes
+    + SearchIndex
+{
+    /// Which backend this is, for messages.
+    fn backend(&self) -> Backend;
+    /// Starts a write transaction at once.
+    fn begin(&self) -> Result<()>;
+    /// Commits the open write transaction.
+    fn commit(&self) -> Result<()>;
+    /// Rolls back the open transaction, if one is still open.
+    fn rollback(&self);
+    /// Whether no transaction is open.
+    fn is_idle(&self) -> bool;
+    /// Rows changed since the store was opened (0 where the backend does not count them).
+    fn total_changes(&self) -> u64;
+    /// Starts a read snapshot when none is open; returns whether it started one.
+    fn begin_read(&self) -> Result<bool>;
+    /// Ends the read snapshot [`Store::begin_read`] started.
+    fn end_read(&self);
+    /// The store, for its own backend's folder to downcast.
+    fn as_any(&self) -> &dyn Any;
+    /// [`Store::as_any`], mutable.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+    /// [`Store::as_any`], owned.
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}

@@ -1,0 +1,89 @@
+//! Entry rows: a session's tree (the entry by id, by key, the last one, paths up to the root,
+//! children, labels) and its lines in file order, the same on every backend ([`Entries`],
+//! implemented in `store::sqlite::entries` and `store::postgres::entries`).
+
+//! Entry rows: a session's tree (the entry by id, by key, the last one, paths up to the root,
+//! children, labels) and its lines in file order, the same on every backend ([`Entries`],
+//! implemented in `store::sqlite::entries` and `store::postgres::entries`).
+
+use crate::error::Result;
+use crate::js::json::{self, Value};
+use crate::pi::projection::ParsedEntry;
+
+/// One stored entry line with its columns.
+#[derive(Debug, Clone)]
+pub struct EntryRow {
+    /// Storage key (see `store::keys`).
+    pub key: i64,
+    /// `id` when a string.
+    pub id: Option<String>,
+    /// `parentId` when a string.
+    pub parent_id: Option<String>,
+    /// `type` when a string.
+    pub kind: Option<String>,
+    /// `message.role`.
+    pub role: Option<String>,
+    /// `new Date(timestamp).getTime()`.
+    pub ts_ms: Option<i64>,
+    /// The exact line.
+    pub body: String,
+    /// Key of the parent entry.
+    pub parent_key: Option<i64>,
+    /// Distance from the root (exact only in regular sessions).
+    pub depth: Option<i64>,
+    /// Nearest compaction on the path.
+    pub compaction_key: Option<i64>,
+    /// Nearest thinking-level change on the path.
+    pub thinking_key: Option<i64>,
+    /// Nearest model change or assistant message on the path.
+    pub model_key: Option<i64>,
+}
+
+/// One entry of a path, without its line.
+#[derive(Debug, Clone)]
+pub struct PathStep {
+    /// Storage key.
+    pub key: i64,
+    /// Entry type.
+    pub kind: Option<String>,
+    /// Message role.
+    pub role: Option<String>,
+}
+
+impl EntryRow {
+    /// The line parsed (verbatim when too deeply nested to parse as a tree).
+    pub fn parse(&self) -> ParsedEntry {
+        ParsedEntry { key: self.key, value: json::parse_or_raw(&self.body).unwrap_or(Value::Null) }
+    }
+}
+
+/// Reads of entry rows.
+pub(crate) trait Entries {
+    /// Whether session `sid`'s derived entry columns can be trusted, and its entry count (`None`
+    /// when there is no such session).
+    fn tree_state(&self, sid: i64) -> Result<Option<(bool, i64)>>;
+    /// The last entry of session `sid` in file order.
+    fn last_entry(&self, sid: i64) -> Result<Option<EntryRow>>;
+    /// The entry with `id` in session `sid` (the later line wins for a repeated id).
+    fn entry_by_id(&self, sid: i64, id: &str) -> Result<Option<EntryRow>>;
+    /// The entry stored under `key`.
+    fn entry_by_key(&self, key: i64) -> Result<Option<EntryRow>>;
+    /// Every entry of session `sid` (header lines excluded) in file order.
+    fn all_entries(&self, sid: i64) -> Result<Vec<EntryRow>>;
+    /// The label lines of session `sid` in file order.
+    fn label_entries(&self, sid: i64) -> Result<Vec<EntryRow>>;
+    /// The entries of session `sid` whose `parentId` is `id`, in file order.
+    fn children(&self, sid: i64, id: &str) -> Result<Vec<EntryRow>>;
+    /// The entries from `key` up through their parents, leaf first: after `stop` (when given) and
+    /// after `limit` rows the walk ends.
+    fn walk_up(&self, key: i64, stop: Option<i64>, limit: i64) -> Result<Vec<EntryRow>>;
+    /// Keys, types and roles from `key` up through the parents, at most `limit`, leaf first.
+    fn walk_up_steps(&self, key: i64, limit: i64) -> Result<Vec<PathStep>>;
+    /// Hands `f` the key and line of at most `limit` entries of session `sid` from key `from` on
+    /// (header lines excluded), in file order, without copying the lines.
+    fn lines_from(&self, sid: i64, from: i64, limit: i64, f: &mut dyn FnMut(i64, &[u8])) -> Result<()>;
+    /// Hands `f` every line of session `sid` (header lines included) in file order.
+    fn each_line(&self, sid: i64, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()>;
+    /// The key of every session, in order.
+    fn all_sessions(&self) -> Result<Vec<i64>>;
+}

@@ -1,0 +1,16 @@
+//! The storage interface: what the layers above `store/` need of a database, as traits by
+//! capability with the rows they return, implemented once for SQLite (`store::sqlite`) and
+//! once for PostgreSQL (`store::postgres`). `store::backend::Store` is all of them together;
+//! the functions of `store::entries`, `store::discovery`, ... call them on the `Db` they are
+//! given.
+
+pub mod discovery;
+pub mod entries;
+pub mod integrity;
+pub mod replica;
+pub mod search;
+pub mod sessions;
+pub mod signatures;
+pub mod sync_state;
+pub mod usage;
+pub mod write;

@@ -1,0 +1,42 @@
+//! One session's row and its entry ids: what the layers above read of them, the same on every
+//! backend ([`Sessions`], implemented in `store::sqlite::sessions` and
+//! `store::postgres::sessions`).
+
+//! One session's row and its entry ids: what the layers above read of them, the same on every
+//! backend ([`Sessions`], implemented in `store::sqlite::sessions` and
+//! `store::postgres::sessions`).
+
+use crate::error::Result;
+
+/// A session's header line and the fields of it stored as columns.
+pub struct SessionRow {
+    /// The exact header line.
+    pub header: String,
+    /// Path below the directory it was imported from.
+    pub rel_path: Option<String>,
+    /// Header `cwd` when it is a string.
+    pub cwd: Option<String>,
+    /// Header `id`.
+    pub id: String,
+    /// Header `timestamp`, as written.
+    pub created: Option<String>,
+}
+
+/// A session's key, and its file's size and modification time when it was imported from one.
+pub type SessionFile = (i64, Option<i64>, Option<i64>);
+
+/// Reads of one session's row and its entry ids.
+pub(crate) trait Sessions {
+    /// The stored row of session `sid`.
+    fn session_row(&self, sid: i64) -> Result<SessionRow>;
+    /// The key of the session whose file is at the absolute `path`.
+    fn sid_by_path(&self, path: &str) -> Result<Option<i64>>;
+    /// Whether session `sid` has an entry with id `id`.
+    fn entry_id_exists(&self, sid: i64, id: &str) -> Result<bool>;
+    /// pi's `getEntryCount()` for a session whose ids may repeat: distinct ids.
+    fn distinct_entry_ids(&self, sid: i64) -> Result<i64>;
+    /// Removes session `sid` with its entries.
+    fn delete_session(&self, sid: i64) -> Result<()>;
+    /// The session recorded at `path`, with its file's signature.
+    fn file_at(&self, path: &str) -> Result<Option<SessionFile>>;
+}

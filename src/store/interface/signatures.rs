@@ -1,0 +1,17 @@
+//! The signatures of the files sessions were imported from, the same on every backend
+//! ([`Signatures`], implemented in `store::sqlite::signatures`).
+
+//! The signatures of the files sessions were imported from, the same on every backend
+//! ([`Signatures`], implemented in `store::sqlite::signatures`).
+
+use crate::jsonl::signature::FileSignature;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// File signatures.
+pub(crate) trait Signatures {
+    /// The signature of every imported file, by path.
+    fn known_signatures(&self) -> crate::error::Result<HashMap<PathBuf, FileSignature>>;
+    /// Records that session `sid`'s file now has signature `sig`.
+    fn set_signature(&self, sid: i64, sig: FileSignature) -> crate::error::Result<()>;
+}

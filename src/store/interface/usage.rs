@@ -1,0 +1,45 @@
+//! Token and cost totals from the usage rows extracted on write, the same on every backend
+//! ([`Usage`], implemented in `store::sqlite::usage` and `store::postgres::usage`).
+
+//! Token and cost totals from the usage rows extracted on write, the same on every backend
+//! ([`Usage`], implemented in `store::sqlite::usage` and `store::postgres::usage`).
+
+use crate::error::Result;
+use serde::Serialize;
+
+/// Totals of one group.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Totals {
+    /// The group (a date, model, provider, cwd or session id; `all` when not grouped).
+    pub group: String,
+    /// Entries that carried usage.
+    pub entries: i64,
+    /// Input tokens.
+    pub input: i64,
+    /// Output tokens.
+    pub output: i64,
+    /// Cache-read tokens.
+    pub cache_read: i64,
+    /// Cache-write tokens.
+    pub cache_write: i64,
+    /// Total tokens.
+    pub total_tokens: i64,
+    /// Cost.
+    pub cost: f64,
+    /// Usage values left out of the sums above because they were not finite numbers in
+    /// `[0, 2^53]` (tokens and cost alike).
+    pub invalid_usage_values: i64,
+}
+
+/// Usage totals.
+pub(crate) trait Usage {
+    /// Totals per group (`group` is one of the names [`USAGE_TOTALS`] takes), ordered by group.
+    fn usage_totals(
+        &self,
+        group: &str,
+        since_ms: Option<i64>,
+        until_ms: Option<i64>,
+        cwd: Option<&str>,
+    ) -> Result<Vec<Totals>>;
+}

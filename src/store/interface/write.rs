@@ -1,0 +1,238 @@
+//! Writing sessions and entry lines, the same on every backend ([`Writes`], implemented in
+//! `store::sqlite::write` and `store::postgres::write`): session rows, appends, forks and
+//! branch sources, and the types they take.
+
+//! Writing sessions and entry lines, the same on every backend ([`Writes`], implemented in
+//! `store::sqlite::write` and `store::postgres::write`): session rows, appends, forks and
+//! branch sources, and the types they take.
+
+use crate::error::Result;
+use crate::js::json::{self, RawObject};
+use crate::jsonl::signature::FileSignature;
+use crate::store::derive::{Derived, EntryFields, TreeIndexer};
+use crate::store::extract::Extras;
+use crate::store::keys::SessionKey;
+use crate::store::stats::{Observation, SessionStats};
+use std::path::Path;
+
+/// A backend's writer of a new session's lines ([`EntryWriter`]).
+pub(crate) trait LineWriter {
+    /// Stores one entry line read beforehand.
+    fn write_parsed(&mut self, text: &str, line: ParsedLine) -> Result<()>;
+    /// Stores one entry line that row `src.key` of the same database holds.
+    fn share(&mut self, src: &SharedLine, text: &str, seen: &Observation) -> Result<()>;
+    /// Saves the statistics; returns them.
+    fn finish(self: Box<Self>) -> Result<SessionStats>;
+}
+
+/// A session row to insert.
+pub struct NewSession<'a> {
+    /// Absolute path of the session's file.
+    pub path: &'a Path,
+    /// Path below the directory it was imported from.
+    pub rel_path: Option<&'a str>,
+    /// The header object.
+    pub header: &'a json::Object,
+    /// The exact header line.
+    pub header_line: &'a str,
+    /// Header version before migration.
+    pub source_version: f64,
+    /// Size and modification time (ns) of the imported file.
+    pub file: Option<FileSignature>,
+    /// When the session was last written (ns since the epoch).
+    pub written_ns: i64,
+}
+
+impl<'a> NewSession<'a> {
+    /// A session made now by the SessionManager: written as version 3, from no file.
+    pub fn made_now(path: &'a Path, header: &'a json::Object, header_line: &'a str) -> Self {
+        let (rel_path, file) = (None, None);
+        NewSession { path, rel_path, header, header_line, source_version: 3.0, file, written_ns: now_ns() }
+    }
+
+    /// A session imported from the file at `path` (`rel` below the imported folder), as
+    /// the file was when its signature `sig` was taken.
+    pub fn imported(
+        path: &'a Path,
+        rel: &'a str,
+        header: &'a json::Object,
+        header_line: &'a str,
+        source_version: f64,
+        sig: FileSignature,
+    ) -> Self {
+        let (rel_path, file, written_ns) = (Some(rel), Some(sig), sig.mtime_ns);
+        NewSession { path, rel_path, header, header_line, source_version, file, written_ns }
+    }
+}
+
+/// Nanoseconds since the Unix epoch, now.
+pub fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// What writing an entry line needs from its text besides the text itself: its fields, search
+/// and usage rows and statistics, read once (by an import, on another thread).
+#[derive(Debug, Clone, Default)]
+pub struct ParsedLine {
+    /// Its top-level fields.
+    pub fields: EntryFields,
+    /// Its search and usage rows.
+    pub extras: Extras,
+    /// What it adds to its session's statistics.
+    pub seen: Observation,
+}
+
+impl ParsedLine {
+    /// Reads it from a scanned line.
+    pub fn of(obj: &RawObject<'_>) -> Self {
+        let (fields, message) = EntryFields::read(obj);
+        let extras = Extras::of(&fields, obj, message.as_ref());
+        let seen = Observation::of(&fields, obj, message.as_ref());
+        ParsedLine { fields, extras, seen }
+    }
+}
+
+/// A line of a session in the same database that a new session shares, with what the source
+/// row holds besides the line.
+#[derive(Debug, Clone)]
+pub struct SharedLine {
+    /// Key of the source row.
+    pub key: i64,
+    /// Its columns.
+    pub fields: EntryFields,
+    /// Its derived columns.
+    pub derived: Derived,
+    /// Its part of `allMessagesText` (its search row's list text).
+    pub list_text: Option<String>,
+}
+
+/// Most rows one copy statement moves: a copy within one table goes through a temporary
+/// table of the rows it reads, which must stay small whatever the session's length.
+pub const COPY_SLICE: i64 = 1024;
+
+/// Largest `allMessagesText` kept joined per session: bounds the writer's memory; longer
+/// sessions are joined from their message rows when listed.
+pub const LIST_TEXT_MAX: usize = 8 << 20;
+
+/// Key of the entry stored as line `seq` of session `sid`.
+pub fn entry_key(sid: i64, seq: i64) -> i64 {
+    SessionKey(sid).entry(seq).0
+}
+
+/// The key range holding session `sid`'s lines.
+pub fn key_range(sid: i64) -> (i64, i64) {
+    let (lo, hi) = SessionKey(sid).range();
+    (lo.0, hi.0)
+}
+
+/// A session's row as an append sees it, kept between a manager's appends.
+#[derive(Debug, Clone)]
+pub(in crate::store) struct AppendRow {
+    pub(in crate::store) stored: StoredStats,
+    /// The write time the next append checks is still there (nobody else wrote since).
+    pub(in crate::store) written_ns: i64,
+    /// `all_text` joins the message texts of lines up to this one; later lines keep theirs
+    /// apart until they are folded.
+    pub(in crate::store) text_seq: i64,
+}
+
+/// What a SessionManager knows of the session it appends to, between its appends: the
+/// session's row as its last append left it, and that append's entry (the next one's parent,
+/// usually). Where the backend can use it, an append is then one round trip.
+#[derive(Debug, Default)]
+pub struct AppendState {
+    pub(in crate::store) known: Option<(i64, AppendRow)>,
+    /// The last appended entry: session, id, key and derived columns.
+    pub(in crate::store) last: Option<(i64, String, i64, Derived)>,
+}
+
+impl AppendState {
+    /// Key and derived columns of entry `id` of session `sid`, when it is the one appended last.
+    pub fn node(&self, sid: i64, id: &str) -> Option<(i64, Derived)> {
+        match &self.last {
+            Some((s, last, key, d)) if *s == sid && last == id => Some((*key, *d)),
+            _ => None,
+        }
+    }
+}
+
+/// What [`append_new_entry`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Appended {
+    /// The line was stored under this key.
+    Key(i64),
+    /// The session has an entry with the line's id already; nothing was written.
+    IdTaken,
+}
+
+/// What [`load_stats`] reads of a session.
+#[derive(Debug, Clone)]
+pub struct StoredStats {
+    /// The discovery fields.
+    pub stats: SessionStats,
+    /// The line number of the session's last stored line.
+    pub last_seq: i64,
+    /// Every parent precedes its child and ids are unique, so the derived columns are exact.
+    pub tree_ok: bool,
+}
+
+/// The derived columns of a line appended as `key` under `parent` (its key and columns), in a
+/// session whose tree is `regular` or not; with the indexer, which knows whether the line made
+/// the tree irregular.
+pub(in crate::store) fn place_appended(
+    key: i64,
+    f: &EntryFields,
+    parent: Option<(i64, Derived)>,
+    regular: bool,
+) -> (Derived, TreeIndexer) {
+    let mut tree = TreeIndexer::resume(!regular);
+    if let (Some((pkey, pd)), Some(pid)) = (parent, f.parent_id.as_deref()) {
+        tree.remember(pid, pkey, pd);
+    }
+    let d = tree.place(key, f);
+    (d, tree)
+}
+
+/// Reads the object of an entry line written by sessiondb itself.
+pub fn scan(text: &str) -> Option<RawObject<'_>> {
+    json::scan_object(text.as_bytes()).ok().flatten()
+}
+
+/// Writing sessions and their lines.
+pub(crate) trait Writes {
+    /// A writer of the lines of the new, empty session `sid`.
+    fn line_writer<'a>(&'a self, sid: i64) -> Result<Box<dyn LineWriter + 'a>>;
+    /// Whether a saved session's appends go to the append journal beside the database first
+    /// (`store::sqlite::journal`), to be settled into the tables in batches.
+    fn appends_through_journal(&self) -> bool;
+    /// Whether [`Writes::append_new_entry`] checks itself that the new entry's id is free (the
+    /// caller then draws ids without asking).
+    fn append_checks_id(&self) -> bool;
+    /// Adds the session row; returns its sid.
+    fn insert_session(&self, n: &NewSession<'_>) -> Result<i64>;
+    /// Makes the new, empty session `copy` a copy of every entry of session `source` (pi's
+    /// `forkFrom`): entry rows sharing the source's lines, search and usage rows, statistics and
+    /// the joined message text. Runs in the caller's transaction.
+    fn copy_session(&self, source: i64, copy: i64) -> Result<()>;
+    /// [`Writes::append_entry`] for a new entry of a SessionManager, whose id was drawn
+    /// without asking the database; `state` is what the manager's previous append left.
+    fn append_new_entry(
+        &self,
+        sid: i64,
+        text: &str,
+        parent: Option<(i64, Derived)>,
+        state: &mut AppendState,
+    ) -> Result<Appended>;
+    /// A session's statistics as stored, and its last line number and tree regularity.
+    fn load_stats(&self, sid: i64) -> Result<StoredStats>;
+    /// Appends one entry line to session `sid` under its parent (the leaf), with derived columns
+    /// from the parent and the session's statistics and write time updated. Returns the new key.
+    fn append_entry(&self, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64>;
+    /// Key and derived columns of entry `id` in session `sid` (the later line for a repeated id).
+    fn entry_node(&self, sid: i64, id: &str) -> Result<Option<(i64, Derived)>>;
+    /// The rows stored under `keys` (absent keys skipped), in that order, each as a line a new
+    /// session may share and the line itself: consecutive keys are read by one range query.
+    fn branch_source_rows(&self, keys: &[i64]) -> Result<Vec<(SharedLine, String)>>;
+}

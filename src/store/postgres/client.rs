@@ -1,0 +1,160 @@
+//! A connection to a PostgreSQL server as the storage interface holds it: statements
+//! prepared once per connection, transactions, and the PostgreSQL implementation of
+//! `store::backend::Store`.
+
+use crate::error::{Error, Result};
+use crate::store::backend::Store;
+use crate::store::handle::{Backend, Db};
+use crate::store::postgres::Server;
+use std::any::Any;
+use std::cell::{Cell, RefCell, RefMut};
+use std::collections::HashMap;
+
+/// A connection to a PostgreSQL server, shared by the typed functions of `store/`, which take
+/// `&Db` as SQLite's do (the client itself needs `&mut` for every statement).
+pub struct Pg {
+    server: RefCell<Server>,
+    /// Whether a [`Tx`] is open on this connection.
+    in_tx: Cell<bool>,
+    /// Statements prepared on this connection, by their text: one round trip per statement
+    /// run instead of two.
+    prepared: RefCell<HashMap<&'static str, postgres::Statement>>,
+}
+
+/// Parameters of a PostgreSQL statement.
+pub(crate) type PgParams<'a> = &'a [&'a (dyn postgres::types::ToSql + Sync)];
+
+impl Pg {
+    /// The server, for one statement or a few (not held across calls into other functions of
+    /// `store/`, which borrow it again).
+    pub(in crate::store) fn server(&self) -> Result<RefMut<'_, Server>> {
+        self.server
+            .try_borrow_mut()
+            .map_err(|_| Error::database("postgres", "the connection is already in use by this process"))
+    }
+
+    fn statement(&self, s: &mut Server, sql: &'static str) -> Result<postgres::Statement> {
+        if let Some(st) = self.prepared.borrow().get(sql) {
+            return Ok(st.clone());
+        }
+        let st = s.client.prepare(sql).map_err(|e| s.pg(e))?;
+        self.prepared.borrow_mut().insert(sql, st.clone());
+        Ok(st)
+    }
+
+    /// Runs `sql` (prepared once per connection) and returns its rows.
+    pub(in crate::store) fn query(&self, sql: &'static str, params: PgParams<'_>) -> Result<Vec<postgres::Row>> {
+        let mut s = self.server()?;
+        let st = self.statement(&mut s, sql)?;
+        s.client.query(&st, params).map_err(|e| s.pg(e))
+    }
+
+    /// Runs `sql` (prepared once per connection) and hands each row to `f` as it arrives: the
+    /// rows of a long answer are read while the server still sends the rest.
+    pub(in crate::store) fn each(
+        &self,
+        sql: &'static str,
+        params: PgParams<'_>,
+        mut f: impl FnMut(&postgres::Row),
+    ) -> Result<()> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let mut s = self.server()?;
+        let st = self.statement(&mut s, sql)?;
+        let name = s.name.clone();
+        let mut rows = s.client.query_raw(&st, params.iter().copied()).map_err(|e| Server::describe(&name, &e))?;
+        while let Some(r) = rows.next().map_err(|e| Server::describe(&name, &e))? {
+            f(&r);
+        }
+        Ok(())
+    }
+
+    /// [`Pg::query`] for at most one row.
+    pub(in crate::store) fn query_opt(&self, sql: &'static str, params: PgParams<'_>) -> Result<Option<postgres::Row>> {
+        let mut s = self.server()?;
+        let st = self.statement(&mut s, sql)?;
+        s.client.query_opt(&st, params).map_err(|e| s.pg(e))
+    }
+
+    /// Runs `sql` (prepared once per connection); returns the rows it changed.
+    pub(in crate::store) fn execute(&self, sql: &'static str, params: PgParams<'_>) -> Result<u64> {
+        let mut s = self.server()?;
+        let st = self.statement(&mut s, sql)?;
+        s.client.execute(&st, params).map_err(|e| s.pg(e))
+    }
+
+    /// Whether a [`Tx`] is open on this connection.
+    pub(in crate::store) fn in_transaction(&self) -> bool {
+        self.in_tx.get()
+    }
+
+    /// `host:port/dbname` of the server, for messages.
+    pub fn name(&self) -> String {
+        self.server.borrow().name.clone()
+    }
+}
+
+impl Pg {
+    /// Wraps a connection (made by [`crate::store::postgres::connect`]).
+    pub(in crate::store) fn db(server: Server) -> Db {
+        Db::new(Pg { server: RefCell::new(server), in_tx: Cell::new(false), prepared: RefCell::default() })
+    }
+
+    /// The error for `what`, an operation PostgreSQL's store cannot do.
+    pub(in crate::store) fn unsupported(&self, what: &'static str) -> Error {
+        Error::Unsupported { what, backend: Backend::Postgres.to_string() }
+    }
+
+    fn batch(&self, sql: &str) -> Result<()> {
+        let mut s = self.server()?;
+        s.client.batch_execute(sql).map_err(|e| s.pg(e))
+    }
+}
+
+impl Store for Pg {
+    fn backend(&self) -> Backend {
+        Backend::Postgres
+    }
+
+    fn begin(&self) -> Result<()> {
+        self.batch("BEGIN")?;
+        self.in_tx.set(true);
+        Ok(())
+    }
+
+    fn commit(&self) -> Result<()> {
+        self.in_tx.set(false);
+        self.batch("COMMIT")
+    }
+
+    fn rollback(&self) {
+        self.in_tx.set(false);
+        let _ = self.batch("ROLLBACK");
+    }
+
+    fn is_idle(&self) -> bool {
+        !self.in_tx.get()
+    }
+
+    fn total_changes(&self) -> u64 {
+        0
+    }
+
+    /// Each statement sees its own snapshot on PostgreSQL.
+    fn begin_read(&self) -> Result<bool> {
+        Ok(false)
+    }
+
+    fn end_read(&self) {}
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}

@@ -1,0 +1,54 @@
+//! [`Sessions`] on PostgreSQL.
+
+use crate::error::{Error, Result};
+use crate::store::postgres::Pg;
+use crate::store::sessions::{SessionFile, SessionRow, Sessions};
+
+/// Header line and storage fields of a session.
+pub const PG_SESSION_HEADER: &str = "SELECT header, rel_path, cwd, id, created FROM sessions WHERE skey = $1";
+
+/// The session made on the server (origin `''`, not pushed) at a path.
+pub const PG_SESSION_BY_PATH: &str = "SELECT skey FROM sessions WHERE origin = '' AND path = $1";
+
+/// Whether an entry id is taken in a session.
+pub const PG_ENTRY_ID_EXISTS: &str = "SELECT 1 AS taken FROM entries WHERE session = $1 AND id = $2 LIMIT 1";
+
+/// Number of distinct entry ids of a session, id-less entries counting as one.
+pub const PG_DISTINCT_ENTRY_IDS: &str = "SELECT count(DISTINCT id) + (EXISTS (SELECT 1 FROM entries \
+        WHERE session = $1 AND id IS NULL AND type IS DISTINCT FROM 'session'))::int AS n \
+    FROM entries WHERE session = $1 AND type IS DISTINCT FROM 'session'";
+
+impl Sessions for Pg {
+    fn session_row(&self, sid: i64) -> Result<SessionRow> {
+        let r = self
+            .query_opt(PG_SESSION_HEADER, &[&sid])?
+            .ok_or_else(|| Error::NotFound(format!("no session with internal key {sid}")))?;
+        Ok(SessionRow {
+            header: String::from_utf8_lossy(r.get::<_, &[u8]>("header")).into_owned(),
+            rel_path: r.get("rel_path"),
+            cwd: r.get("cwd"),
+            id: r.get("id"),
+            created: r.get("created"),
+        })
+    }
+
+    fn sid_by_path(&self, path: &str) -> Result<Option<i64>> {
+        Ok(self.query_opt(PG_SESSION_BY_PATH, &[&path])?.map(|r| r.get("skey")))
+    }
+
+    fn entry_id_exists(&self, sid: i64, id: &str) -> Result<bool> {
+        Ok(self.query_opt(PG_ENTRY_ID_EXISTS, &[&sid, &id])?.is_some())
+    }
+
+    fn distinct_entry_ids(&self, sid: i64) -> Result<i64> {
+        Ok(self.query_opt(PG_DISTINCT_ENTRY_IDS, &[&sid])?.map_or(0, |r| r.get("n")))
+    }
+
+    fn delete_session(&self, _sid: i64) -> Result<()> {
+        Err(self.unsupported("deleting a session"))
+    }
+
+    fn file_at(&self, _path: &str) -> Result<Option<SessionFile>> {
+        Err(self.unsupported("reading a session's file signature by path"))
+    }
+}

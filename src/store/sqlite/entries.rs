@@ -1,0 +1,225 @@
+//! [`Entries`] on SQLite: each statement beside the method that binds it (named parameters)
+//! and reads its columns by name.
+
+use crate::error::Result;
+use crate::store::entries::{Entries, EntryRow, PathStep};
+use crate::store::keys::{EntryKey, SessionKey};
+use crate::store::sqlite::{columns, Sqlite};
+use rusqlite::{named_params, Connection, OptionalExtension, Row};
+
+/// The columns an [`EntryRow`] is read from, by name.
+const ENTRY_COLUMNS: [&str; 12] = [
+    "key",
+    "id",
+    "parent_id",
+    "type",
+    "role",
+    "ts_ms",
+    "body",
+    "parent_key",
+    "depth",
+    "compaction_key",
+    "thinking_key",
+    "model_key",
+];
+
+/// Reads a row whose [`ENTRY_COLUMNS`] are at `c` (see `sqlite::columns`).
+fn entry_row(r: &Row<'_>, c: &[usize; 12]) -> rusqlite::Result<EntryRow> {
+    Ok(EntryRow {
+        key: r.get(c[0])?,
+        id: r.get(c[1])?,
+        parent_id: r.get(c[2])?,
+        kind: r.get(c[3])?,
+        role: r.get(c[4])?,
+        ts_ms: r.get(c[5])?,
+        body: r.get(c[6])?,
+        parent_key: r.get(c[7])?,
+        depth: r.get(c[8])?,
+        compaction_key: r.get(c[9])?,
+        thinking_key: r.get(c[10])?,
+        model_key: r.get(c[11])?,
+    })
+}
+
+fn range(sid: i64) -> (EntryKey, EntryKey) {
+    SessionKey(sid).range()
+}
+
+fn rows(db: &Connection, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<EntryRow>> {
+    let mut st = db.prepare_cached(sql)?;
+    let c = columns(&st, ENTRY_COLUMNS)?;
+    let rows = st.query_map(params, |r| entry_row(r, &c))?.collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+fn row(db: &Connection, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Option<EntryRow>> {
+    let mut st = db.prepare_cached(sql)?;
+    let c = columns(&st, ENTRY_COLUMNS)?;
+    Ok(st.query_row(params, |r| entry_row(r, &c)).optional()?)
+}
+
+/// Whether a session's derived entry columns can be trusted, and its entry count.
+pub const SESSION_TREE_STATE: &str = "SELECT tree_ok, entry_count FROM sessions WHERE sid = :sid";
+
+/// The last entry of a session (keys `:lo..=:hi`), header lines excluded.
+pub const LAST_ENTRY: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
+    compaction_key, thinking_key, model_key FROM entry_lines \
+    WHERE key BETWEEN :lo AND :hi AND type IS NOT 'session' ORDER BY key DESC LIMIT 1";
+
+/// The entry with id `:id` in session `:sid`: the later line wins for a repeated id.
+pub const ENTRY_BY_ID: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
+    compaction_key, thinking_key, model_key FROM entry_lines \
+    WHERE session = :sid AND id = :id AND type IS NOT 'session' ORDER BY key DESC LIMIT 1";
+
+/// The entry stored under a key.
+pub const ENTRY_BY_KEY: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
+    compaction_key, thinking_key, model_key FROM entry_lines WHERE key = :key";
+
+/// Every entry of a session (keys `:lo..=:hi`) in file order, header lines excluded.
+pub const ALL_ENTRIES: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
+    compaction_key, thinking_key, model_key FROM entry_lines \
+    WHERE key BETWEEN :lo AND :hi AND type IS NOT 'session' ORDER BY key";
+
+/// Label lines of a session (keys `:lo..=:hi`) in file order, through the partial label index.
+pub const LABEL_ENTRIES: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
+    compaction_key, thinking_key, model_key FROM entry_lines \
+    WHERE key BETWEEN :lo AND :hi AND type = 'label' ORDER BY key";
+
+/// Children of entry `:id` in session `:sid` (regular trees), in file order.
+pub const CHILDREN: &str = "SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
+    compaction_key, thinking_key, model_key FROM entry_lines \
+    WHERE session = :sid AND parent_id = :id AND type IS NOT 'session' ORDER BY key";
+
+/// Walks from entry `:key` to its root through `parent_key`, one primary-key lookup per step
+/// (the CTE drives, the table is searched: never a scan). Stops after entry `:stop` (when not
+/// NULL) and after `:limit` rows (at least one), so a parent cycle cannot run forever. Leaf first.
+/// The row limit is a condition, not `LIMIT :limit`: a bound LIMIT makes SQLite prepare the
+/// statement again every time it is run.
+pub const WALK_UP: &str = "WITH RECURSIVE walk(n, key, id, parent_id, type, role, ts_ms, body, parent_key, depth, \
+        compaction_key, thinking_key, model_key) AS ( \
+        SELECT 0, key, id, parent_id, type, role, ts_ms, body, parent_key, depth, compaction_key, thinking_key, \
+            model_key FROM entry_lines WHERE key = :key \
+        UNION ALL \
+        SELECT w.n + 1, e.key, e.id, e.parent_id, e.type, e.role, e.ts_ms, e.body, e.parent_key, e.depth, \
+            e.compaction_key, e.thinking_key, e.model_key \
+        FROM walk w CROSS JOIN entry_lines e ON e.key = w.parent_key \
+        WHERE w.key IS NOT :stop AND w.n + 1 < :limit) \
+    SELECT key, id, parent_id, type, role, ts_ms, body, parent_key, depth, compaction_key, thinking_key, model_key \
+    FROM walk";
+
+/// [`WALK_UP`] without the lines: key, type and role of each entry from `:key` up, at most
+/// `:limit` of them, leaf first.
+pub const WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, key, type, role, parent_key) AS ( \
+        SELECT 1, key, type, role, parent_key FROM entries WHERE key = :key \
+        UNION ALL \
+        SELECT w.n + 1, e.key, e.type, e.role, e.parent_key FROM walk w CROSS JOIN entries e ON e.key = w.parent_key \
+        WHERE w.n < :limit) \
+    SELECT key, type, role FROM walk";
+
+/// Keys and lines of the entries of a session (keys `:lo..=:hi`) in file order, header lines
+/// excluded. (Readers stop stepping after a batch: a bound LIMIT would make SQLite prepare it
+/// again on every run.)
+pub const LINES_FROM: &str = "SELECT key, body FROM entry_lines \
+    WHERE key BETWEEN :lo AND :hi AND type IS NOT 'session' ORDER BY key";
+
+/// A session's entry lines in file order: one range of the table b-tree.
+pub const ENTRY_BODIES: &str = "SELECT body FROM entry_lines WHERE key BETWEEN :lo AND :hi ORDER BY key";
+
+/// Every session, for `export --all`.
+pub const ALL_SESSIONS: &str = "SELECT sid FROM sessions ORDER BY sid";
+
+impl Entries for Sqlite {
+    fn tree_state(&self, sid: i64) -> Result<Option<(bool, i64)>> {
+        let db = &self.conn;
+        let mut st = db.prepare_cached(SESSION_TREE_STATE)?;
+        let found = st
+            .query_row(named_params! { ":sid": sid }, |r| Ok((r.get::<_, i64>("tree_ok")? != 0, r.get("entry_count")?)))
+            .optional()?;
+        Ok(found)
+    }
+
+    fn last_entry(&self, sid: i64) -> Result<Option<EntryRow>> {
+        let db = &self.conn;
+        let (lo, hi) = range(sid);
+        row(db, LAST_ENTRY, named_params! { ":lo": lo.0, ":hi": hi.0 })
+    }
+
+    fn entry_by_id(&self, sid: i64, id: &str) -> Result<Option<EntryRow>> {
+        let db = &self.conn;
+        row(db, ENTRY_BY_ID, named_params! { ":sid": sid, ":id": id })
+    }
+
+    fn entry_by_key(&self, key: i64) -> Result<Option<EntryRow>> {
+        let db = &self.conn;
+        row(db, ENTRY_BY_KEY, named_params! { ":key": key })
+    }
+
+    fn all_entries(&self, sid: i64) -> Result<Vec<EntryRow>> {
+        let db = &self.conn;
+        let (lo, hi) = range(sid);
+        rows(db, ALL_ENTRIES, named_params! { ":lo": lo.0, ":hi": hi.0 })
+    }
+
+    fn label_entries(&self, sid: i64) -> Result<Vec<EntryRow>> {
+        let db = &self.conn;
+        let (lo, hi) = range(sid);
+        rows(db, LABEL_ENTRIES, named_params! { ":lo": lo.0, ":hi": hi.0 })
+    }
+
+    fn children(&self, sid: i64, id: &str) -> Result<Vec<EntryRow>> {
+        let db = &self.conn;
+        rows(db, CHILDREN, named_params! { ":sid": sid, ":id": id })
+    }
+
+    fn walk_up(&self, key: i64, stop: Option<i64>, limit: i64) -> Result<Vec<EntryRow>> {
+        let db = &self.conn;
+        rows(db, WALK_UP, named_params! { ":key": key, ":stop": stop, ":limit": limit })
+    }
+
+    fn walk_up_steps(&self, key: i64, limit: i64) -> Result<Vec<PathStep>> {
+        let db = &self.conn;
+        let mut st = db.prepare_cached(WALK_UP_STEPS)?;
+        let [k, t, r_] = columns(&st, ["key", "type", "role"])?;
+        let steps = st
+            .query_map(named_params! { ":key": key, ":limit": limit }, |r| {
+                Ok(PathStep { key: r.get(k)?, kind: r.get(t)?, role: r.get(r_)? })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(steps)
+    }
+
+    fn lines_from(&self, sid: i64, from: i64, limit: i64, f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+        let (lo, hi) = range(sid);
+        let lo = lo.0.max(from);
+        let mut st = self.conn.prepare_cached(LINES_FROM)?;
+        let [key, body] = columns(&st, ["key", "body"])?;
+        let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi.0 })?;
+        let mut n = 0;
+        while n < limit {
+            let Some(r) = rows.next()? else { break };
+            n += 1;
+            let body = r.get_ref(body)?;
+            f(r.get(key)?, body.as_bytes().map_err(rusqlite::Error::from)?);
+        }
+        Ok(())
+    }
+
+    fn each_line(&self, sid: i64, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+        let db = &self.conn;
+        let (lo, hi) = range(sid);
+        let mut st = db.prepare_cached(ENTRY_BODIES)?;
+        let [body] = columns(&st, ["body"])?;
+        let mut rows = st.query(named_params! { ":lo": lo.0, ":hi": hi.0 })?;
+        while let Some(r) = rows.next()? {
+            f(r.get_ref(body)?.as_str().map_err(rusqlite::Error::from)?)?;
+        }
+        Ok(())
+    }
+
+    fn all_sessions(&self) -> Result<Vec<i64>> {
+        let db = &self.conn;
+        let mut st = db.prepare(ALL_SESSIONS)?;
+        let sids = st.query_map([], |r| r.get("sid"))?.collect::<rusqlite::Result<_>>()?;
+        Ok(sids)
+    }
+}

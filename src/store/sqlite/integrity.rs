@@ -1,0 +1,123 @@
+//! [`Integrity`] on SQLite: `PRAGMA integrity_check`, `foreign_key_check`, the shared
+//! lines, and the columns `check` compares lines against.
+
+use crate::error::Result;
+use crate::store::integrity::{CheckedEntry, CheckedSession, ForeignKeyProblem, Integrity, SharedLineProblem};
+use crate::store::keys::SessionKey;
+use crate::store::sqlite::{columns, Sqlite};
+use rusqlite::{named_params, Connection, OptionalExtension};
+
+/// Steps through `sql`'s rows, handing each to `f` until it returns `false`.
+fn each<T>(
+    db: &Connection,
+    sql: &str,
+    read: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    mut f: impl FnMut(T) -> bool,
+) -> Result<()> {
+    let mut st = db.prepare(sql)?;
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        if !f(read(r)?) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// SQLite's check of the database file (at most 100 problems).
+pub const INTEGRITY_CHECK: &str = "PRAGMA integrity_check(100)";
+
+/// Rows whose foreign key points at a missing row.
+pub const FOREIGN_KEY_CHECK: &str = "PRAGMA foreign_key_check";
+
+/// Copies whose line is not where they point (`missing` = 1), or whose session is not recorded
+/// as sharing lines of the session holding it (so deleting that session would lose the line).
+pub const CHECK_SHARED_LINES: &str = "SELECT c.key, c.body_key, (o.key IS NULL OR o.body_key IS NOT NULL) AS missing \
+    FROM entries c LEFT JOIN entries o ON o.key = c.body_key \
+    WHERE c.body_key IS NOT NULL AND (o.key IS NULL OR o.body_key IS NOT NULL \
+        OR NOT EXISTS (SELECT 1 FROM shares s WHERE s.copy = c.key >> 32 AND s.owner = c.body_key >> 32)) \
+    ORDER BY c.key";
+
+fn checked_session(r: &rusqlite::Row<'_>) -> rusqlite::Result<CheckedSession> {
+    Ok(CheckedSession {
+        sid: r.get("sid")?,
+        id: r.get("id")?,
+        path: r.get("path")?,
+        cwd: r.get("cwd")?,
+        entry_count: r.get("entry_count")?,
+        last_seq: r.get("last_seq")?,
+        tree_ok: r.get::<_, i64>("tree_ok")? != 0,
+    })
+}
+
+/// Every session with what `check` compares its lines against.
+pub const CHECK_SESSIONS: &str = "SELECT sid, id, path, cwd, entry_count, last_seq, tree_ok FROM sessions ORDER BY sid";
+
+/// One session with what `check` compares its lines against.
+pub const CHECK_SESSION: &str =
+    "SELECT sid, id, path, cwd, entry_count, last_seq, tree_ok FROM sessions WHERE sid = :sid";
+
+/// A session's lines (keys `:lo..=:hi`) in file order for `check`: the bodies only of the
+/// entries whose targets it checks.
+pub const CHECK_ENTRIES: &str = "SELECT seq, id, parent_id, type, \
+        CASE WHEN type IN ('label', 'context_edit', 'compaction') THEN body END AS body \
+    FROM entry_lines WHERE key BETWEEN :lo AND :hi ORDER BY key";
+
+impl Integrity for Sqlite {
+    fn integrity_check(&self, f: &mut dyn FnMut(String) -> bool) -> Result<()> {
+        let db = &self.conn;
+        each(db, INTEGRITY_CHECK, |r| r.get("integrity_check"), f)
+    }
+
+    fn foreign_key_check(&self, f: &mut dyn FnMut(ForeignKeyProblem) -> bool) -> Result<()> {
+        let db = &self.conn;
+        each(
+            db,
+            FOREIGN_KEY_CHECK,
+            |r| Ok(ForeignKeyProblem { table: r.get("table")?, rowid: r.get("rowid")?, parent: r.get("parent")? }),
+            f,
+        )
+    }
+
+    fn shared_line_check(&self, f: &mut dyn FnMut(SharedLineProblem) -> bool) -> Result<()> {
+        let db = &self.conn;
+        each(
+            db,
+            CHECK_SHARED_LINES,
+            |r| Ok(SharedLineProblem { key: r.get("key")?, from: r.get("body_key")?, missing: r.get("missing")? }),
+            f,
+        )
+    }
+
+    fn checked_sessions(&self) -> Result<Vec<CheckedSession>> {
+        let db = &self.conn;
+        let mut st = db.prepare(CHECK_SESSIONS)?;
+        let rows = st.query_map([], checked_session)?.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    fn checked_session(&self, sid: i64) -> Result<Option<CheckedSession>> {
+        let db = &self.conn;
+        let mut st = db.prepare_cached(CHECK_SESSION)?;
+        Ok(st.query_row(named_params! { ":sid": sid }, checked_session).optional()?)
+    }
+
+    fn checked_entries(&self, sid: i64) -> Result<Vec<CheckedEntry>> {
+        let db = &self.conn;
+        let (lo, hi) = SessionKey(sid).range();
+        let mut st = db.prepare_cached(CHECK_ENTRIES)?;
+        let c = columns(&st, ["seq", "id", "parent_id", "type", "body"])?;
+        let rows = st
+            .query_map(named_params! { ":lo": lo.0, ":hi": hi.0 }, |r| {
+                Ok(CheckedEntry {
+                    seq: r.get(c[0])?,
+                    id: r.get(c[1])?,
+                    parent_id: r.get(c[2])?,
+                    kind: r.get(c[3])?,
+                    body: r.get(c[4])?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+}

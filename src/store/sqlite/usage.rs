@@ -1,0 +1,60 @@
+//! [`Usage`] on SQLite: the statement beside the method that binds it (named parameters) and
+//! reads its columns by name.
+
+use crate::error::Result;
+use crate::store::sqlite::Sqlite;
+use crate::store::usage::{Totals, Usage};
+use rusqlite::named_params;
+
+/// Usage totals grouped by `:group` (`day`, `week`, `month`, `model`, `provider`, `project`,
+/// `session` or `all`), filtered by `:since` (ms), `:until` (ms), `:cwd`. Copies of an
+/// entry (same id and timestamp, made by forks) count once, for the first session holding it.
+pub const USAGE_TOTALS: &str = "WITH firsts AS ( \
+        SELECT min(u.key) AS key FROM usage u JOIN sessions s ON s.sid = u.session \
+        WHERE (:since IS NULL OR u.ts_ms >= :since) AND (:until IS NULL OR u.ts_ms < :until) AND (:cwd IS NULL OR s.cwd = :cwd) \
+        GROUP BY coalesce(u.entry_id, u.key), u.ts) \
+    SELECT CASE :group \
+            WHEN 'day' THEN strftime('%Y-%m-%d', u.ts_ms / 1000, 'unixepoch') \
+            WHEN 'week' THEN strftime('%Y-W%W', u.ts_ms / 1000, 'unixepoch') \
+            WHEN 'month' THEN strftime('%Y-%m', u.ts_ms / 1000, 'unixepoch') \
+            WHEN 'model' THEN coalesce(u.model, '(unknown)') \
+            WHEN 'provider' THEN coalesce(u.provider, '(unknown)') \
+            WHEN 'project' THEN coalesce(s.cwd, '') \
+            WHEN 'session' THEN s.id \
+            ELSE 'all' END AS grp, \
+        count(*) AS entries, total(u.input) AS input, total(u.output) AS output, total(u.cache_read) AS cache_read, \
+        total(u.cache_write) AS cache_write, total(u.total) AS total_tokens, total(u.cost) AS cost, \
+        sum(u.invalid) AS invalid \
+    FROM firsts f JOIN usage u ON u.key = f.key JOIN sessions s ON s.sid = u.session \
+    GROUP BY grp ORDER BY grp";
+
+impl Usage for Sqlite {
+    fn usage_totals(
+        &self,
+        group: &str,
+        since_ms: Option<i64>,
+        until_ms: Option<i64>,
+        cwd: Option<&str>,
+    ) -> Result<Vec<Totals>> {
+        let db = &self.conn;
+        let mut st = db.prepare_cached(USAGE_TOTALS)?;
+        let params = named_params! { ":group": group, ":since": since_ms, ":until": until_ms, ":cwd": cwd };
+        let rows = st
+            .query_map(params, |r| {
+                Ok(Totals {
+                    group: r.get::<_, Option<String>>("grp")?.unwrap_or_default(),
+                    entries: r.get("entries")?,
+                    // total() sums as doubles: no overflow error on absurd token counts.
+                    input: r.get::<_, f64>("input")? as i64,
+                    output: r.get::<_, f64>("output")? as i64,
+                    cache_read: r.get::<_, f64>("cache_read")? as i64,
+                    cache_write: r.get::<_, f64>("cache_write")? as i64,
+                    total_tokens: r.get::<_, f64>("total_tokens")? as i64,
+                    cost: r.get("cost")?,
+                    invalid_usage_values: r.get("invalid")?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+}

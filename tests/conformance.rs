@@ -1,0 +1,505 @@
+//! The storage interface's conformance suite: every operation the layers above `store/` call
+//! (sessions, entries, discovery, integrity, usage, writes and appends, forks, search, sync
+//! state and replication), run on a SQLite database and on a PostgreSQL one holding the same
+//! sessions, and the answers compared. An operation one backend cannot do must say so
+//! (`Error::Unsupported`, naming the operation), never answer something else.
+//!
+//! Both databases are filled the same way (`sessiondb import` of the oracle corpus), so
+//! session keys may differ between them: answers are compared with keys written as
+//! `header id:line`.
+
+mod common;
+
+use sessiondb::db::Db;
+use sessiondb::internals::keys::{EntryKey, SessionKey};
+use sessiondb::internals::{discovery, entry_rows, integrity, search_index, sessions, usage, write};
+use sessiondb::Error;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// One backend's database with the corpus imported, and its session keys by header id.
+struct Side {
+    name: &'static str,
+    db: Db,
+    by_id: HashMap<String, i64>,
+    ids: HashMap<i64, String>,
+}
+
+impl Side {
+    fn open(name: &'static str, location: &Path) -> Side {
+        let (code, _, err) = common::run(location, &["import", corpus().to_str().unwrap()]);
+        // 1: some files of the corpus are not sessions (they are there to be refused).
+        assert!(code <= 1, "{name}: import failed: {err}");
+        let mut db = sessiondb::db::open(location).unwrap();
+        search_index::catch_up(&mut db, |_, _| {}).unwrap();
+        let mut by_id = HashMap::new();
+        let mut ids = HashMap::new();
+        for info in discovery::infos_all(&db).unwrap() {
+            by_id.insert(info.id.clone(), info.sid);
+            ids.insert(info.sid, info.id);
+        }
+        Side { name, db, by_id, ids }
+    }
+
+    /// `key` as `header id:line`.
+    fn key(&self, key: i64) -> String {
+        let sid = EntryKey(key).session();
+        let seq = key - sid.entry(0).0;
+        format!("{}:{seq}", self.ids.get(&sid.0).map_or("?", String::as_str))
+    }
+
+    fn opt_key(&self, key: Option<i64>) -> String {
+        key.map_or_else(|| "-".into(), |k| self.key(k))
+    }
+
+    fn row(&self, r: &entry_rows::EntryRow) -> String {
+        format!(
+            "{} {:?} {:?} {:?} {:?} {:?} {} parent={} depth={:?} c={} t={} m={}",
+            self.key(r.key),
+            r.id,
+            r.parent_id,
+            r.kind,
+            r.role,
+            r.ts_ms,
+            r.body,
+            self.opt_key(r.parent_key),
+            r.depth,
+            self.opt_key(r.compaction_key),
+            self.opt_key(r.thinking_key),
+            self.opt_key(r.model_key)
+        )
+    }
+
+    fn rows(&self, rows: &[entry_rows::EntryRow]) -> Vec<String> {
+        rows.iter().map(|r| self.row(r)).collect()
+    }
+}
+
+/// The oracle corpus's version-3 session files (older ones get fresh entry ids when they are
+/// migrated at import, different on each side), in a folder of their own.
+fn corpus() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let from = common::oracle().join("sessions");
+        let mut stack = vec![from.clone()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                    continue;
+                }
+                let text = std::fs::read_to_string(&p).unwrap_or_default();
+                if text.lines().next().is_some_and(|h| h.contains(r#""version":3"#)) {
+                    let to = dir.path().join(p.strip_prefix(&from).unwrap());
+                    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+                    std::fs::copy(&p, &to).unwrap();
+                }
+            }
+        }
+        dir
+    })
+    .path()
+}
+
+/// The two sides, or only SQLite when no test server is given.
+fn sides(dir: &Path) -> Vec<Side> {
+    common::backends(dir, "conformance").into_iter().map(|b| Side::open(b.name, &b.db)).collect()
+}
+
+/// Runs `f` on every side and checks the answers agree.
+fn same<T: PartialEq + std::fmt::Debug>(what: &str, sides: &[Side], f: impl Fn(&Side) -> T) -> T {
+    let mut answers = sides.iter().map(|s| (s.name, f(s)));
+    let (first, want) = answers.next().unwrap();
+    for (name, got) in answers {
+        if got != want {
+            let (g, w) = (format!("{got:?}"), format!("{want:?}"));
+            let at = g.chars().zip(w.chars()).take_while(|(a, b)| a == b).count();
+            let tail = |t: &str| t.chars().skip(at.saturating_sub(60)).take(240).collect::<String>();
+            panic!("{what}: {name} differs from {first} at char {at}:\n{name}: {}\n{first}: {}", tail(&g), tail(&w));
+        }
+    }
+    want
+}
+
+/// `result` is the answer, or `Unsupported` naming an operation.
+fn or_unsupported<T>(result: sessiondb::Result<T>) -> Option<T> {
+    match result {
+        Ok(v) => Some(v),
+        Err(Error::Unsupported { what, .. }) => {
+            assert!(!what.is_empty());
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Whether every entry of session `sid` has the id its line gives (lines of older versions get
+/// fresh ids when they are migrated at import, different on each side).
+fn stable(s: &Side, sid: i64) -> bool {
+    entry_rows::all_entries(&s.db, sid)
+        .unwrap()
+        .iter()
+        .all(|e| e.id.as_ref().is_none_or(|id| e.body.contains(&format!("\"id\":\"{id}\""))))
+}
+
+/// The header ids of the sessions whose entry ids are the same on every side.
+fn session_ids(sides: &[Side]) -> Vec<String> {
+    let s = &sides[0];
+    let mut ids: Vec<String> = s.by_id.iter().filter(|(_, &sid)| stable(s, sid)).map(|(id, _)| id.clone()).collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn sessions_entries_and_paths_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let sides = sides(dir.path());
+    for id in session_ids(&sides) {
+        let sid = |s: &Side| s.by_id[&id];
+        same("session row", &sides, |s| {
+            let r = sessions::session_row(&s.db, sid(s)).unwrap();
+            (r.header, r.rel_path, r.cwd, r.id, r.created)
+        });
+        same("distinct ids", &sides, |s| sessions::distinct_entry_ids(&s.db, sid(s)).unwrap());
+        same("tree state", &sides, |s| entry_rows::tree_state(&s.db, sid(s)).unwrap());
+        let all = same("all entries", &sides, |s| s.rows(&entry_rows::all_entries(&s.db, sid(s)).unwrap()));
+        same("labels", &sides, |s| s.rows(&entry_rows::label_entries(&s.db, sid(s)).unwrap()));
+        same("last entry", &sides, |s| entry_rows::last_entry(&s.db, sid(s)).unwrap().map(|r| s.row(&r)));
+        same("lines from", &sides, |s| {
+            let mut out = Vec::new();
+            entry_rows::lines_from(&s.db, sid(s), i64::MIN, 5, &mut |k, b| {
+                out.push((s.key(k), String::from_utf8_lossy(b).into_owned()))
+            })
+            .unwrap();
+            out
+        });
+        same("each line", &sides, |s| {
+            let mut out = Vec::new();
+            or_unsupported(entry_rows::each_line(&s.db, sid(s), |l| {
+                out.push(l.to_owned());
+                Ok(())
+            }))
+            .map(|_| out)
+        });
+        same("stats", &sides, |s| {
+            let st = write::load_stats(&s.db, sid(s)).unwrap();
+            (format!("{:?}", st.stats), st.last_seq, st.tree_ok)
+        });
+        let entries = entry_rows::all_entries(&sides[0].db, sides[0].by_id[&id]).unwrap();
+        for e in entries.iter().take(40) {
+            let Some(eid) = e.id.clone() else { continue };
+            same("entry by id", &sides, |s| entry_rows::entry_by_id(&s.db, sid(s), &eid).unwrap().map(|r| s.row(&r)));
+            same("id exists", &sides, |s| sessions::entry_id_exists(&s.db, sid(s), &eid).unwrap());
+            same("children", &sides, |s| s.rows(&entry_rows::children(&s.db, sid(s), &eid).unwrap()));
+            same("entry node", &sides, |s| {
+                write::entry_node(&s.db, sid(s), &eid)
+                    .unwrap()
+                    .map(|(k, d)| (s.key(k), s.opt_key(d.parent_key), d.depth))
+            });
+            // The same entry by key and the walks from it, found by id on each side.
+            let key_of = |s: &Side| entry_rows::entry_by_id(&s.db, sid(s), &eid).unwrap().unwrap().key;
+            same("entry by key", &sides, |s| entry_rows::entry_by_key(&s.db, key_of(s)).unwrap().map(|r| s.row(&r)));
+            same("walk up", &sides, |s| s.rows(&entry_rows::walk_up(&s.db, key_of(s), None, 1000).unwrap()));
+            same("walk up steps", &sides, |s| {
+                entry_rows::walk_up_steps(&s.db, key_of(s), 1000)
+                    .unwrap()
+                    .into_iter()
+                    .map(|p| (s.key(p.key), p.kind, p.role))
+                    .collect::<Vec<_>>()
+            });
+            same("branch source rows", &sides, |s| {
+                write::branch_source_rows(&s.db, &[key_of(s)])
+                    .unwrap()
+                    .into_iter()
+                    .map(|(l, body)| (s.key(l.key), l.fields.id, body))
+                    .collect::<Vec<_>>()
+            });
+        }
+        assert_eq!(all.len(), entries.len());
+    }
+}
+
+#[test]
+fn discovery_and_references_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let sides = sides(dir.path());
+    let info = |s: &Side, rows: Vec<sessiondb::internals::discovery::InfoRow>| {
+        let mut out: Vec<String> = rows
+            .into_iter()
+            .map(|i| {
+                format!(
+                    "{} {} {:?} {:?} {:?} {:?} {} {:?} {:?} {}",
+                    i.id,
+                    i.path,
+                    i.cwd,
+                    i.name,
+                    i.created,
+                    i.parent_session,
+                    i.message_count,
+                    i.last_activity_ms,
+                    i.first_message,
+                    i.last_seq
+                )
+            })
+            .collect();
+        let _ = s;
+        out.sort();
+        out
+    };
+    same("infos all", &sides, |s| info(s, discovery::infos_all(&s.db).unwrap()));
+    same("session count", &sides, |s| discovery::session_count(&s.db).unwrap());
+    let all = discovery::infos_all(&sides[0].db).unwrap();
+    for i in all.iter().take(20) {
+        let dir_of = Path::new(&i.path).parent().unwrap().to_string_lossy().into_owned();
+        same("infos in dir", &sides, |s| info(s, discovery::infos_in_dir(&s.db, &dir_of).unwrap()));
+        same("infos under", &sides, |s| info(s, discovery::infos_under(&s.db, "/").unwrap()));
+        if let Some(cwd) = &i.cwd {
+            same("infos for cwd", &sides, |s| info(s, discovery::infos_for_cwd(&s.db, cwd).unwrap()));
+        }
+        same("refs by id", &sides, |s| {
+            discovery::refs_by_id(&s.db, &i.id).unwrap().into_iter().map(|r| (r.id, r.path)).collect::<Vec<_>>()
+        });
+        same("refs by id prefix", &sides, |s| {
+            discovery::refs_by_id_prefix(&s.db, &i.id[..6])
+                .unwrap()
+                .into_iter()
+                .map(|r| (r.id, r.path))
+                .collect::<Vec<_>>()
+        });
+        same("refs by path", &sides, |s| {
+            discovery::refs_by_path(&s.db, &i.path).unwrap().into_iter().map(|r| (r.id, r.path)).collect::<Vec<_>>()
+        });
+        same("path with id in dir", &sides, |s| {
+            discovery::path_with_id_in_dir(&s.db, &i.id, &dir_of, |_| true).unwrap()
+        });
+        same("most recent in dir", &sides, |s| {
+            discovery::most_recent_in_dir(&s.db, &dir_of, |_| true).unwrap().map(|(_, p)| p)
+        });
+        same("joined text", &sides, |s| {
+            let sid = s.by_id[&i.id];
+            discovery::list_text(&s.db, sid).unwrap().map(|(_, t)| t)
+        });
+        same("joined texts of", &sides, |s| {
+            let sid = s.by_id[&i.id];
+            discovery::list_texts_of(&s.db, &[sid]).unwrap().into_iter().map(|t| t.map(|(_, t)| t)).collect::<Vec<_>>()
+        });
+        same("sid by path", &sides, |s| {
+            or_unsupported(sessions::sid_by_path(&s.db, &i.path)).map(|k| k.map(|k| s.ids[&k].clone()))
+        });
+    }
+}
+
+#[test]
+fn integrity_usage_and_search_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let sides = sides(dir.path());
+    same("checked sessions", &sides, |s| {
+        let mut out: Vec<_> = integrity::sessions(&s.db)
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.id, c.path, c.cwd, c.entry_count, c.last_seq, c.tree_ok))
+            .collect();
+        out.sort();
+        out
+    });
+    for id in session_ids(&sides).into_iter().take(20) {
+        same("checked entries", &sides, |s| {
+            integrity::entries(&s.db, s.by_id[&id])
+                .unwrap()
+                .into_iter()
+                .map(|e| (e.seq, e.id, e.parent_id, e.kind, e.body))
+                .collect::<Vec<_>>()
+        });
+        same("checked session", &sides, |s| {
+            integrity::session(&s.db, s.by_id[&id]).unwrap().map(|c| (c.id, c.entry_count, c.tree_ok))
+        });
+    }
+    for group in ["all", "day", "week", "month", "model", "provider", "project", "session"] {
+        same(group, &sides, |s| usage::totals(&s.db, group, None, None, None).unwrap());
+    }
+    same("text count", &sides, |s| search_index::text_count(&s.db).unwrap());
+    same("pending", &sides, |s| search_index::pending(&s.db).unwrap());
+    let terms = same("terms starting", &sides, |s| search_index::terms_starting(&s.db, "a", 50).unwrap());
+    assert!(!terms.is_empty());
+    // At most `n` terms holding each part, any of them: the same ones when fewer match.
+    same("terms containing", &sides, |s| {
+        let parts = ["e", "on", "conform", "qqqq"];
+        let found = search_index::terms_containing(&s.db, &parts, 20).unwrap();
+        parts
+            .iter()
+            .zip(found)
+            .map(|(part, mut terms)| {
+                assert!(terms.len() <= 20 && terms.iter().all(|t| t.contains(part)), "{terms:?}");
+                terms.sort();
+                if terms.len() == 20 {
+                    terms.clear();
+                }
+                terms
+            })
+            .collect::<Vec<_>>()
+    });
+    let filter = search_index::RowFilter::default();
+    let stable_ids: std::collections::HashSet<String> = session_ids(&sides).into_iter().collect();
+    for term in terms.iter().take(10) {
+        same("postings", &sides, |s| {
+            let keys = search_index::postings(&s.db, term).unwrap();
+            let mut hits: Vec<String> = keys
+                .iter()
+                .filter(|&&k| stable_ids.contains(&s.ids[&EntryKey(k).session().0]))
+                .filter_map(|&k| search_index::hit_row(&s.db, k, None, &filter, true).unwrap())
+                .map(|h| format!("{} {:?} {} {:?} {:?}", h.session_id, h.entry_id, h.role, h.ts_ms, h.line))
+                .collect();
+            hits.sort();
+            hits
+        });
+        same("posting blobs", &sides, |s| {
+            let one = search_index::posting_blobs(&s.db, term).unwrap().len();
+            let of = search_index::posting_blobs_of(&s.db, &[term.as_str()]).unwrap().len();
+            (one > 0, one == of)
+        });
+        same("candidates and hit rows", &sides, |s| {
+            let keys = search_index::postings(&s.db, term).unwrap();
+            let wanted: Vec<(i64, Option<i64>, bool)> =
+                search_index::Candidates::new(&s.db, keys).unwrap().map(|(k, o)| (k, o, false)).collect();
+            let mut rows: Vec<String> = search_index::hit_rows(&s.db, &wanted, &filter)
+                .unwrap()
+                .into_iter()
+                .flatten()
+                .filter(|h| stable_ids.contains(&h.session_id))
+                .map(|h| format!("{} {:?}", h.session_id, h.entry_id))
+                .collect();
+            rows.sort();
+            rows
+        });
+    }
+    same("scan", &sides, |s| {
+        let mut n = 0;
+        search_index::scan(&s.db, &filter, |_, _, _| {
+            n += 1;
+            true
+        })
+        .unwrap();
+        n
+    });
+}
+
+#[test]
+fn writes_forks_and_appends_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sides = sides(dir.path());
+    let source = session_ids(&sides).into_iter().next().unwrap();
+    let header = sessiondb::json::parse(
+        br#"{"type":"session","version":3,"id":"conformance-copy","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/c"}"#,
+    )
+    .unwrap();
+    let header = header.as_object().unwrap().clone();
+    let header_line = sessiondb::json::Value::Object(header.clone()).to_json();
+    for s in &mut sides {
+        let src = s.by_id[&source];
+        let tx = s.db.write().unwrap();
+        let path = PathBuf::from("/c/copy.jsonl");
+        let copy = write::insert_session(&tx, &write::NewSession::made_now(&path, &header, &header_line)).unwrap();
+        write::copy_session(&tx, src, copy).unwrap();
+        let last = entry_rows::last_entry(&tx, copy).unwrap().unwrap();
+        let line = format!(
+            r#"{{"type":"message","id":"conf0001","parentId":{},"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"conformance words","timestamp":1}}}}"#,
+            last.id.as_deref().map_or("null".into(), |i| format!("{i:?}"))
+        );
+        let node = write::entry_node(&tx, copy, last.id.as_deref().unwrap()).unwrap();
+        write::append_entry(&tx, copy, &line, node).unwrap();
+        tx.commit().unwrap();
+        s.by_id.insert("conformance-copy".into(), copy);
+        s.ids.insert(copy, "conformance-copy".into());
+        // A second session written line by line, as the manager writes a staged session.
+        let tx = s.db.write().unwrap();
+        let path = PathBuf::from("/c/lines.jsonl");
+        let mut h2 = header.clone();
+        h2.set("id", sessiondb::json::Value::String("conformance-lines".into()));
+        let h2_line = sessiondb::json::Value::Object(h2.clone()).to_json();
+        let sid = write::insert_session(&tx, &write::NewSession::made_now(&path, &h2, &h2_line)).unwrap();
+        let mut w = write::EntryWriter::new(&tx, sid).unwrap();
+        for (i, text) in ["first words", "second words"].iter().enumerate() {
+            let parent = if i == 0 { "null".to_string() } else { format!("\"line{i:04}\"") };
+            let line = format!(
+                r#"{{"type":"message","id":"line{:04}","parentId":{parent},"timestamp":"2025-01-01T00:00:0{i}.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#,
+                i + 1
+            );
+            let obj = write::scan(&line).unwrap();
+            w.write_parsed(&line, write::ParsedLine::of(&obj)).unwrap();
+        }
+        w.finish().unwrap();
+        tx.commit().unwrap();
+        s.by_id.insert("conformance-lines".into(), sid);
+        s.ids.insert(sid, "conformance-lines".into());
+        search_index::catch_up(&mut s.db, |_, _| {}).unwrap();
+    }
+    // A path walk from the appended line down the copied ones.
+    same("copy", &sides, |s| s.rows(&entry_rows::all_entries(&s.db, s.by_id["conformance-copy"]).unwrap()));
+    same("copy stats", &sides, |s| {
+        let st = write::load_stats(&s.db, s.by_id["conformance-copy"]).unwrap();
+        (format!("{:?}", st.stats), st.last_seq, st.tree_ok)
+    });
+    same("lines", &sides, |s| s.rows(&entry_rows::all_entries(&s.db, s.by_id["conformance-lines"]).unwrap()));
+    // The joined text as discovery completes it: the part kept joined, then the lines after.
+    same("joined text of the copy", &sides, |s| {
+        let sid = s.by_id["conformance-copy"];
+        let (upto, text) = discovery::list_texts_of(&s.db, &[sid]).unwrap()[0].clone().unwrap_or_default();
+        if upto < write::load_stats(&s.db, sid).unwrap().last_seq {
+            discovery::append_list_texts(&s.db, sid, upto + 1, text).unwrap()
+        } else {
+            text
+        }
+    });
+    same("the appended words are found", &sides, |s| {
+        let keys = search_index::postings(&s.db, "conformance").unwrap();
+        keys.into_iter().map(|k| s.key(k)).collect::<Vec<_>>()
+    });
+    // A new entry of a manager: the id it drew is checked, by the store or before.
+    same("append new entry", &sides, |s| {
+        let sid = s.by_id["conformance-lines"];
+        let node = write::entry_node(&s.db, sid, "line0002").unwrap();
+        let line = r#"{"type":"label","id":"line0003","parentId":"line0002","timestamp":"2025-01-01T00:00:03.000Z","targetId":"line0001","label":"x"}"#;
+        let mut state = write::AppendState::default();
+        let appended = write::append_new_entry(&s.db, sid, line, node, &mut state).unwrap();
+        matches!(appended, write::Appended::Key(_))
+    });
+    same("labels after", &sides, |s| s.rows(&entry_rows::label_entries(&s.db, s.by_id["conformance-lines"]).unwrap()));
+}
+
+#[test]
+fn what_one_backend_cannot_do_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let sides = sides(dir.path());
+    for s in &sides {
+        let sid = *s.by_id.values().next().unwrap();
+        // Each either answers or is `Unsupported` naming the operation.
+        let _ = or_unsupported(entry_rows::all_sessions(&s.db));
+        let _ = or_unsupported(sessions::file_at(&s.db, "/nowhere.jsonl"));
+        let _ = or_unsupported(sessiondb::internals::sync_state::states_under(&s.db, Path::new("/")));
+        let _ = or_unsupported(sessiondb::internals::sync_state::position(&s.db, sid));
+        let _ = or_unsupported(sessiondb::internals::signatures::known(&s.db));
+        let _ = or_unsupported(sessiondb::internals::replica::sessions(&s.db));
+        let _ = or_unsupported(discovery::stale_list_texts(&s.db));
+        let _ = or_unsupported(discovery::last_seq(&s.db, sid));
+        let mut problems = 0;
+        integrity::integrity_check(&s.db, |l| {
+            problems += usize::from(l != "ok");
+            true
+        })
+        .unwrap();
+        integrity::foreign_key_check(&s.db, |_| {
+            problems += 1;
+            true
+        })
+        .unwrap();
+        integrity::shared_line_check(&s.db, |_| {
+            problems += 1;
+            true
+        })
+        .unwrap();
+        assert_eq!(problems, 0, "{}", s.name);
+        let _ = SessionKey(sid);
+    }
+}
