@@ -75,9 +75,19 @@ pub(crate) fn snippet(text: &str, folded: &str, terms: &[String]) -> Option<Stri
     Some(out)
 }
 
-/// One match of each term (its index and byte offset in `folded`), spanning as little text as
-/// possible; the earliest such set. Terms that do not occur are left out.
+/// One match of each term (its index and byte offset in `folded`): the first ones when they
+/// are close together, else the ones spanning as little text as possible (the earliest such
+/// set). Terms that do not occur are left out.
 fn closest(folded: &str, terms: &[&str]) -> Vec<(usize, usize)> {
+    // Most often the first matches are close already (always, for one term): no need to
+    // look at every match of a long text.
+    let firsts: Vec<(usize, usize)> =
+        terms.iter().enumerate().filter_map(|(t, term)| folded.find(term).map(|b| (t, b))).collect();
+    let lo = firsts.iter().map(|&(_, b)| b).min().unwrap_or(0);
+    let hi = firsts.iter().map(|&(t, b)| b + terms[t].len()).max().unwrap_or(0);
+    if hi - lo <= ONE_WINDOW {
+        return firsts;
+    }
     let mut all: Vec<(usize, usize)> = Vec::new(); // (byte offset, term)
     for (t, term) in terms.iter().enumerate() {
         all.extend(folded.match_indices(term).take(MAX_OCCURRENCES).map(|(b, _)| (b, t)));
