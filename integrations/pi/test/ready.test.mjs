@@ -52,12 +52,12 @@ test("while the first import runs, answers say how far it got and give the resul
 	try {
 		const here = w.project("here");
 		const S = writeSession(w.project("ledger"), [["ledger?", "The ledger migration runs nightly.", 0.1]], model);
-		// The real sessiondb, with every sync announcing progress and taking 3 s longer.
+		// The real sessiondb, with every sync announcing progress and taking 5 s longer.
 		const real = execFileSync("sh", ["-c", "command -v sessiondb"], { encoding: "utf8" }).trim();
 		const slow = path.join(w.W, "slow-sessiondb");
 		fs.writeFileSync(
 			slow,
-			`#!/bin/sh\ncase " $* " in *" sync "*) echo '{"progress":"sync","done":3120,"total":9800}' >&2; sleep 3;; esac\nexec ${real} "$@"\n`,
+			`#!/bin/sh\ncase " $* " in *" sync "*) echo '{"progress":"sync","done":3120,"total":9800}' >&2; sleep 5;; esac\nexec ${real} "$@"\n`,
 			{ mode: 0o755 },
 		);
 		process.env.SESSIONDB_BIN = slow;
@@ -84,7 +84,7 @@ test("while the first import runs, answers say how far it got and give the resul
 		await s.prompt("/usage");
 		assert.match(ui.notices.at(-1)?.message ?? "", /still running \(importing 3,120 of 9,800 files\); results so far: nothing imported yet\./);
 		// Once it is through, the same question finds the session, without a note.
-		await until("the first import", () => ui.notices.some((n) => /sessions imported in/.test(n.message)), 20000);
+		await until("the first import", () => ui.notices.some((n) => /sessions imported in/.test(n.message)), 30000);
 		await s.prompt("and now?");
 		const second = toolResults(s, "session_search").at(-1);
 		assert.equal(second.details.importing, false, second.text);
