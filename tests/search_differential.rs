@@ -92,6 +92,15 @@ fn terms(q: &str) -> Vec<String> {
     out
 }
 
+/// Whether `t` lies inside a `[` `]` mark of the (folded) snippet `s`.
+fn marked(s: &str, t: &str) -> bool {
+    s.match_indices(t).any(|(at, _)| {
+        let open = s[..at].rfind('[');
+        let close = s[at + t.len()..].find(']').map(|c| at + t.len() + c);
+        matches!((open, close), (Some(o), Some(c)) if !s[o + 1..at].contains(']') && !s[at + t.len()..c].contains('['))
+    })
+}
+
 /// Checks every query's hits against a plain scan; returns each query's hits as JSON.
 fn differential(conn: &sessiondb::db::Db, qs: &[String]) -> Vec<String> {
     let all = texts(conn);
@@ -109,8 +118,10 @@ fn differential(conn: &sessiondb::db::Db, qs: &[String]) -> Vec<String> {
         answers.push(json(&hits));
         let mut got: BTreeMap<(String, String), usize> = BTreeMap::new();
         for h in &hits {
-            // The snippet shows the first term's match, in brackets.
-            assert!(fold(&h.snippet).contains(&format!("[{}]", ts[0])), "{q:?}: {}", h.snippet);
+            // The snippet shows every term inside a mark, in brackets.
+            for t in &ts {
+                assert!(marked(&fold(&h.snippet), t), "{q:?}: {t:?} unmarked in {}", h.snippet);
+            }
             *got.entry((h.session_file.clone(), h.entry_id.clone().unwrap_or_default())).or_default() += 1;
         }
         if got != want {

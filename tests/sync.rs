@@ -340,3 +340,40 @@ fn sync_of_named_files_reads_only_them_and_matches_a_full_sync() {
     assert_eq!(code, 2);
     assert!(err.contains("stray.jsonl: not a .jsonl file below the sessions directory"), "{err}");
 }
+
+#[test]
+fn progress_json_reports_files_then_index_on_stderr() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("sessions");
+    make_tree(&root, 30);
+    let db = work.path().join("db.sqlite");
+    let dir = root.to_str().unwrap();
+    let (code, out, err) = common::run(&db, &["sync", "--json", "--progress-json", "--sessions-dir", dir]);
+    assert_eq!(code, 0, "{err}");
+    // stdout stays the summary alone.
+    let s: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(s["new"].as_u64(), Some(30));
+    let lines: Vec<serde_json::Value> = err.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let phase = |p: &str| lines.iter().filter(|l| l["progress"] == p).collect::<Vec<_>>();
+    let (files, index) = (phase("sync"), phase("index"));
+    assert_eq!(files.len() + index.len(), lines.len(), "{err}");
+    // The first file, then at most ten a second, and always the last: 30 of 30.
+    assert_eq!((files[0]["done"].as_u64(), files[0]["total"].as_u64()), (Some(1), Some(30)), "{err}");
+    let last = files.last().unwrap();
+    assert_eq!((last["done"].as_u64(), last["total"].as_u64()), (Some(30), Some(30)), "{err}");
+    assert!(files.windows(2).all(|w| w[0]["done"].as_u64() < w[1]["done"].as_u64()), "{err}");
+    let last = index.last().expect("the index catch-up reports too");
+    assert_eq!(last["done"], last["total"], "{err}");
+    assert!(last["total"].as_u64().unwrap() >= 30 * 40, "{err}");
+    // Without the flag, stderr stays quiet (not a terminal: no bar either).
+    std::fs::remove_file(&db).unwrap();
+    let (code, _, err) = common::run(&db, &["sync", "--json", "--sessions-dir", dir]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    // import reports its files the same way.
+    let db2 = work.path().join("db2.sqlite");
+    let (code, _, err) = common::run(&db2, &["import", "--json", "--progress-json", dir]);
+    assert_eq!(code, 0, "{err}");
+    let last =
+        err.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).rfind(|l| l["progress"] == "import");
+    assert_eq!(last.map(|l| (l["done"].as_u64(), l["total"].as_u64())), Some((Some(30), Some(30))), "{err}");
+}

@@ -10,6 +10,7 @@
 //! ranked by a BM25-like score computed on the text while checking it.
 
 use crate::error::{Error, Result};
+use crate::read::snippet::snippet;
 use crate::store::extract;
 use crate::store::handle::Db;
 use crate::store::keys::EntryKey;
@@ -575,54 +576,4 @@ pub fn search_sessions(conn: &Db, query: &str, f: &SearchFilter) -> Result<Vec<S
     out.sort_by(|a, b| by_rank(&a.best, &b.best));
     out.truncate(limit);
     Ok(out)
-}
-
-/// The text around the first match of the first term (`terms` folded; `folded` is `text`
-/// folded), every match of a term in it in `[` `]` (the first term's first, then the others
-/// where they do not overlap a mark).
-fn snippet(text: &str, folded: &str, terms: &[String]) -> Option<String> {
-    const AROUND: usize = 60;
-    let first = terms.first()?;
-    let at_byte = folded.find(first.as_str())?;
-    // Folding maps each character to one character: positions in characters carry over.
-    let at = folded[..at_byte].chars().count();
-    let n = first.chars().count();
-    let chars: Vec<char> = text.chars().collect();
-    let fchars: Vec<char> = folded.chars().collect();
-    let start = at.saturating_sub(AROUND);
-    let end = (at + n + AROUND).min(chars.len());
-    let mut marks: Vec<(usize, usize)> = vec![(at, at + n)];
-    for t in terms {
-        let t: Vec<char> = t.chars().collect();
-        if t.is_empty() {
-            continue;
-        }
-        let mut i = start;
-        while i + t.len() <= end {
-            if fchars[i..i + t.len()] == t[..] && !marks.iter().any(|&(a, b)| i < b && a < i + t.len()) {
-                marks.push((i, i + t.len()));
-                i += t.len();
-            } else {
-                i += 1;
-            }
-        }
-    }
-    marks.sort_unstable();
-    let mut out = String::new();
-    if start > 0 {
-        out.push('…');
-    }
-    let mut pos = start;
-    for (a, b) in marks {
-        out.extend(&chars[pos..a]);
-        out.push('[');
-        out.extend(&chars[a..b]);
-        out.push(']');
-        pos = b;
-    }
-    out.extend(&chars[pos..end]);
-    if end < chars.len() {
-        out.push('…');
-    }
-    Some(out)
 }

@@ -3,6 +3,10 @@
 //
 // Everything goes through the sessiondb CLI's --json output, run asynchronously with a
 // timeout. A missing binary or a failing sync is a warning, never an exception in pi.
+//
+// Under the `sessiondb-pi` launcher (SESSIONDB_PI_LAUNCHER=1), pi's sessions are written to
+// the database as they happen: the package then uses the launcher's database
+// (SESSIONDB_PATH) and runs none of its syncs.
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
@@ -11,6 +15,7 @@ import { Type } from "typebox";
 import {
 	type Cli,
 	dbExists,
+	type Progress,
 	expandHome,
 	findBinary,
 	run,
@@ -34,17 +39,36 @@ const SYNC_TIMEOUT = 600_000; // the first sync of a large history
 const FILE_SYNC_TIMEOUT = 30_000;
 const SHUTDOWN_WAIT = 5_000;
 const STARTUP_DELAY = 1_000;
+/** How long /search, /usage and the tools wait for a sync under way (the `waitSeconds` setting). */
+const ANSWER_WAIT = 15_000;
 
 type Json = Record<string, unknown>;
 
 /** A tool error the model reads: thrown from execute(), pi reports it as an error result. */
 class ToolInputError extends Error {}
 
+/** The sync of every session folder while it runs, and how far it got. */
+interface FullSync {
+	promise: Promise<void>;
+	/** No database before it: the first import. */
+	first: boolean;
+	/** The last `--progress-json` line, counted over every folder synced so far. */
+	phase: string;
+	done: number;
+	total: number;
+}
+
 export default function sessiondb(pi: ExtensionAPI) {
+	/** Under the sessiondb-pi launcher: its database, and no syncs of ours. */
+	const launcher = process.env.SESSIONDB_PI_LAUNCHER === "1";
 	/** Syncs run one at a time, in order; the chain never rejects. */
 	let chain: Promise<void> = Promise.resolve();
 	/** A sync of the current file is queued and has not started: another request can ride on it. */
 	let fileSyncQueued: Promise<void> | null = null;
+	/** The startup sync of every folder, while it runs. */
+	let full: FullSync | null = null;
+	/** The startup sync was started (by its timer, or by a question asked before it). */
+	let startedFull = false;
 	let warnedMissing = false;
 
 	function settings(): SessiondbSettings {
@@ -56,6 +80,8 @@ export default function sessiondb(pi: ExtensionAPI) {
 		const s = settings();
 		const found = findBinary(s, cwd);
 		if ("missing" in found) throw new SessiondbMissing(found.missing);
+		// The launcher's database is the one pi writes to: it wins over the setting.
+		if (launcher && process.env.SESSIONDB_PATH) return { bin: found.bin, db: process.env.SESSIONDB_PATH };
 		return { bin: found.bin, db: s.db ? expandHome(s.db, cwd) : undefined };
 	}
 
@@ -100,6 +126,8 @@ export default function sessiondb(pi: ExtensionAPI) {
 
 	/** Syncs every session folder; the first time (no database yet) says so, as it may take a while. */
 	function syncAll(ctx: ExtensionContext): Promise<void> {
+		startedFull = true;
+		if (full) return full.promise;
 		let c: Cli;
 		let roots: string[];
 		try {
@@ -109,27 +137,39 @@ export default function sessiondb(pi: ExtensionAPI) {
 			warnMissing(ctx, e);
 			return chain;
 		}
-		const first = !dbExists(c);
-		return enqueue(async () => {
-			if (first) tell(ctx, `sessiondb: importing your pi sessions (${roots.join(", ")}) for /search; this runs in the background`, "info");
+		const state: FullSync = { promise: chain, first: !dbExists(c), phase: "sync", done: 0, total: 0 };
+		state.promise = enqueue(async () => {
+			if (state.first) tell(ctx, `sessiondb: importing your pi sessions (${roots.join(", ")}) for /search; this runs in the background`, "info");
 			const started = Date.now();
 			let sessions = 0;
+			let before = 0; // files of the folders already synced
 			for (const root of roots) {
+				const onProgress = (p: Progress) => {
+					state.phase = p.progress;
+					if (p.progress === "index") [state.done, state.total] = [p.done, p.total];
+					else [state.done, state.total] = [before + p.done, before + p.total];
+				};
 				try {
-					const s = await runJson<Json>(c, ["sync", "--sessions-dir", root], { timeoutMs: SYNC_TIMEOUT, okCodes: [1] });
+					const s = await runJson<Json>(c, ["sync", "--sessions-dir", root, "--progress-json"], { timeoutMs: SYNC_TIMEOUT, okCodes: [1], onProgress });
 					sessions += Number(s.new ?? 0);
+					before += Number(s.files_scanned ?? 0);
 					if (Number(s.failures ?? 0) > 0) warn(ctx, `sessiondb: ${s.failures} session file(s) in ${root} could not be synced (run \`sessiondb sync --sessions-dir ${root}\` to see why)`);
 				} catch (e) {
 					warnMissing(ctx, e);
 					return;
 				}
 			}
-			if (first) {
-				// Build the search index now rather than on the first search.
+			if (state.first) {
+				// Fold the sessions' texts for `list` now rather than on the first search.
+				state.phase = "index";
 				await run(c, ["index"], { timeoutMs: SYNC_TIMEOUT }).catch(() => {});
 				tell(ctx, `sessiondb: ${sessions} sessions imported in ${((Date.now() - started) / 1000).toFixed(1)} s; try /search`, "info");
 			}
+		}).finally(() => {
+			if (full === state) full = null;
 		});
+		full = state;
+		return state.promise;
 	}
 
 	/** Syncs the current session's file (the conversation in progress); requests made while one waits share it. */
@@ -162,25 +202,57 @@ export default function sessiondb(pi: ExtensionAPI) {
 
 	let startTimer: ReturnType<typeof setTimeout> | undefined;
 	pi.on("session_start", async (_event, ctx) => {
+		if (launcher) return; // the launcher keeps the database current itself
 		// Not awaited, and a moment later: pi finishes starting before a sync walks the folders
-		// (a walk of 10,000 files takes a core for a few hundred ms).
+		// (a walk of 10,000 files takes a core for a few hundred ms). A question asked before
+		// then starts it at once (see `ready`).
+		if (startedFull) return; // a session replaced (/new, /resume): the folders are synced
+		clearTimeout(startTimer);
 		startTimer = setTimeout(() => void syncAll(ctx), STARTUP_DELAY);
 		startTimer.unref?.();
 	});
 
 	pi.on("turn_end", async (_event, ctx) => {
-		void syncCurrent(ctx);
+		if (!launcher) void syncCurrent(ctx);
 	});
 
 	pi.on("session_shutdown", async (_event, ctx) => {
 		clearTimeout(startTimer);
+		if (launcher) return;
 		// Wait a little for the last entries to land, never longer.
-		await Promise.race([syncCurrent(ctx), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT).unref())]);
+		await Promise.race([syncCurrent(ctx), sleep(SHUTDOWN_WAIT)]);
 	});
 
-	/** Before reading: the conversation in progress is in the database (bounded wait). */
-	async function current(ctx: ExtensionContext) {
-		await Promise.race([syncCurrent(ctx), new Promise((r) => setTimeout(r, FILE_SYNC_TIMEOUT).unref())]);
+	/**
+	 * Before reading: the startup sync (started now if its moment has not come) and the sync of
+	 * the conversation in progress are through, waiting at most `waitSeconds`. Returns what to
+	 * say first when a sync is still running then: its progress, and that what follows is
+	 * what the database holds so far.
+	 */
+	async function ready(ctx: ExtensionContext): Promise<string | undefined> {
+		if (launcher) return undefined;
+		if (!startedFull) {
+			clearTimeout(startTimer);
+			void syncAll(ctx);
+		}
+		const syncs = Promise.all([full?.promise, syncCurrent(ctx)]);
+		const wait = Number(settings().waitSeconds);
+		await Promise.race([syncs, sleep(Number.isFinite(wait) && wait >= 0 ? wait * 1000 : ANSWER_WAIT)]);
+		const f = full;
+		if (!f) return undefined;
+		const n = (x: number) => x.toLocaleString("en-US");
+		const what =
+			f.total === 0
+				? "listing the session files"
+				: f.phase === "index"
+					? `indexing ${n(f.done)} of ${n(f.total)} texts`
+					: `importing ${n(f.done)} of ${n(f.total)} files`;
+		return `sessiondb: ${f.first ? "the first import of your pi sessions" : "a sync of your pi sessions"} is still running (${what}); results so far:`;
+	}
+
+	/** True while the first import runs and has not created the database yet. */
+	function noDatabaseYet(c: Cli): boolean {
+		return full?.first === true && !dbExists(c);
 	}
 
 	async function search(ctx: ExtensionContext, c: Cli, query: string, o: { cwd?: string; role?: string; since?: string; limit: number; signal?: AbortSignal }) {
@@ -216,7 +288,7 @@ export default function sessiondb(pi: ExtensionAPI) {
 			"Full-text search over every past pi session of every project (user and assistant messages, thinking, tool calls and results, summaries), " +
 			"newest conversation included. Use it when the user refers to earlier work (\"like we did last week\", \"the bug we fixed in the other repo\"), " +
 			"asks what was decided about something, or when you need a command, error message or design choice from a previous session. " +
-			"Returns snippets (match in [brackets]) with session_id, entry_id, project and time; read one with session_read. " +
+			"Returns snippets (every query term in [brackets]) with sessionId, entryId, project and time; read one with session_read. " +
 			"The query matches as a case-insensitive substring: use distinctive words or identifiers, not a question.",
 		promptSnippet: "Search every past pi session (all projects) for text",
 		promptGuidelines: [
@@ -228,8 +300,10 @@ export default function sessiondb(pi: ExtensionAPI) {
 			role: Type.Optional(Type.String({ description: `Only entries of this role or type: ${ROLES.join(", ")}` })),
 			since: Type.Optional(Type.String({ description: "Only entries since an ISO date (2026-01-31) or an age (7d, 12h, 30m)" })),
 			limit: Type.Optional(Type.Number({ description: `Maximum hits, 1 to ${MAX_LIMIT} (default 10)` })),
-			include_current: Type.Optional(Type.Boolean({ description: "Also search this session (default false: you already see it)" })),
+			includeCurrent: Type.Optional(Type.Boolean({ description: "Also search this session (default false: you already see it)" })),
 		}),
+		// Calls made with the names of earlier versions (include_current) still work.
+		prepareArguments: (args: unknown) => camelCaseArguments(args, { include_current: "includeCurrent" }) as never,
 		async execute(_id, params, signal, _onUpdate, ctx) {
 			const query = params.query.trim();
 			if (!query) throw new ToolInputError("session_search: query is empty; give a word or phrase to find");
@@ -244,14 +318,14 @@ export default function sessiondb(pi: ExtensionAPI) {
 				throw new ToolInputError(`session_search: role must be one of ${ROLES.join(", ")} (got ${JSON.stringify(params.role)})`);
 			}
 			const c = cli(ctx.cwd);
-			await current(ctx);
+			const note = await ready(ctx);
 			// A path filters in the database; a name is matched against the project folder here,
 			// as are hits of this session, so ask for more than the limit.
 			const project = params.project?.trim();
 			const byPath = project && (isAbsolute(project) || project.startsWith("~") || project.startsWith("."));
 			const here = ctx.sessionManager.getSessionId();
-			const filtering = (project && !byPath) || !params.include_current;
-			const raw = await search(ctx, c, query, {
+			const filtering = (project && !byPath) || !params.includeCurrent;
+			const raw = noDatabaseYet(c) ? [] : await search(ctx, c, query, {
 				cwd: byPath ? expandHome(project, ctx.cwd) : undefined,
 				role: params.role,
 				since: params.since,
@@ -260,10 +334,11 @@ export default function sessiondb(pi: ExtensionAPI) {
 			});
 			const needle = project && !byPath ? project.toLowerCase() : undefined;
 			const hits = raw
-				.filter((h) => params.include_current || h.sessionId !== here)
+				.filter((h) => params.includeCurrent || h.sessionId !== here)
 				.filter((h) => !needle || (h.cwd ?? "").toLowerCase().split(/[\\/]/).some((part) => part.includes(needle)))
 				.slice(0, limit);
-			return { content: [{ type: "text", text: hitsForModel(query, hits) }], details: { hits } };
+			const text = hitsForModel(query, hits);
+			return { content: [{ type: "text", text: note ? `${note}\n${text}` : text }], details: { hits, importing: note !== undefined } };
 		},
 	});
 
@@ -271,19 +346,21 @@ export default function sessiondb(pi: ExtensionAPI) {
 		name: "session_read",
 		label: "Read a past session",
 		description:
-			"Read messages of a past pi session found with session_search: with entry_id, the messages before and after that entry on its branch " +
-			"(the entry marked >>); without entry_id, the end of the session's current context (what the model saw last). Output is bounded; " +
+			"Read messages of a past pi session found with session_search: with entryId, the messages before and after that entry on its branch " +
+			"(the entry marked >>); without entryId, the end of the session's current context (what the model saw last). Output is bounded; " +
 			"use before/after to widen or narrow the window.",
 		promptSnippet: "Read the messages around an entry of a past pi session",
 		parameters: Type.Object({
-			session_id: Type.String({ description: "session_id from session_search (or a unique prefix of 4+ characters)" }),
-			entry_id: Type.Optional(Type.String({ description: "entry_id from session_search: read around this entry" })),
+			sessionId: Type.String({ description: "sessionId from session_search (or a unique prefix of 4+ characters)" }),
+			entryId: Type.Optional(Type.String({ description: "entryId from session_search: read around this entry" })),
 			before: Type.Optional(Type.Number({ description: `Entries before the hit, 0 to ${MAX_WINDOW} (default 6)` })),
 			after: Type.Optional(Type.Number({ description: `Entries after the hit, 0 to ${MAX_WINDOW} (default 6)` })),
 		}),
+		// Calls made with the names of earlier versions (session_id, entry_id) still work.
+		prepareArguments: (args: unknown) => camelCaseArguments(args, { session_id: "sessionId", entry_id: "entryId" }) as never,
 		async execute(_id, params, signal, _onUpdate, ctx) {
-			const sid = params.session_id.trim();
-			if (!sid) throw new ToolInputError("session_read: session_id is empty; take one from a session_search result");
+			const sid = params.sessionId.trim();
+			if (!sid) throw new ToolInputError("session_read: sessionId is empty; take one from a session_search result");
 			const window = (v: number | undefined, name: string) => {
 				const n = v ?? 6;
 				if (!Number.isInteger(n) || n < 0 || n > MAX_WINDOW) throw new ToolInputError(`session_read: ${name} must be a whole number from 0 to ${MAX_WINDOW} (got ${v})`);
@@ -292,33 +369,35 @@ export default function sessiondb(pi: ExtensionAPI) {
 			const before = window(params.before, "before");
 			const after = window(params.after, "after");
 			const c = cli(ctx.cwd);
-			await current(ctx);
+			const note = await ready(ctx);
 			const opts = { timeoutMs: READ_TIMEOUT, signal };
 			const missing = (e: unknown) => {
 				const m = (e as Error).message;
-				if (/no session/.test(m)) {
-					return new ToolInputError(`session_read: ${m}: the session is not in the sessiondb database (deleted, or never synced). Search again with session_search.`);
+				if (/no session|no database|does not exist/.test(m)) {
+					const why = note ? `${note.replace(/; results so far:$/, "")}: it may not be imported yet` : "deleted, or never synced";
+					return new ToolInputError(`session_read: ${m}: the session is not in the sessiondb database (${why}). Search again with session_search.`);
 				}
 				return e;
 			};
-			if (!params.entry_id) {
+			const withNote = (text: string) => (note ? `${note}\n${text}` : text);
+			if (!params.entryId) {
 				const p = await runJson<{ messages?: Json[] }>(c, ["context", sid], opts).catch((e) => Promise.reject(missing(e)));
 				const msgs = (p.messages ?? []).map((m) => renderMessage(m, 2000));
 				const { text, dropped } = fit(msgs.slice(-(before + after + 1)), READ_BUDGET, true);
 				const head = `Session ${sid}: last ${msgs.length - Math.max(0, msgs.length - (before + after + 1)) - dropped} of ${msgs.length} context messages`;
-				return { content: [{ type: "text", text: `${head}\n\n${text}` }], details: { sessionId: sid, messages: msgs.length } };
+				return { content: [{ type: "text", text: withNote(`${head}\n\n${text}`) }], details: { sessionId: sid, messages: msgs.length } };
 			}
-			const entryId = params.entry_id.trim();
+			const entryId = params.entryId.trim();
 			const active = await runJson<Json[]>(c, ["branch", sid], opts).catch((e) => Promise.reject(missing(e)));
 			let path = active;
 			let at = active.findIndex((e) => e.id === entryId);
-			let note = "";
+			let left = "";
 			if (at < 0) {
 				// Not on the active branch: the path to it from the root (an abandoned branch).
 				path = await runJson<Json[]>(c, ["branch", sid, "--from", entryId], opts).catch((e) => Promise.reject(missing(e)));
 				at = path.findIndex((e) => e.id === entryId);
 				if (at < 0) throw new ToolInputError(`session_read: session ${sid} has no entry ${entryId}; take entry ids from session_search`);
-				note = " (on a branch the session later left; nothing after it is shown)";
+				left = " (on a branch the session later left; nothing after it is shown)";
 			}
 			const shown: string[] = [];
 			// Walk outwards from the hit, counting only entries with something to show.
@@ -337,14 +416,14 @@ export default function sessiondb(pi: ExtensionAPI) {
 			const preFit = fit(pre, half, true);
 			const postFit = fit(post, half, false);
 			shown.push(
-				`Session ${sid}, entry ${entryId} (marked >>)${note}; ${path.length} entries on this path, ${at} before it.`,
+				`Session ${sid}, entry ${entryId} (marked >>)${left}; ${path.length} entries on this path, ${at} before it.`,
 				...(preFit.dropped ? [`(${preFit.dropped} earlier entries left out for size)`] : []),
 				...(preFit.text ? [preFit.text] : []),
 				`>> ${hit}`,
 				...(postFit.text ? [postFit.text] : []),
 				...(postFit.dropped ? [`(${postFit.dropped} later entries left out for size)`] : []),
 			);
-			return { content: [{ type: "text", text: shown.join("\n\n") }], details: { sessionId: sid, entryId } };
+			return { content: [{ type: "text", text: withNote(shown.join("\n\n")) }], details: { sessionId: sid, entryId } };
 		},
 	});
 
@@ -365,15 +444,16 @@ export default function sessiondb(pi: ExtensionAPI) {
 			const query = args.trim() || (await ctx.ui.input("Search past sessions:", "words, identifiers, error messages"))?.trim();
 			if (!query) return;
 			const c = cli(ctx.cwd);
-			await current(ctx);
-			const hits = await search(ctx, c, query, { limit: 30 });
+			const note = await ready(ctx);
+			const hits = noDatabaseYet(c) ? [] : await search(ctx, c, query, { limit: 30 });
 			if (hits.length === 0) {
-				ctx.ui.notify(`sessiondb: nothing matches "${query}"`, "info");
+				ctx.ui.notify(`${note ? `${note} none yet.\n` : ""}sessiondb: nothing matches "${query}"`, "info");
 				return;
 			}
 			const now = Date.now();
 			const labels = hits.map((h, i) => hitLabel(h, i, now));
-			const choice = await ctx.ui.select(`"${query}": ${hits.length} match${hits.length === 1 ? "" : "es"} (age, project, role, text)`, labels);
+			const title = `"${query}": ${hits.length} match${hits.length === 1 ? "" : "es"} (age, project, role, text)`;
+			const choice = await ctx.ui.select(note ? `${note}\n${title}` : title, labels);
 			if (choice === undefined) return;
 			const hit = hits[labels.indexOf(choice)];
 			if (!hit) return;
@@ -419,7 +499,11 @@ export default function sessiondb(pi: ExtensionAPI) {
 				return;
 			}
 			const c = cli(ctx.cwd);
-			await current(ctx);
+			const note = await ready(ctx);
+			if (noDatabaseYet(c)) {
+				ctx.ui.notify(`${note} nothing imported yet.`, "info");
+				return;
+			}
 			const now = new Date();
 			const dayStart = new Date(now.getFullYear(), now.getMonth(), now.getDate()).toISOString();
 			const monthStart = new Date(now.getFullYear(), now.getMonth(), 1).toISOString();
@@ -432,9 +516,27 @@ export default function sessiondb(pi: ExtensionAPI) {
 				runJson<Stats>(c, ["stats", "--since", dayStart], opts),
 				runJson<Stats>(c, ["stats", "--since", monthStart], opts),
 			]);
-			ctx.ui.notify(usageTable(by, table.groups, table.total, today.total, month.total), "info");
+			const text = usageTable(by, table.groups, table.total, today.total, month.total);
+			ctx.ui.notify(note ? `${note}\n${text}` : text, "info");
 		}),
 	});
+}
+
+function sleep(ms: number): Promise<void> {
+	return new Promise((r) => setTimeout(r, ms).unref());
+}
+
+/** Tool arguments with the names earlier versions used (snake_case) renamed, unless the new name is there too. */
+function camelCaseArguments(args: unknown, names: Record<string, string>): unknown {
+	if (!args || typeof args !== "object" || Array.isArray(args)) return args;
+	const out: Json = { ...(args as Json) };
+	for (const [old, now] of Object.entries(names)) {
+		if (old in out) {
+			if (!(now in out)) out[now] = out[old];
+			delete out[old];
+		}
+	}
+	return out;
 }
 
 function isBelow(path: string, dir: string): boolean {

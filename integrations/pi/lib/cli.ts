@@ -1,6 +1,6 @@
 // Finding and running the sessiondb CLI. Everything goes through `sessiondb ... --json`, run
-// asynchronously with a timeout, so a slow or broken sessiondb never blocks or crashes pi.
-import { execFile } from "node:child_process";
+// asynchronously with a timeout (progress read from stderr as it comes), so a slow or broken sessiondb never blocks or crashes pi.
+import { spawn } from "node:child_process";
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
@@ -18,6 +18,8 @@ export interface SessiondbSettings {
 	db?: string;
 	/** Extra session folders to keep synced besides pi's own. */
 	sessionDirs?: string[];
+	/** Seconds /search, /usage and the tools wait for a sync under way before answering with what is there (default 15). */
+	waitSeconds?: number;
 }
 
 /** sessiondb could not be found or run: the message says what to install. */
@@ -78,6 +80,16 @@ export interface RunOptions {
 	signal?: AbortSignal;
 	/** Exit codes that still mean success (search and find exit 1 when nothing matched). */
 	okCodes?: number[];
+	/** With `--progress-json`: each progress line sessiondb prints on stderr. */
+	onProgress?: (p: Progress) => void;
+}
+
+/** One `--progress-json` line of `sessiondb sync` / `import`. */
+export interface Progress {
+	/** "sync" or "import" (files), then "index" (texts). */
+	progress: string;
+	done: number;
+	total: number;
 }
 
 export interface Cli {
@@ -85,31 +97,67 @@ export interface Cli {
 	db?: string;
 }
 
+/** Most stderr kept for an error message. */
+const STDERR_KEPT = 64 * 1024;
+
 /** Runs `sessiondb [--db DB] ARGS...`; resolves with stdout, rejects with a typed error. */
 export function run(cli: Cli, args: string[], opts: RunOptions): Promise<string> {
 	const argv = cli.db ? ["--db", cli.db, ...args] : args;
 	return new Promise((resolvePromise, reject) => {
-		execFile(
-			cli.bin,
-			argv,
-			{ timeout: opts.timeoutMs, signal: opts.signal, maxBuffer: 64 * 1024 * 1024, encoding: "utf8" },
-			(err, stdout, stderr) => {
-				if (!err) return resolvePromise(stdout);
-				const e = err as NodeJS.ErrnoException & { code?: string | number; killed?: boolean; signal?: string };
-				if (e.code === "ENOENT" || e.code === "EACCES") {
-					return reject(new SessiondbMissing(`cannot run ${cli.bin} (${e.code})`));
+		let settled = false;
+		const settle = (f: () => void) => {
+			if (settled) return;
+			settled = true;
+			clearTimeout(timer);
+			f();
+		};
+		const child = spawn(cli.bin, argv, { signal: opts.signal, stdio: ["ignore", "pipe", "pipe"] });
+		let timedOut = false;
+		const timer = setTimeout(() => {
+			timedOut = true;
+			child.kill();
+		}, opts.timeoutMs);
+		const out: Buffer[] = [];
+		let err = "";
+		let partial = "";
+		const stderrLine = (line: string) => {
+			if (opts.onProgress && line.startsWith('{"progress"')) {
+				try {
+					opts.onProgress(JSON.parse(line) as Progress);
+					return;
+				} catch {
+					// not a progress line after all: keep it as text
 				}
-				if (e.name === "AbortError") return reject(new SessiondbFailed("cancelled", null));
-				if (e.killed || e.signal) {
-					return reject(
-						new SessiondbFailed(`sessiondb ${args[0]} did not finish within ${Math.round(opts.timeoutMs / 1000)} s`, null),
-					);
+			}
+			err = `${err}${line}\n`.slice(-STDERR_KEPT);
+		};
+		child.stdout.on("data", (b: Buffer) => out.push(b));
+		child.stderr.setEncoding("utf8");
+		child.stderr.on("data", (s: string) => {
+			partial += s;
+			for (let nl = partial.indexOf("\n"); nl >= 0; nl = partial.indexOf("\n")) {
+				stderrLine(partial.slice(0, nl));
+				partial = partial.slice(nl + 1);
+			}
+		});
+		child.on("error", (e: NodeJS.ErrnoException) =>
+			settle(() => {
+				if (e.code === "ENOENT" || e.code === "EACCES") reject(new SessiondbMissing(`cannot run ${cli.bin} (${e.code})`));
+				else if (e.name === "AbortError") reject(new SessiondbFailed("cancelled", null));
+				else reject(new SessiondbFailed(`cannot run ${cli.bin}: ${e.message}`, null));
+			}),
+		);
+		child.on("close", (code, signal) =>
+			settle(() => {
+				if (partial) stderrLine(partial);
+				const stdout = Buffer.concat(out).toString("utf8");
+				if (code === 0 || (code !== null && opts.okCodes?.includes(code))) return resolvePromise(stdout);
+				if (timedOut || signal) {
+					return reject(new SessiondbFailed(`sessiondb ${args[0]} did not finish within ${Math.round(opts.timeoutMs / 1000)} s`, null));
 				}
-				const code = typeof e.code === "number" ? e.code : null;
-				if (code !== null && opts.okCodes?.includes(code)) return resolvePromise(stdout);
-				const msg = stderr.trim().split("\n").filter(Boolean).slice(-3).join("; ") || `exit status ${code}`;
+				const msg = err.trim().split("\n").filter(Boolean).slice(-3).join("; ") || `exit status ${code}`;
 				reject(new SessiondbFailed(msg.replace(/^sessiondb: (error: )?/, ""), code));
-			},
+			}),
 		);
 	});
 }
@@ -126,5 +174,5 @@ export async function runJson<T>(cli: Cli, args: string[], opts: RunOptions): Pr
 
 export function dbExists(cli: Cli): boolean {
 	const db = cli.db || process.env.SESSIONDB_PATH || join(homedir(), ".pi", "agent", "sessiondb.sqlite");
-	return existsSync(db);
+	return /^postgres(ql)?:\/\//.test(db) || existsSync(db);
 }

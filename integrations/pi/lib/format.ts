@@ -56,17 +56,53 @@ export function hitsForModel(query: string, hits: Hit[], now = Date.now()): stri
 	const lines = [`${hits.length} match${hits.length === 1 ? "" : "es"} for "${query}", best first:`];
 	hits.forEach((h, i) => {
 		lines.push(
-			`${i + 1}. session_id=${h.sessionId} entry_id=${h.entryId ?? "-"} project=${project(h.cwd)} (${h.cwd ?? "?"}) role=${h.role} time=${iso(h.timestamp)} (${age(h.timestamp, now)})`,
-			`   ${oneLine(h.snippet, 400)}`,
+			`${i + 1}. sessionId=${h.sessionId} entryId=${h.entryId ?? "-"} project=${project(h.cwd)} (${h.cwd ?? "?"}) role=${h.role} time=${iso(h.timestamp)} (${age(h.timestamp, now)})`,
+			`   ${clipSnippet(h.snippet, 400)}`,
 		);
 	});
-	lines.push("Matches are in [brackets]. Call session_read with a session_id and entry_id to read the messages around one.");
+	lines.push("Query terms are in [brackets]. Call session_read with a sessionId and entryId to read the messages around one.");
 	return lines.join("\n");
 }
 
 /** One selector line: age, project, role, snippet. */
 export function hitLabel(h: Hit, i: number, now = Date.now()): string {
-	return `${String(i + 1).padStart(2)}. ${age(h.timestamp, now).padEnd(8)} ${oneLine(project(h.cwd), 18).padEnd(18)} ${h.role.padEnd(10)} ${oneLine(h.snippet, 110)}`;
+	return `${String(i + 1).padStart(2)}. ${age(h.timestamp, now).padEnd(8)} ${oneLine(project(h.cwd), 18).padEnd(18)} ${h.role.padEnd(10)} ${clipSnippet(h.snippet, 110)}`;
+}
+
+/** Shortest an unmarked stretch of a snippet is cut to (besides its `…`). */
+const KEEP = 8;
+
+/**
+ * A snippet on one line in at most `max` characters with its `[marks]` kept: the text between
+ * the marks is shortened (the longest stretch first, keeping the words next to the marks)
+ * rather than the end cut off, so a term marked late in the snippet stays visible.
+ */
+export function clipSnippet(snippet: string, max: number): string {
+	const flat = snippet.replace(/\s+/g, " ").trim();
+	if (flat.length <= max) return flat;
+	// Odd parts are marks, even parts the text before, between and after them.
+	const parts = flat.split(/(\[[^[\]]*\])/);
+	const room = parts.map((p) => p.length);
+	let over = flat.length - max;
+	while (over > 0) {
+		let longest = -1;
+		for (let k = 0; k < parts.length; k += 2) if (room[k] > KEEP + 1 && (longest < 0 || room[k] > room[longest])) longest = k;
+		if (longest < 0) break;
+		const cut = Math.min(over, room[longest] - KEEP - 1);
+		room[longest] -= cut;
+		over -= cut;
+	}
+	const text = parts
+		.map((p, k) => {
+			if (k % 2 === 1 || room[k] >= p.length) return p;
+			const keep = room[k] - 1; // one character for the "…"
+			if (k === 0) return `…${p.slice(p.length - keep)}`;
+			if (k === parts.length - 1) return `${p.slice(0, keep)}…`;
+			const head = Math.ceil(keep / 2);
+			return `${p.slice(0, head)}…${p.slice(p.length - (keep - head))}`;
+		})
+		.join("");
+	return oneLine(text, max);
 }
 
 type Json = Record<string, unknown>;

@@ -25,6 +25,7 @@ export function world() {
 	Object.assign(process.env, env);
 	delete process.env.PI_CODING_AGENT_SESSION_DIR;
 	delete process.env.SESSIONDB_BIN;
+	delete process.env.SESSIONDB_PI_LAUNCHER;
 	const project = (name) => {
 		const d = path.join(W, "projects", name);
 		fs.mkdirSync(d, { recursive: true });
@@ -91,7 +92,7 @@ export function scriptedUI() {
 }
 
 /** pi's runtime on the faux model with the package loaded; `bind()` gives it the scripted UI. */
-export async function startPi(cwd, { ui, responses = [], extensionPaths = [PKG] } = {}) {
+export async function startPi(cwd, { ui, responses = [], extensionPaths = [PKG], settings = {} } = {}) {
 	const faux = ai.fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
 	const agentDir = process.env.PI_CODING_AGENT_DIR;
 	const modelRuntime = await pi.ModelRuntime.create({ agentDir });
@@ -104,7 +105,7 @@ export async function startPi(cwd, { ui, responses = [], extensionPaths = [PKG] 
 			cwd,
 			agentDir,
 			modelRuntime,
-			settingsManager: pi.SettingsManager.inMemory({ compaction: { enabled: false } }),
+			settingsManager: pi.SettingsManager.inMemory({ compaction: { enabled: false }, ...settings }),
 			resourceLoaderOptions: { additionalExtensionPaths: extensionPaths },
 		});
 		const created = await pi.createAgentSessionFromServices({ services, sessionManager, sessionStartEvent, model: faux.getModel() });

@@ -20,6 +20,10 @@ pub struct Args {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Report progress on stderr as JSON lines, `{"progress":"import"|"index","done":N,"total":M}`
+    /// (at most ten a second, and the last of each phase), for programs that show it.
+    #[arg(long)]
+    progress_json: bool,
 }
 
 /// Where the files go.
@@ -38,10 +42,14 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
     };
     let shown = url.map_or_else(|| db.display().to_string(), sessiondb::pg::shown);
     let bar = output::progress_bar(targets.len() as u64, "importing");
+    let mut json_progress = output::Progress::new("import", args.progress_json, u64::MAX);
+    let (total, mut done) = (targets.len() as u64, 0);
     let opts = ImportOptions { force: args.force, live: false };
     let progress = |r: &import::FileReport| {
         bar.set_message(r.path.display().to_string());
         bar.inc(1);
+        done += 1;
+        json_progress.update(done, total);
     };
     let summary = match &mut to {
         Target::Local(conn) => import::import_targets(conn, &targets, opts, progress),
@@ -102,7 +110,7 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
     }
     // The search index keeps up with the import (no separate step to know about).
     if let Target::Local(conn) = &mut to {
-        super::search::catch_up(conn)?;
+        super::search::catch_up(conn, args.progress_json)?;
     }
     Ok(if summary.failures > 0 { 1 } else { 0 })
 }

@@ -92,3 +92,46 @@ pub fn progress_bar(len: u64, what: &str) -> indicatif::ProgressBar {
     bar.set_prefix(what.to_string());
     bar
 }
+
+/// Progress of long work: a bar on a terminal stderr (from `bar_from` items on), and with
+/// `--progress-json` one JSON line on stderr per step, `{"progress":PHASE,"done":N,"total":M}`
+/// (at most ten a second, and always the last), for programs that run sessiondb and show
+/// their own progress (the pi package says "importing 3,120 of 9,800 files").
+pub struct Progress {
+    /// Made once there are more than `bar_from` items (a short sync shows none).
+    bar: Option<indicatif::ProgressBar>,
+    bar_from: u64,
+    phase: &'static str,
+    json: bool,
+    printed: Option<std::time::Instant>,
+}
+
+impl Progress {
+    pub fn new(phase: &'static str, json: bool, bar_from: u64) -> Self {
+        Progress { bar: None, bar_from, phase, json, printed: None }
+    }
+
+    /// `done` of `total` items are through.
+    pub fn update(&mut self, done: u64, total: u64) {
+        if total > self.bar_from {
+            self.bar.get_or_insert_with(|| progress_bar(total, self.phase)).set_position(done);
+        }
+        if !self.json {
+            return;
+        }
+        let due = self.printed.is_none_or(|t| t.elapsed() >= std::time::Duration::from_millis(100));
+        if due || done >= total {
+            self.printed = Some(std::time::Instant::now());
+            let line = serde_json::json!({"progress": self.phase, "done": done, "total": total});
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "{line}");
+            let _ = err.flush();
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -68,17 +68,17 @@ pub fn parse_when(s: &str) -> anyhow::Result<i64> {
         .ok_or_else(|| anyhow::anyhow!("{s:?} is too far back"))
 }
 
-pub(super) fn catch_up(conn: &mut sessiondb::db::Db) -> anyhow::Result<i64> {
-    let pending = search::pending(conn)?;
-    let bar = output::progress_bar(if pending > 50_000 { pending as u64 } else { 0 }, "indexing");
-    let n = search::catch_up(conn, |done, _| bar.set_position(done as u64))?;
-    bar.finish_and_clear();
+/// Brings the search index up to date; `progress_json`: `--progress-json` (phase "index").
+pub(super) fn catch_up(conn: &mut sessiondb::db::Db, progress_json: bool) -> anyhow::Result<i64> {
+    let mut progress = output::Progress::new("index", progress_json, 50_000);
+    let n = search::catch_up(conn, |done, total| progress.update(done as u64, total as u64))?;
+    progress.finish();
     Ok(n)
 }
 
 pub fn run_search(db: &Path, a: SearchArgs) -> anyhow::Result<i32> {
     let mut conn = sessiondb::db::open_existing(db)?;
-    catch_up(&mut conn)?;
+    catch_up(&mut conn, false)?;
     let filter = SearchFilter {
         cwd: a.cwd.map(|c| sessiondb::internals::layout::resolve_path(&c).to_string_lossy().into_owned()),
         role: a.role,
@@ -142,7 +142,7 @@ pub fn run_index(db: &Path, a: IndexArgs) -> anyhow::Result<i32> {
     if a.rebuild {
         search::reset(&mut conn)?;
     }
-    let n = catch_up(&mut conn)?;
+    let n = catch_up(&mut conn, false)?;
     let refreshed = sessiondb::discovery::refresh_list_texts(&mut conn)?;
     let secs = started.elapsed().as_secs_f64();
     if a.json {

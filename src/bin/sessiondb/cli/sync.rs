@@ -30,6 +30,10 @@ pub struct Args {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Report progress on stderr as JSON lines, `{"progress":"sync"|"index","done":N,"total":M}`
+    /// (at most ten a second, and the last of each phase), for programs that show it.
+    #[arg(long)]
+    progress_json: bool,
     /// Sync only these session files (below the sessions directory) instead of scanning it:
     /// a host that knows which file it just wrote (pi's extension after each turn) skips the
     /// walk.
@@ -95,16 +99,16 @@ impl Target {
     }
 
     /// The search index keeps up with the sync (no separate step to know about).
-    fn catch_up(&mut self) -> anyhow::Result<()> {
+    fn catch_up(&mut self, progress_json: bool) -> anyhow::Result<()> {
         if let Target::Local(conn) = self {
-            super::search::catch_up(conn)?;
+            super::search::catch_up(conn, progress_json)?;
         }
         Ok(())
     }
 }
 
 /// `sync FILE...`: the named files only, each of which must be a `.jsonl` below `dir`.
-fn sync_files(to: &mut Target, dir: &Path, files: &[PathBuf], json: bool) -> anyhow::Result<i32> {
+fn sync_files(to: &mut Target, dir: &Path, files: &[PathBuf], a: &Args) -> anyhow::Result<i32> {
     let started = Instant::now();
     let dir = std::path::absolute(dir).with_context(|| format!("{}", dir.display()))?;
     let mut paths = Vec::with_capacity(files.len());
@@ -117,9 +121,9 @@ fn sync_files(to: &mut Target, dir: &Path, files: &[PathBuf], json: bool) -> any
     }
     let mut s = SyncSummary::default();
     to.sync_paths(&dir, &paths, &mut s)?;
-    to.catch_up()?;
+    to.catch_up(a.progress_json)?;
     s.seconds = started.elapsed().as_secs_f64();
-    report(&s, json)?;
+    report(&s, a.json)?;
     Ok(if s.failures > 0 { 1 } else { 0 })
 }
 
@@ -130,18 +134,13 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
         None => Target::Local(sessiondb::db::open(db)?),
     };
     if !a.files.is_empty() {
-        return sync_files(&mut to, &dir, &a.files, a.json);
+        return sync_files(&mut to, &dir, &a.files, &a);
     }
     let opts = SyncOptions { prune: a.prune };
-    let bar = output::progress_bar(0, "syncing");
-    let first = to.sync_dir(&dir, opts, |done, total| {
-        if total > 200 {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        }
-    })?;
-    bar.finish_and_clear();
-    to.catch_up()?;
+    let mut progress = output::Progress::new("sync", a.progress_json, 200);
+    let first = to.sync_dir(&dir, opts, |done, total| progress.update(done as u64, total as u64))?;
+    progress.finish();
+    to.catch_up(a.progress_json)?;
     if !a.watch {
         report(&first, a.json)?;
         return Ok(if first.failures > 0 { 1 } else { 0 });
@@ -187,7 +186,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
             last_scan = Instant::now();
         }
         if s.entries_added + s.new + s.rewritten > 0 {
-            to.catch_up()?;
+            to.catch_up(false)?;
         }
         if s.entries_added + s.new + s.rewritten + s.missing + s.failures > 0 && !a.json {
             report(&s, false)?;
