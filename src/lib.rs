@@ -21,7 +21,7 @@ pub use ingest::{import, sync};
 pub use js::json;
 pub use manager::{NewSessionOptions, SessionManager};
 pub use pi::layout::default_session_dir;
-pub use read::{check, discovery, export, resolve, search, tree, usage_stats};
+pub use read::{check, discovery, export, outline, resolve, search, tree, usage_stats};
 pub use rpc::RpcServer;
 pub use store::db::default_path as default_db_path;
 
@@ -30,6 +30,7 @@ pub mod db {
     pub use crate::store::db::{
         access_problem, beside, default_path, open, open_existing, open_in_memory, Backend, Db, Tx,
     };
+    pub use crate::store::read_only::open_read_only;
 }
 
 /// PostgreSQL: `push` replicates a local database into a server, `import_targets`, `sync_dir`

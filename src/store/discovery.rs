@@ -505,3 +505,20 @@ pub fn refs_by_path(db: &Db, path: &str) -> Result<Vec<SessionRef>> {
     }
     refs(db, crate::store::sessions::SESSION_REF_BY_PATH, named_params! { ":path": path })
 }
+
+/// SessionInfo columns of session `:sid`.
+pub const SESSION_INFO_BY_SID: &str = info_select!(" WHERE sid = :sid");
+
+/// [`SESSION_INFO_BY_SID`] on PostgreSQL (a session of any origin).
+pub const PG_SESSION_INFO_BY_SID: &str = concat!(
+    "SELECT skey AS sid, path, id, cwd, name, created, parent_session, message_count, last_activity_ms, ",
+    "first_message, coalesce(file_mtime_ns, written_ns) AS written_ns, last_seq FROM sessions WHERE skey = $1"
+);
+
+/// The stored SessionInfo columns of session `sid`.
+pub fn info_by_sid(db: &Db, sid: i64) -> Result<Option<InfoRow>> {
+    if let Some(pg) = db.pg() {
+        return Ok(pg_infos(pg, PG_SESSION_INFO_BY_SID, &[&sid])?.into_iter().next());
+    }
+    Ok(infos(db, SESSION_INFO_BY_SID, named_params! { ":sid": sid })?.into_iter().next())
+}
