@@ -33,9 +33,15 @@ pub fn iso(ms: Option<i64>) -> String {
     ms.and_then(chrono::DateTime::from_timestamp_millis).map_or_else(String::new, |t| t.to_rfc3339())
 }
 
+/// The first `max` characters of `s`.
+pub fn head(s: &str, max: usize) -> &str {
+    s.char_indices().nth(max).map_or(s, |(i, _)| &s[..i])
+}
+
 /// At most `max` characters of `s`, with `…` when cut, on one line.
 pub fn short(s: &str, max: usize) -> String {
-    let one_line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Only the start is read: a 10 MB first message costs what 120 characters cost.
+    let one_line: String = head(s, max.saturating_mul(4)).split_whitespace().collect::<Vec<_>>().join(" ");
     if one_line.chars().count() <= max {
         return one_line;
     }

@@ -39,7 +39,7 @@ impl<'a> Filters<'a> {
             && until.is_none_or(|t| s.modified_ms.is_some_and(|m| m < t))
             && name.as_deref().is_none_or(|n| {
                 s.name.as_deref().is_some_and(|x| x.to_lowercase().contains(n))
-                    || s.first_message.to_lowercase().contains(n)
+                    || format::head(&s.first_message, 2000).to_lowercase().contains(n)
                     || s.id.starts_with(n)
             })
     }
