@@ -57,8 +57,8 @@ pub mod internals {
     pub use crate::pi::{entries, ids, layout, migrate, projection, system};
     pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
     pub use crate::store::{
-        bulk, derive, discovery, entries as entry_rows, extract, integrity, journal, keys, search_index, sessions,
-        signatures, stats, tokens, usage, write,
+        bulk, derive, discovery, entries as entry_rows, extract, integrity, journal, keys, outline, search_index,
+        sessions, signatures, stats, tokens, usage, write,
     };
 
     /// The PostgreSQL store's statements (for tests of their plans).

@@ -7,6 +7,7 @@ use sessiondb::internals::discovery as d;
 use sessiondb::internals::entry_rows as e;
 use sessiondb::internals::extract as x;
 use sessiondb::internals::integrity as i;
+use sessiondb::internals::outline as o;
 use sessiondb::internals::search_index as si;
 use sessiondb::internals::sessions as ss;
 use sessiondb::internals::write as w;
@@ -74,6 +75,12 @@ const HOT: &[(&str, &str, &str)] = &[
     ("COPY_PATH_RUN", w::COPY_PATH_RUN, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("BRANCH_SOURCE_ROWS", w::BRANCH_SOURCE_ROWS, "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"),
     ("RECORD_SHARES", w::RECORD_SHARES, "SEARCH shares USING PRIMARY KEY (copy=?)"),
+    // serve: a session's tree from its two indexes, its facts by key.
+    ("OUTLINE_IDS", o::OUTLINE_IDS, "USING COVERING INDEX entries_by_id (session=?)"),
+    ("OUTLINE_PARENTS", o::OUTLINE_PARENTS, "USING COVERING INDEX entries_by_parent (session=?)"),
+    ("OUTLINE_HEADERS", o::OUTLINE_HEADERS, "USING INDEX entries_by_id (session=? AND id=?)"),
+    ("ENTRY_KIND", o::ENTRY_KIND, "USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("SESSION_INFO_BY_SID", d::SESSION_INFO_BY_SID, "USING INTEGER PRIMARY KEY (rowid=?)"),
 ];
 
 #[test]
