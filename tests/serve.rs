@@ -123,7 +123,7 @@ fn every_response_carries_the_csp_and_a_foreign_host_is_refused() {
         assert_eq!(r.header("x-frame-options"), Some("DENY"), "{path}");
     }
     // The export is the CLI's, byte for byte.
-    let (_, want, _) = common::run(&db, &["export", &format!("{}", get_id(&get(p, &format!("/s/{sid}")).body))]);
+    let (_, want, _) = common::run(&db, &["export", &get_id(&get(p, &format!("/s/{sid}")).body)]);
     assert_eq!(get(p, &format!("/s/{sid}/export.jsonl")).body, want);
     // DNS rebinding: a page of another site reaching 127.0.0.1 sends its own name.
     for host in ["evil.example", &format!("evil.example:{p}"), &format!("127.0.0.1.nip.io:{p}"), ""] {

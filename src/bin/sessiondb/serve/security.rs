@@ -44,7 +44,7 @@ impl Policy {
         name.parse::<IpAddr>().is_ok()
             || name == "localhost"
             || name.ends_with(".localhost")
-            || self.allowed_names.iter().any(|a| *a == name)
+            || self.allowed_names.contains(&name)
     }
 
     /// Whether the request is let in, given its Host, Cookie and Authorization headers.

@@ -31,7 +31,7 @@ pub fn page(db: &Db, q: &Query) -> anyhow::Result<Response> {
         let skip = charted.len().saturating_sub(CHART_ROWS);
         charted.drain(..skip);
     } else {
-        charted.sort_by(|a, b| b.total_tokens.cmp(&a.total_tokens));
+        charted.sort_by_key(|r| std::cmp::Reverse(r.total_tokens));
         charted.truncate(CHART_ROWS);
     }
     let tokens: Vec<(String, f64, String)> =
