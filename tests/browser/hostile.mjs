@@ -64,5 +64,13 @@ export function writeHostile(dir) {
     parent = id;
   }
   write("2026-01-01T00-00-03-000Z_hostile-deep.jsonl", deep);
-  return ["hostile-markup", "hostile-huge-line", "hostile-utf8", "hostile-deep"];
+  // 25,000 lines: its page comes without the tree, which the page's script fetches after.
+  const long = [header("hostile-long", "/h/long")];
+  parent = null;
+  for (let i = 0; i < 25000; i++) {
+    long.push(user(`n${i}`, parent, i, i % 5000 === 0 ? `<img src=x onerror=${PWN(18)}> ${i}` : `line ${i}`));
+    parent = `n${i}`;
+  }
+  write("2026-01-01T00-00-04-000Z_hostile-long.jsonl", long);
+  return ["hostile-markup", "hostile-huge-line", "hostile-utf8", "hostile-deep", "hostile-long"];
 }

@@ -4,6 +4,7 @@
 //! every value escaped), `assets` the embedded stylesheet and script.
 
 mod assets;
+mod cache;
 mod http;
 mod pages;
 mod routes;
@@ -86,10 +87,16 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
     }
     let server = Arc::new(server);
     let opener = Arc::new(opener);
+    let cache = Arc::new(cache::Cache::new((!is_pg).then_some(db)));
+    // The first visit finds the session list and usage by day ready.
+    {
+        let (opener, cache) = (opener.clone(), cache.clone());
+        std::thread::spawn(move || routes::warm(&opener, &cache));
+    }
     let workers: Vec<_> = (0..a.workers.clamp(1, 64))
         .map(|_| {
-            let (server, policy, opener) = (server.clone(), policy.clone(), opener.clone());
-            std::thread::spawn(move || routes::worker(&server, &policy, &opener))
+            let (server, policy, opener, cache) = (server.clone(), policy.clone(), opener.clone(), cache.clone());
+            std::thread::spawn(move || routes::worker(&server, &policy, &opener, &cache))
         })
         .collect();
     for w in workers {

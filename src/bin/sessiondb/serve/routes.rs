@@ -1,6 +1,7 @@
 //! Which page answers a request: the worker loop (one read-only connection per worker), the
 //! checks of `security` first, then the path.
 
+use super::cache::Cache;
 use super::http::{Query, Response};
 use super::security::{Policy, Refusal};
 use super::{assets, pages, token, Opener};
@@ -8,11 +9,11 @@ use sessiondb::db::Db;
 
 /// Answers requests until the server stops. The connection is opened again after an error
 /// that may have broken it.
-pub fn worker(server: &tiny_http::Server, policy: &Policy, opener: &Opener) {
+pub fn worker(server: &tiny_http::Server, policy: &Policy, opener: &Opener, cache: &Cache) {
     let mut db: Option<Db> = None;
     for request in server.incoming_requests() {
         let head_only = *request.method() == tiny_http::Method::Head;
-        let response = answer(&request, policy, opener, &mut db);
+        let response = answer(&request, policy, opener, cache, &mut db);
         let _ = request.respond(response.into_tiny(head_only));
     }
 }
@@ -21,7 +22,13 @@ fn header<'r>(request: &'r tiny_http::Request, name: &'static str) -> Option<&'r
     request.headers().iter().find(|h| h.field.equiv(name)).map(|h| h.value.as_str())
 }
 
-fn answer(request: &tiny_http::Request, policy: &Policy, opener: &Opener, db: &mut Option<Db>) -> Response {
+fn answer(
+    request: &tiny_http::Request,
+    policy: &Policy,
+    opener: &Opener,
+    cache: &Cache,
+    db: &mut Option<Db>,
+) -> Response {
     let query = Query::parse(request.url());
     let host = header(request, "Host");
     if !policy.host_ok(host) {
@@ -53,7 +60,7 @@ fn answer(request: &tiny_http::Request, policy: &Policy, opener: &Opener, db: &m
             Err(e) => return pages::layout::error_page(500, &format!("{e:#}")),
         },
     };
-    let result = route(conn, &query);
+    let result = route(conn, cache, &query);
     match result {
         Ok(r) => r,
         Err(e) => {
@@ -64,21 +71,22 @@ fn answer(request: &tiny_http::Request, policy: &Policy, opener: &Opener, db: &m
     }
 }
 
-fn route(db: &Db, q: &Query) -> anyhow::Result<Response> {
+fn route(db: &Db, cache: &Cache, q: &Query) -> anyhow::Result<Response> {
     let path = q.path.as_str();
     if path == "/" {
-        return pages::sessions::page(db, q);
+        return pages::sessions::page(db, cache, q);
     }
     if path == "/usage" {
-        return pages::usage::page(db, q);
+        return pages::usage::page(db, cache, q);
     }
     if let Some(rest) = path.strip_prefix("/s/") {
         let (sid, tail) = rest.split_once('/').unwrap_or((rest, ""));
         let Ok(sid) = sid.parse::<i64>() else { return Ok(pages::layout::not_found()) };
         return match tail {
-            "" => pages::session::page(db, sid, q),
+            "" => pages::session::page(db, cache, sid, q),
             "export.jsonl" => pages::session::export(db, sid),
             "entry" => pages::session::raw_entry(db, sid, q),
+            "tree" => pages::session::tree_fragment(db, cache, sid, q),
             _ => Ok(pages::layout::not_found()),
         };
     }
@@ -86,4 +94,11 @@ fn route(db: &Db, q: &Query) -> anyhow::Result<Response> {
         return Ok(Response::text(404, ""));
     }
     Ok(pages::layout::not_found())
+}
+
+/// Fills the cache with what the first visits ask for: the session list, usage by day.
+pub fn warm(opener: &Opener, cache: &Cache) {
+    let Ok(db) = opener.open() else { return };
+    let _ = pages::sessions::page(&db, cache, &Query::parse("/"));
+    let _ = pages::usage::page(&db, cache, &Query::parse("/usage"));
 }

@@ -19,4 +19,14 @@ function reveal() {
   el.scrollIntoView({ block: "center" });
 }
 window.addEventListener("hashchange", reveal);
+// A huge session's tree comes after its first screen (our own escaped markup, same origin).
+function loadTree() {
+  const lazy = document.getElementById("tree-lazy");
+  if (!lazy) return;
+  fetch(lazy.getAttribute("data-src"), { credentials: "same-origin" })
+    .then((r) => (r.ok ? r.text() : Promise.reject(new Error(String(r.status)))))
+    .then((html) => { document.getElementById("tree").innerHTML = html; })
+    .catch(() => { lazy.append(" (could not load: follow the link)"); });
+}
+document.addEventListener("DOMContentLoaded", loadTree);
 document.addEventListener("DOMContentLoaded", reveal);

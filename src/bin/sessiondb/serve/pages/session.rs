@@ -3,6 +3,7 @@
 //! it; the commands that resume it; its JSONL export (`/s/SID/export.jsonl`) and any entry's
 //! exact line (`/s/SID/entry?id=ID`).
 
+use super::super::cache::Cache;
 use super::super::http::{link, Body, Query, Response};
 use super::layout::{self, Section};
 use super::{format, transcript, tree};
@@ -16,7 +17,12 @@ pub const WINDOW: i64 = 100;
 /// Tree nodes shown at most.
 pub const TREE_NODES: usize = 400;
 
-pub fn page(db: &Db, sid: i64, q: &Query) -> anyhow::Result<Response> {
+/// Lines above which the tree is not drawn with the first screen (reading every id of a
+/// 100,000-entry session takes longer than the transcript's tail): the page's script fetches
+/// it from `/s/SID/tree` right after, or a link opens it.
+pub const LAZY_TREE: i64 = 20_000;
+
+pub fn page(db: &Db, cache: &Cache, sid: i64, q: &Query) -> anyhow::Result<Response> {
     let Ok(t) = SessionTree::open(db, sid) else { return Ok(layout::not_found()) };
     let Some(info) = sessiondb::discovery::info(db, sid)? else {
         return Ok(layout::not_found());
@@ -39,7 +45,12 @@ pub fn page(db: &Db, sid: i64, q: &Query) -> anyhow::Result<Response> {
         None => sessiondb::tree::Path { entries: Vec::new(), cycle: None },
     };
     let earlier = path.entries.first().and_then(|r| r.parent_key).is_some() && path.cycle.is_none();
-    let outline = sessiondb::outline::outline(db, sid, leaf.as_ref().map(|r| r.key), TREE_NODES)?;
+    let active = leaf.as_ref().map(|r| r.key);
+    let outline = if info.last_seq > LAZY_TREE {
+        cache.kept_outline((sid, active))
+    } else {
+        Some(cache.outline((sid, active), || Ok(sessiondb::outline::outline(db, sid, active, TREE_NODES)?))?)
+    };
     let base = format!("/s/{sid}");
     let leaf_param = leaf_id.as_deref().filter(|id| Some(*id) != default_leaf.as_deref());
     let title = format::short(info.name.as_deref().unwrap_or(&info.first_message), 80);
@@ -51,7 +62,7 @@ pub fn page(db: &Db, sid: i64, q: &Query) -> anyhow::Result<Response> {
                 dt { "Session" } dd.mono #session-id { (info.id) }
                 dt { "File" } dd.mono { (info.path) }
                 dt { "Messages" } dd { (format::int(info.message_count)) }
-                dt { "Entries" } dd { (format::int(outline.entries as i64)) }
+                dt { "Lines" } dd { (format::int(info.last_seq)) }
                 dt { "Last activity" } dd { (format::time(info.modified_ms)) }
             }
             div.actions {
@@ -81,7 +92,16 @@ pub fn page(db: &Db, sid: i64, q: &Query) -> anyhow::Result<Response> {
                     p.more { a href=(link(&base, &[("leaf", leaf_param)])) { "↓ Later entries" } }
                 }
             }
-            aside.tree #tree { (tree::outline(&base, &outline)) }
+            aside.tree #tree {
+                @match &outline {
+                    Some(o) => (tree::outline(&base, o)),
+                    None => {
+                        @let src = link(&format!("{base}/tree"), &[("leaf", leaf_id.as_deref())]);
+                        h2 { "Tree" }
+                        p #tree-lazy data-src=(src) { a href=(src) { "The tree of " (format::int(info.last_seq)) " lines" } " is loading…" }
+                    }
+                }
+            }
         }
     };
     Ok(Response::html(200, layout::page(&title, Section::Sessions, None, body)))
@@ -113,4 +133,17 @@ pub fn raw_entry(db: &Db, sid: i64, q: &Query) -> anyhow::Result<Response> {
         Some(row) => Ok(Response::text(200, row.body)),
         None => Ok(layout::not_found()),
     }
+}
+
+/// `/s/SID/tree?leaf=ID`: the tree beside the path to ID, alone (what a huge session's page
+/// fetches after its first screen).
+pub fn tree_fragment(db: &Db, cache: &Cache, sid: i64, q: &Query) -> anyhow::Result<Response> {
+    let Ok(t) = SessionTree::open(db, sid) else { return Ok(layout::not_found()) };
+    let leaf = match q.get("leaf") {
+        Some(id) => t.entry(id)?.or(t.last_entry()?),
+        None => t.last_entry()?,
+    };
+    let active = leaf.as_ref().map(|r| r.key);
+    let outline = cache.outline((sid, active), || Ok(sessiondb::outline::outline(db, sid, active, TREE_NODES)?))?;
+    Ok(Response::html(200, tree::outline(&format!("/s/{sid}"), &outline)))
 }

@@ -1,6 +1,7 @@
 //! `/`: every project's sessions, newest first, filtered by project, date and name and paged;
 //! with `?q=`, search hits with their snippets, each a link to its entry.
 
+use super::super::cache::Cache;
 use super::super::http::{link, Query, Response};
 use super::format;
 use super::layout::{self, Section};
@@ -45,16 +46,16 @@ impl<'a> Filters<'a> {
     }
 }
 
-pub fn page(db: &Db, q: &Query) -> anyhow::Result<Response> {
+pub fn page(db: &Db, cache: &Cache, q: &Query) -> anyhow::Result<Response> {
     let f = Filters::of(q);
     let since = f.since.and_then(format::parse_day);
     let until = f.until.and_then(format::parse_day_end);
     if let Some(text) = q.get("q") {
         return search_page(db, text, &f, since);
     }
-    let all = sessiondb::discovery::list_everything(db)?;
+    let all = cache.list(|| Ok(sessiondb::discovery::list_everything(db)?))?;
     let mut projects: BTreeMap<&str, usize> = BTreeMap::new();
-    for s in &all {
+    for s in all.iter() {
         *projects.entry(s.cwd.as_str()).or_default() += 1;
     }
     let name = f.name.map(str::to_lowercase);

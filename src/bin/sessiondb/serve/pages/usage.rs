@@ -2,6 +2,7 @@
 //! over a chosen period (`sessiondb stats`'s numbers, from the same library call), as charts
 //! and a table with totals; invalid usage values counted, not summed.
 
+use super::super::cache::Cache;
 use super::super::http::{link, Query, Response};
 use super::layout::{self, Section};
 use super::{chart, format};
@@ -14,7 +15,7 @@ const GROUPS: [&str; 7] = ["day", "week", "month", "model", "provider", "project
 /// Groups drawn in a chart at most (the largest by tokens for non-time groupings).
 const CHART_ROWS: usize = 60;
 
-pub fn page(db: &Db, q: &Query) -> anyhow::Result<Response> {
+pub fn page(db: &Db, cache: &Cache, q: &Query) -> anyhow::Result<Response> {
     let by_name = q.get("by").filter(|b| GROUPS.contains(b)).unwrap_or("day");
     let by = GroupBy::parse(by_name)?;
     let (since, until, project) = (q.get("since"), q.get("until"), q.get("project"));
@@ -23,7 +24,8 @@ pub fn page(db: &Db, q: &Query) -> anyhow::Result<Response> {
         until_ms: until.and_then(format::parse_day_end),
         cwd: project.map(str::to_owned),
     };
-    let rows = usage_stats::totals(db, Some(by), &filter)?;
+    let key = format!("{by_name}\u{0}{since:?}\u{0}{until:?}\u{0}{project:?}");
+    let rows = cache.totals(key, || Ok(usage_stats::totals(db, Some(by), &filter)?))?;
     let total = usage_stats::sum(&rows);
     let time_like = matches!(by, GroupBy::Day | GroupBy::Week | GroupBy::Month);
     let mut charted: Vec<&usage_stats::Totals> = rows.iter().collect();
@@ -68,7 +70,7 @@ pub fn page(db: &Db, q: &Query) -> anyhow::Result<Response> {
                 th.num { "Cache write" } th.num { "Total tokens" } th.num { "Cost" } th.num { "Invalid values" }
             } }
             tbody {
-                @for r in &rows { (row(r, false)) }
+                @for r in rows.iter() { (row(r, false)) }
             }
             tfoot { (row(&total, true)) }
         }
