@@ -2,6 +2,7 @@
 //! non-loopback listener requires, read-only) checked with a plain HTTP client. The pages
 //! themselves are driven in a browser by tests/browser.
 
+mod backends;
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -58,7 +59,8 @@ impl Reply {
 
 fn request(port: u16, method: &str, path: &str, host: &str, extra: &[(&str, &str)]) -> Reply {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    // HTTP/1.0: the body comes whole, never chunked.
+    let mut req = format!("{method} {path} HTTP/1.0\r\nHost: {host}\r\nConnection: close\r\n");
     for (k, v) in extra {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -196,4 +198,33 @@ fn serving_leaves_the_database_unchanged() {
     // A read-only connection cannot write, whatever asks.
     let conn = sessiondb::db::open_read_only(&db).unwrap();
     assert!(conn.sqlite().execute("DELETE FROM sessions", []).is_err());
+}
+
+#[test]
+fn on_postgresql_pushed_sessions_are_listed_shown_and_exported() {
+    let (_dir, db) = sample_db();
+    let Some(server) = backends::server() else { return };
+    let url = backends::fresh_db(&server);
+    let (code, _, err) = backends::sdb(db.to_str().unwrap(), &["push", "--to", &url, "--origin", "laptop"]);
+    assert_eq!(code, 0, "{err}");
+    let s = serve(Path::new(&url), &["--listen", "127.0.0.1:0"]);
+    let list = get(s.port, "/");
+    assert_eq!(list.status, 200);
+    assert_eq!(list.header("content-security-policy"), Some(CSP));
+    let (_, ids, _) = backends::sdb(&url, &["find", "01a23953-e425-718a-bccb-56957dc75fe8"]);
+    assert!(!ids.is_empty());
+    for id in ["01a23953-e425-718a-bccb-56957dc75fe8", "01a23953-e42c-718a-bccb-569788a91100"] {
+        let at = list.body.find(&format!("data-session-id=\"{id}\"")).unwrap_or_else(|| panic!("{id} listed"));
+        let href = &list.body[at..];
+        let sid = href[href.find("href=\"/s/").unwrap() + 9..].split('"').next().unwrap().to_string();
+        let page = get(s.port, &format!("/s/{sid}"));
+        assert_eq!(page.status, 200, "{}", page.body);
+        assert!(page.body.contains(id));
+        let (_, want, _) = backends::sdb(&url, &["export", id]);
+        let got = get(s.port, &format!("/s/{sid}/export.jsonl"));
+        assert_eq!(got.body.len(), want.len(), "{:?}", got.headers);
+        assert_eq!(got.body, want);
+    }
+    assert_eq!(get(s.port, "/usage?by=model").status, 200);
+    assert_eq!(get(s.port, "/?q=hello").status, 200);
 }

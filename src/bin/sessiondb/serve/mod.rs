@@ -77,7 +77,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
         Some(t) => format!("{base}?token={t}"),
         None => base,
     };
-    println!("sessiondb: serving {} read-only at {url}", sessiondb::pg::shown(&db.to_string_lossy()));
+    let how = if is_pg { "" } else { " read-only" };
+    println!("sessiondb: serving {}{how} at {url}", sessiondb::pg::shown(&db.to_string_lossy()));
     if token.is_some() {
         println!("sessiondb: open that URL once (the token is kept in a cookie); other clients send `Authorization: Bearer <token>`");
     }
@@ -113,6 +114,12 @@ pub struct Opener {
 }
 
 impl Opener {
+    /// The PostgreSQL URL, when the database is a server: its sessions of every origin are
+    /// listed and exported through the library's server reads.
+    pub fn pg_url(&self) -> Option<&str> {
+        self.path.to_str().filter(|_| self.is_pg)
+    }
+
     fn open(&self) -> anyhow::Result<sessiondb::db::Db> {
         Ok(if self.is_pg {
             sessiondb::db::open_existing(&self.path)?
