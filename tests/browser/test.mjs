@@ -16,7 +16,11 @@ import { writeHostile } from "./hostile.mjs";
 const root = path.resolve(import.meta.dirname, "../..");
 const bin = process.env.SESSIONDB_BIN || path.join(root, "target/debug/sessiondb");
 const shots = path.join(root, "docs/screenshots");
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-browser-"));
+// A fixed folder: the session page shows its file's path, and the screenshots stay the same
+// from one run to the next.
+const tmp = path.join(os.tmpdir(), "sessiondb-browser");
+fs.rmSync(tmp, { recursive: true, force: true });
+fs.mkdirSync(tmp);
 
 function cli(db, ...args) {
   return execFileSync(bin, ["--db", db, ...args], { encoding: "utf8", maxBuffer: 1 << 28 });
