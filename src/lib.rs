@@ -21,12 +21,13 @@ pub use ingest::{import, sync};
 pub use js::json;
 pub use manager::{NewSessionOptions, SessionManager};
 pub use pi::layout::default_session_dir;
-pub use read::{check, discovery, export, resolve, search, tree, usage_stats};
+pub use read::{check, discovery, export, outline, resolve, search, tree, usage_stats};
 pub use rpc::RpcServer;
 pub use store::db::default_path as default_db_path;
 
 /// Opening a database.
 pub mod db {
+    pub use crate::store::db::open_read_only;
     pub use crate::store::db::{
         access_problem, beside, default_path, open, open_existing, open_in_memory, Backend, Db, Location, Tx,
     };

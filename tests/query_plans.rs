@@ -74,6 +74,10 @@ const HOT: &[(&str, &str, &str)] = &[
     ("COPY_PATH_RUN", w::COPY_PATH_RUN, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("BRANCH_SOURCE_ROWS", w::BRANCH_SOURCE_ROWS, "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"),
     ("RECORD_SHARES", w::RECORD_SHARES, "SEARCH shares USING PRIMARY KEY (copy=?)"),
+    // serve: a session's tree from its two indexes, its facts by key.
+    ("LINKS", e::LINKS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("ENTRY_KIND", e::ENTRY_KIND, "USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("SESSION_INFO_BY_SID", d::SESSION_INFO_BY_SID, "USING INTEGER PRIMARY KEY (rowid=?)"),
 ];
 
 #[test]

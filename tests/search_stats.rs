@@ -181,34 +181,34 @@ fn stats_equal_independent_sums_and_count_forked_copies_once() {
     }
 }
 
-/// A usage value as the stats rule reads it: `Ok(Some)` a finite number in `[0, 2^53]`,
-/// `Ok(None)` absent, `Err` anything else (counted as invalid).
-fn usage_value(v: Option<&serde_json::Value>) -> Result<Option<f64>, ()> {
+/// A usage value as the stats rule reads it: `Ok(Some)` a plausible value for one entry (tokens
+/// a whole number in `[0, 10^9]`, a cost in `[0, 10^6]`), `Ok(None)` absent, `Err` anything else
+/// (counted as invalid).
+fn usage_value(v: Option<&serde_json::Value>, tokens: bool) -> Result<Option<f64>, ()> {
+    let max = if tokens { 1e9 } else { 1e6 };
     match v {
         None => Ok(None),
-        Some(v) => v.as_f64().filter(|n| (0.0..=9_007_199_254_740_992.0).contains(n)).map(Some).ok_or(()),
+        Some(v) => v.as_f64().filter(|n| (0.0..=max).contains(n) && (!tokens || n.fract() == 0.0)).map(Some).ok_or(()),
     }
 }
 
-#[test]
-fn stats_leave_out_and_count_usage_values_outside_0_to_2_pow_53_on_the_oracle_corpus() {
-    let (_dir, db, conn) = common::temp_db();
-    let (code, _, err) = common::run(&db, &["import", common::oracle().join("sessions").to_str().unwrap()]);
-    assert!(code == 0 || code == 1, "{err}"); // 1: the corpus holds deliberately broken files
-    let paths: Vec<String> = conn
-        .sqlite()
-        .prepare("SELECT path FROM sessions")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+/// Usage totals summed independently of sessiondb over the files at `paths`, by the rule of
+/// [`usage_value`], an entry copied by a fork (same id and timestamp) counted once.
+struct Reference {
+    tokens: [f64; 4],
+    total: f64,
+    cost: f64,
+    invalid: i64,
+    entries: i64,
+}
+
+fn reference_totals(paths: &[String]) -> Reference {
     // Independent sums over the imported files, an entry copied by a fork (same id and
     // timestamp) counted once.
     let mut seen = std::collections::HashSet::new();
     let (mut tokens, mut total, mut cost, mut invalid, mut entries) = ([0f64; 4], 0f64, 0f64, 0i64, 0i64);
-    for p in &paths {
-        for line in std::fs::read_to_string(p).unwrap().lines() {
+    for p in paths {
+        for line in String::from_utf8_lossy(&std::fs::read(p).unwrap()).lines() {
             let Ok(e) = serde_json::from_str::<serde_json::Value>(line) else { continue };
             let usage = match e["type"].as_str() {
                 Some("message") if e["message"]["role"] == "assistant" => &e["message"]["usage"],
@@ -222,20 +222,20 @@ fn stats_leave_out_and_count_usage_values_outside_0_to_2_pow_53_on_the_oracle_co
                 }
             }
             entries += 1;
-            let mut take = |v: Option<&serde_json::Value>| {
-                usage_value(v).unwrap_or_else(|()| {
+            let mut take = |v: Option<&serde_json::Value>, tokens: bool| {
+                usage_value(v, tokens).unwrap_or_else(|()| {
                     invalid += 1;
                     None
                 })
             };
-            let parts = ["input", "output", "cacheRead", "cacheWrite"].map(|k| take(u.get(k)).unwrap_or(0.0));
+            let parts = ["input", "output", "cacheRead", "cacheWrite"].map(|k| take(u.get(k), true).unwrap_or(0.0));
             total += match u.get("totalTokens") {
                 None => parts.iter().map(|p| p.trunc()).sum(),
-                t => take(t).unwrap_or(0.0).trunc(),
+                t => take(t, true).unwrap_or(0.0).trunc(),
             };
             cost += match u.get("cost") {
-                Some(serde_json::Value::Object(c)) => take(c.get("total")),
-                c => take(c),
+                Some(serde_json::Value::Object(c)) => take(c.get("total"), false),
+                c => take(c, false),
             }
             .unwrap_or(0.0);
             for (sum, part) in tokens.iter_mut().zip(parts) {
@@ -243,6 +243,69 @@ fn stats_leave_out_and_count_usage_values_outside_0_to_2_pow_53_on_the_oracle_co
             }
         }
     }
+    Reference { tokens, total, cost, invalid, entries }
+}
+
+/// The totals of `stats --json` equal [`reference_totals`] of the files at `paths`.
+fn assert_stats_equal_reference(db: &std::path::Path, paths: &[String]) -> Reference {
+    let r = reference_totals(paths);
+    let (code, out, err) = common::run(db, &["stats", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let t = &v["total"];
+    assert_eq!(t["invalidUsageValues"], r.invalid);
+    assert_eq!(t["entries"], r.entries);
+    let close = |got: f64, want: f64| (got - want).abs() <= 1e-9 * want.abs().max(1.0);
+    for (k, want) in ["input", "output", "cacheRead", "cacheWrite"].iter().zip(r.tokens) {
+        assert!(close(t[k].as_f64().unwrap(), want), "{k}: {} vs {want}", t[k]);
+    }
+    assert!(close(t["totalTokens"].as_f64().unwrap(), r.total), "{} vs {}", t["totalTokens"], r.total);
+    assert!(close(t["cost"].as_f64().unwrap(), r.cost), "{} vs {}", t["cost"], r.cost);
+    r
+}
+
+#[test]
+fn stats_on_the_readme_sample_sessions_leave_out_values_of_2_pow_53() {
+    let (_dir, db, _conn) = common::temp_db();
+    let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sessions");
+    let (code, _, err) = common::run(&db, &["import", samples.to_str().unwrap()]);
+    assert!(code == 0 || code == 1, "{err}");
+    let mut paths = Vec::new();
+    let mut dirs = vec![samples];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap().map(Result::unwrap) {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                paths.push(p.to_string_lossy().into_owned());
+            }
+        }
+    }
+    let r = assert_stats_equal_reference(&db, &paths);
+    // The files hold 2^53 eleven times (and 1e21, fractions of a token, 1.8e308): each is
+    // counted as invalid, none is summed. Before the rule, output summed to 9,007,199,257,705,964.
+    assert!(r.invalid >= 11, "{}", r.invalid);
+    assert!(r.tokens.iter().all(|&t| t < 1e9 * r.entries as f64) && r.cost < 1e6 * r.entries as f64);
+    let (_, out, _) = common::run(&db, &["stats", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["total"]["output"].as_f64().unwrap() < 1e8, "{}", v["total"]["output"]);
+}
+
+#[test]
+fn stats_leave_out_and_count_implausible_usage_values_on_the_oracle_corpus() {
+    let (_dir, db, conn) = common::temp_db();
+    let (code, _, err) = common::run(&db, &["import", common::oracle().join("sessions").to_str().unwrap()]);
+    assert!(code == 0 || code == 1, "{err}"); // 1: the corpus holds deliberately broken files
+    let paths: Vec<String> = conn
+        .sqlite()
+        .prepare("SELECT path FROM sessions")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let Reference { tokens, total, cost, invalid, entries } = reference_totals(&paths);
     assert!(invalid > 10, "the oracle corpus holds corrupt usage values ({invalid})");
     let (code, out, err) = common::run(&db, &["stats", "--json"]);
     assert_eq!(code, 0, "{err}");

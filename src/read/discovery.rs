@@ -250,3 +250,8 @@ pub fn find_everywhere(db: &Db, id: &str) -> Result<Vec<String>> {
 pub fn find_prefix(db: &Db, prefix: &str) -> Result<Vec<String>> {
     Ok(stored::refs_by_id_prefix(db, prefix)?.into_iter().map(|r| r.path).collect())
 }
+
+/// The SessionInfo of session `sid` (internal key), `allMessagesText` left empty.
+pub fn info(db: &Db, sid: i64) -> Result<Option<SessionInfo>> {
+    Ok(stored::info_by_sid(db, sid)?.map(info_from_row))
+}

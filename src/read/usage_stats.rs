@@ -68,8 +68,8 @@ pub struct StatsFilter {
 
 pub use crate::store::usage::Totals;
 
-/// Totals per group (all entries in one group when `by` is `None`). Only finite values in
-/// `[0, 2^53]` are summed; the others are counted in `invalid_usage_values`. An entry copied into
+/// Totals per group (all entries in one group when `by` is `None`). Only values plausible for
+/// one entry (tokens a whole number up to 10^9, a cost up to 10^6) are summed; the others are counted in `invalid_usage_values`. An entry copied into
 /// another session by a fork or a branched session (same id and timestamp) counts once.
 pub fn totals(db: &Db, by: Option<GroupBy>, f: &StatsFilter) -> Result<Vec<Totals>> {
     usage::totals(db, by.map_or("all", GroupBy::key), f.since_ms, f.until_ms, f.cwd.as_deref())

@@ -132,6 +132,19 @@ pub fn open_pooled(location: impl Into<Location>) -> Result<Pooled> {
     }
 }
 
+/// Opens an existing database only to read it (`sessiondb serve`). A SQLite file is opened in
+/// SQLite's read-only mode (see `store::sqlite::open::open_read_only`); a server is reached
+/// as by [`open_existing`], since its reads need no local file.
+pub fn open_read_only(location: impl Into<Location>) -> Result<Db> {
+    match location.into() {
+        Location::Server(url) => crate::store::postgres::open(&url),
+        Location::File(path) => {
+            refuse_url(&path)?;
+            crate::store::sqlite::open::open_read_only(&path)
+        }
+    }
+}
+
 /// Opens an existing database without creating it (read commands). A database file that
 /// cannot be written is fine as long as SQLite can read it.
 pub fn open_existing(location: impl Into<Location>) -> Result<Db> {

@@ -120,3 +120,8 @@ pub fn refs_by_id_prefix(db: &Db, prefix: &str) -> Result<Vec<SessionRef>> {
 pub fn refs_by_path(db: &Db, path: &str) -> Result<Vec<SessionRef>> {
     db.store().refs_by_path(path)
 }
+
+/// The stored SessionInfo columns of session `sid` (of any origin on a server).
+pub fn info_by_sid(db: &Db, sid: i64) -> Result<Option<InfoRow>> {
+    db.store().info_by_sid(sid)
+}

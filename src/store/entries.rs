@@ -53,9 +53,20 @@ pub fn walk_up(db: &Db, key: i64, stop: Option<i64>, limit: i64) -> Result<Vec<E
     db.store().walk_up(key, stop, limit)
 }
 
-/// Keys, types and roles from `key` up through the parents, at most `limit`, leaf first.
+/// Keys, ids, types and roles from `key` up through the parents, at most `limit`, leaf first.
 pub fn walk_up_steps(db: &Db, key: i64, limit: i64) -> Result<Vec<PathStep>> {
     db.store().walk_up_steps(key, limit)
+}
+
+/// The linking columns of every entry of session `sid` (header lines excluded) in file order,
+/// without reading a line.
+pub fn links(db: &Db, sid: i64) -> Result<Vec<Link>> {
+    db.store().links(sid)
+}
+
+/// The type, role and time of the entry stored under `key`, without its line.
+pub fn entry_kind(db: &Db, key: i64) -> Result<Option<Kind>> {
+    db.store().entry_kind(key)
 }
 
 /// Hands `f` the key and line of at most `limit` entries of session `sid` from key `from` on

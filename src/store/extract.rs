@@ -35,7 +35,8 @@ pub struct UsageRow {
     pub total: i64,
     /// Cost (`cost.total`, or a plain number).
     pub cost: f64,
-    /// Values left out (zero above) because they were not finite numbers in `[0, 2^53]`.
+    /// Values left out (zero above) because they were not plausible for one entry (tokens a
+    /// whole number up to 10^9, a cost up to 10^6).
     pub invalid: i64,
 }
 
@@ -105,16 +106,22 @@ pub fn text_of(f: &EntryFields, entry: &RawObject<'_>, message: Option<&RawObjec
     (!text.trim().is_empty() || list_text.is_some()).then_some(TextRow { role, text, list_text })
 }
 
-/// Largest usage value that counts: 2^53, the last integer a JavaScript number holds exactly.
-const MAX_USAGE: f64 = 9_007_199_254_740_992.0;
+/// Largest token count one entry can plausibly record (a billion tokens in one turn).
+const MAX_TOKENS: f64 = 1e9;
 
-/// A usage value that counts: a finite number in `[0, 2^53]`. `Err(())` for any other value
-/// present (negative, too large, infinite, `null` for NaN, a string), which is left out and
-/// counted; `Ok(None)` when absent.
-fn valid(v: Option<&Value>) -> std::result::Result<Option<f64>, ()> {
+/// Largest cost one entry can plausibly record.
+const MAX_COST: f64 = 1e6;
+
+/// A usage value that counts: for tokens a whole number in `[0, 10^9]`, for a cost a finite
+/// number in `[0, 10^6]`. `Err(())` for any other value present (negative, fractional tokens,
+/// implausibly large like the 2^53 of a corrupt file, infinite, `null` for NaN, a string),
+/// which is left out and counted; `Ok(None)` when absent. This is the one place the rule lives:
+/// `stats` and `serve` read the rows it leaves.
+fn valid(v: Option<&Value>, tokens: bool) -> std::result::Result<Option<f64>, ()> {
+    let max = if tokens { MAX_TOKENS } else { MAX_COST };
     match v {
         None => Ok(None),
-        Some(Value::Number(n)) if n.is_finite() && (0.0..=MAX_USAGE).contains(n) => Ok(Some(*n)),
+        Some(Value::Number(n)) if (0.0..=max).contains(n) && (!tokens || n.fract() == 0.0) => Ok(Some(*n)),
         Some(_) => Err(()),
     }
 }
@@ -122,22 +129,22 @@ fn valid(v: Option<&Value>) -> std::result::Result<Option<f64>, ()> {
 fn usage_from(v: &Value, provider: Option<String>, model: Option<String>) -> Option<UsageRow> {
     let o = v.as_object()?;
     let mut invalid = 0;
-    let mut take = |v: Option<&Value>| {
-        valid(v).unwrap_or_else(|()| {
+    let mut take = |v: Option<&Value>, tokens: bool| {
+        valid(v, tokens).unwrap_or_else(|()| {
             invalid += 1;
             None
         })
     };
     let [input, output, cache_read, cache_write] =
-        ["input", "output", "cacheRead", "cacheWrite"].map(|k| take(o.get(k)).unwrap_or(0.0) as i64);
+        ["input", "output", "cacheRead", "cacheWrite"].map(|k| take(o.get(k), true).unwrap_or(0.0) as i64);
     let total = match o.get("totalTokens") {
         None => Some(input + output + cache_read + cache_write),
-        t => take(t).map(|n| n as i64),
+        t => take(t, true).map(|n| n as i64),
     }
     .unwrap_or(0);
     let cost = match o.get("cost") {
-        Some(Value::Object(c)) => take(c.get("total")),
-        c => take(c),
+        Some(Value::Object(c)) => take(c.get("total"), false),
+        c => take(c, false),
     }
     .unwrap_or(0.0);
     Some(UsageRow { provider, model, input, output, cache_read, cache_write, total, cost, invalid })
@@ -221,15 +228,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn usage_values_outside_0_to_2_pow_53_are_left_out_and_counted() {
+    fn implausible_usage_values_are_left_out_and_counted() {
         let v = json::parse(br#"{"input":1e300,"output":7,"cacheRead":-1,"cacheWrite":1e400,"cost":{"total":null}}"#)
             .unwrap();
         let u = usage_from(&v, None, None).unwrap();
         assert_eq!((u.input, u.output, u.cache_read, u.cache_write, u.total, u.cost), (0, 7, 0, 0, 7, 0.0));
         assert_eq!(u.invalid, 4);
-        let v = json::parse(br#"{"input":9007199254740992,"totalTokens":9007199254740994,"cost":"1"}"#).unwrap();
+        // 2^53, what a corrupt file holds (the README's sample sessions): not one entry's usage.
+        let v = json::parse(br#"{"input":9007199254740992,"output":9007199254740992,"totalTokens":9007199254740994,"cost":{"total":18014398509481984}}"#).unwrap();
         let u = usage_from(&v, None, None).unwrap();
-        assert_eq!((u.input, u.total, u.cost, u.invalid), (9_007_199_254_740_992, 0, 0.0, 2));
+        assert_eq!((u.input, u.output, u.total, u.cost, u.invalid), (0, 0, 0, 0.0, 4));
+        // The limits themselves count; a fraction of a token, a string or a cost above 10^6 do not.
+        let v = json::parse(br#"{"input":1000000000,"output":1.5,"cacheRead":"3","cost":1000000}"#).unwrap();
+        let u = usage_from(&v, None, None).unwrap();
+        assert_eq!(
+            (u.input, u.output, u.cache_read, u.total, u.cost, u.invalid),
+            (1_000_000_000, 0, 0, 1_000_000_000, 1e6, 2)
+        );
+        let v = json::parse(br#"{"input":1000000001,"cost":1000000.01}"#).unwrap();
+        let u = usage_from(&v, None, None).unwrap();
+        assert_eq!((u.input, u.cost, u.invalid), (0, 0.0, 2));
         let v = json::parse(br#"{"input":3,"output":4,"cost":0.5}"#).unwrap();
         let u = usage_from(&v, None, None).unwrap();
         assert_eq!((u.total, u.cost, u.invalid), (7, 0.5, 0));

@@ -2,6 +2,8 @@
 
 mod bench;
 mod cli;
+#[cfg(feature = "serve")]
+mod serve;
 
 fn main() {
     std::process::exit(cli::run());

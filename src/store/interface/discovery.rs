@@ -62,6 +62,8 @@ pub(crate) trait Discovery {
     fn infos_under(&self, root: &str) -> Result<Vec<InfoRow>>;
     /// The sessions whose header cwd is `cwd`.
     fn infos_for_cwd(&self, cwd: &str) -> Result<Vec<InfoRow>>;
+    /// The session with key `sid` (of any origin on a server).
+    fn info_by_sid(&self, sid: i64) -> Result<Option<InfoRow>>;
     /// How many sessions the database holds.
     fn session_count(&self) -> Result<i64>;
     /// Hands every stored joined text to `f`: session key, the line it is exact up to, the text.

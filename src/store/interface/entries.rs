@@ -44,10 +44,38 @@ pub struct EntryRow {
 pub struct PathStep {
     /// Storage key.
     pub key: i64,
+    /// Entry id, when a string.
+    pub id: Option<String>,
     /// Entry type.
     pub kind: Option<String>,
     /// Message role.
     pub role: Option<String>,
+}
+
+/// An entry's place in the tree, without its line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// Storage key (file order).
+    pub key: i64,
+    /// `id` when a string.
+    pub id: Option<String>,
+    /// `parentId` when a string.
+    pub parent_id: Option<String>,
+    /// Entry type.
+    pub kind: Option<String>,
+    /// Message role.
+    pub role: Option<String>,
+}
+
+/// An entry's type, role and time, without its line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kind {
+    /// `type` when a string.
+    pub kind: Option<String>,
+    /// `message.role`.
+    pub role: Option<String>,
+    /// Entry time (ms).
+    pub ts_ms: Option<i64>,
 }
 
 impl EntryRow {
@@ -77,8 +105,13 @@ pub(crate) trait Entries {
     /// The entries from `key` up through their parents, leaf first: after `stop` (when given) and
     /// after `limit` rows the walk ends.
     fn walk_up(&self, key: i64, stop: Option<i64>, limit: i64) -> Result<Vec<EntryRow>>;
-    /// Keys, types and roles from `key` up through the parents, at most `limit`, leaf first.
+    /// Keys, ids, types and roles from `key` up through the parents, at most `limit`, leaf first.
     fn walk_up_steps(&self, key: i64, limit: i64) -> Result<Vec<PathStep>>;
+    /// The linking columns of every entry of session `sid` (header lines excluded) in file
+    /// order: all stored beside the line, so no line is read.
+    fn links(&self, sid: i64) -> Result<Vec<Link>>;
+    /// The type, role and time of the entry stored under `key`, without its line.
+    fn entry_kind(&self, key: i64) -> Result<Option<Kind>>;
     /// Hands `f` the key and line of at most `limit` entries of session `sid` from key `from` on
     /// (header lines excluded), in file order, without copying the lines.
     fn lines_from(&self, sid: i64, from: i64, limit: i64, f: &mut dyn FnMut(i64, &[u8])) -> Result<()>;

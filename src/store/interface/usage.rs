@@ -27,8 +27,8 @@ pub struct Totals {
     pub total_tokens: i64,
     /// Cost.
     pub cost: f64,
-    /// Usage values left out of the sums above because they were not finite numbers in
-    /// `[0, 2^53]` (tokens and cost alike).
+    /// Usage values left out of the sums above because they were not plausible for one entry
+    /// (tokens a whole number up to 10^9, a cost up to 10^6).
     pub invalid_usage_values: i64,
 }
 

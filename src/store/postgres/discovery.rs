@@ -19,6 +19,13 @@ macro_rules! pg_info_select {
 /// [`SESSION_INFOS_IN_DIR`] on PostgreSQL.
 pub const PG_SESSION_INFOS_IN_DIR: &str = pg_info_select!(" AND dir = $1");
 
+/// [`SESSION_INFO_BY_SID`](crate::store::sqlite::discovery::SESSION_INFO_BY_SID) on
+/// PostgreSQL: a session of any origin.
+pub const PG_SESSION_INFO_BY_SID: &str = concat!(
+    "SELECT skey AS sid, path, id, cwd, name, created, parent_session, message_count, last_activity_ms, ",
+    "first_message, coalesce(file_mtime_ns, written_ns) AS written_ns, last_seq FROM sessions WHERE skey = $1"
+);
+
 /// [`SESSION_INFOS_ALL`] on PostgreSQL.
 pub const PG_SESSION_INFOS_ALL: &str = pg_info_select!("");
 
@@ -125,6 +132,10 @@ impl Discovery for Pg {
 
     fn infos_all(&self) -> Result<Vec<InfoRow>> {
         pg_infos(self, PG_SESSION_INFOS_ALL, &[])
+    }
+
+    fn info_by_sid(&self, sid: i64) -> Result<Option<InfoRow>> {
+        Ok(pg_infos(self, PG_SESSION_INFO_BY_SID, &[&sid])?.into_iter().next())
     }
 
     fn infos_under(&self, root: &str) -> Result<Vec<InfoRow>> {

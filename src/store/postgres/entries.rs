@@ -2,7 +2,7 @@
 //! carry keys only and join the lines once at the end.
 
 use crate::error::Result;
-use crate::store::entries::{Entries, EntryRow, PathStep};
+use crate::store::entries::{Entries, EntryRow, Kind, Link, PathStep};
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::postgres::{Pg, PgParams};
 
@@ -85,13 +85,20 @@ pub const PG_WALK_UP: &str = "WITH RECURSIVE walk(n, session, seq, parent_key) A
     FROM walk w JOIN entries e ON e.session = w.session AND e.seq = w.seq ORDER BY w.n";
 
 /// [`WALK_UP_STEPS`] on PostgreSQL.
-pub const PG_WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, session, seq, type, role, parent_key) AS ( \
-        SELECT 1, session, seq, type, role, parent_key FROM entries WHERE session = $1 AND seq = $2 \
+pub const PG_WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, session, seq, id, type, role, parent_key) AS ( \
+        SELECT 1, session, seq, id, type, role, parent_key FROM entries WHERE session = $1 AND seq = $2 \
         UNION ALL \
-        SELECT w.n + 1, e.session, e.seq, e.type, e.role, e.parent_key FROM walk w \
+        SELECT w.n + 1, e.session, e.seq, e.id, e.type, e.role, e.parent_key FROM walk w \
             JOIN entries e ON e.session = w.parent_key >> 32 AND e.seq = w.parent_key & 4294967295 \
         WHERE w.n < $3::bigint) \
-    SELECT (session << 32) | seq AS key, type, role FROM walk ORDER BY n";
+    SELECT (session << 32) | seq AS key, id, type, role FROM walk ORDER BY n";
+
+/// [`LINKS`](crate::store::sqlite::entries::LINKS) on PostgreSQL.
+pub const PG_LINKS: &str = "SELECT (session << 32) | seq AS key, id, parent_id, type, role FROM entries \
+    WHERE session = $1 AND type IS DISTINCT FROM 'session' ORDER BY seq";
+
+/// [`ENTRY_KIND`](crate::store::sqlite::entries::ENTRY_KIND) on PostgreSQL.
+pub const PG_ENTRY_KIND: &str = "SELECT type, role, ts_ms FROM entries WHERE session = $1 AND seq = $2";
 
 /// [`LINES_FROM`] on PostgreSQL.
 pub const PG_LINES_FROM: &str = "SELECT (session << 32) | seq AS key, body FROM entries \
@@ -142,7 +149,33 @@ impl Entries for Pg {
     fn walk_up_steps(&self, key: i64, limit: i64) -> Result<Vec<PathStep>> {
         let (sid, seq) = pg_key(key);
         let rows = self.query(PG_WALK_UP_STEPS, &[&sid, &seq, &limit])?;
-        Ok(rows.iter().map(|r| PathStep { key: r.get("key"), kind: r.get("type"), role: r.get("role") }).collect())
+        Ok(rows
+            .iter()
+            .map(|r| PathStep { key: r.get("key"), id: r.get("id"), kind: r.get("type"), role: r.get("role") })
+            .collect())
+    }
+
+    fn links(&self, sid: i64) -> Result<Vec<Link>> {
+        Ok(self
+            .query(PG_LINKS, &[&sid])?
+            .iter()
+            .map(|r| Link {
+                key: r.get("key"),
+                id: r.get("id"),
+                parent_id: r.get("parent_id"),
+                kind: r.get("type"),
+                role: r.get("role"),
+            })
+            .collect())
+    }
+
+    fn entry_kind(&self, key: i64) -> Result<Option<Kind>> {
+        let (sid, seq) = pg_key(key);
+        Ok(self.query(PG_ENTRY_KIND, &[&sid, &seq])?.first().map(|r| Kind {
+            kind: r.get("type"),
+            role: r.get("role"),
+            ts_ms: r.get("ts_ms"),
+        }))
     }
 
     fn lines_from(&self, sid: i64, from: i64, limit: i64, f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {

@@ -70,6 +70,9 @@ fn infos(db: &Connection, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) ->
     Ok(rows)
 }
 
+/// SessionInfo columns of session `:sid`.
+pub const SESSION_INFO_BY_SID: &str = info_select!(" WHERE sid = :sid");
+
 /// Number of sessions.
 pub const SESSION_COUNT: &str = "SELECT count(*) AS n FROM sessions";
 
@@ -133,6 +136,10 @@ impl Discovery for Sqlite {
     fn infos_all(&self) -> Result<Vec<InfoRow>> {
         let db = &self.conn;
         infos(db, SESSION_INFOS_ALL, &[])
+    }
+
+    fn info_by_sid(&self, sid: i64) -> Result<Option<InfoRow>> {
+        Ok(infos(&self.conn, SESSION_INFO_BY_SID, named_params! { ":sid": sid })?.into_iter().next())
     }
 
     fn infos_under(&self, root: &str) -> Result<Vec<InfoRow>> {

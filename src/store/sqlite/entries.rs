@@ -2,7 +2,7 @@
 //! and reads its columns by name.
 
 use crate::error::Result;
-use crate::store::entries::{Entries, EntryRow, PathStep};
+use crate::store::entries::{Entries, EntryRow, Kind, Link, PathStep};
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sqlite::{columns, Sqlite};
 use rusqlite::{named_params, Connection, OptionalExtension, Row};
@@ -109,12 +109,20 @@ pub const WALK_UP: &str = "WITH RECURSIVE walk(n, key, id, parent_id, type, role
 
 /// [`WALK_UP`] without the lines: key, type and role of each entry from `:key` up, at most
 /// `:limit` of them, leaf first.
-pub const WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, key, type, role, parent_key) AS ( \
-        SELECT 1, key, type, role, parent_key FROM entries WHERE key = :key \
+pub const WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, key, id, type, role, parent_key) AS ( \
+        SELECT 1, key, id, type, role, parent_key FROM entries WHERE key = :key \
         UNION ALL \
-        SELECT w.n + 1, e.key, e.type, e.role, e.parent_key FROM walk w CROSS JOIN entries e ON e.key = w.parent_key \
+        SELECT w.n + 1, e.key, e.id, e.type, e.role, e.parent_key FROM walk w CROSS JOIN entries e ON e.key = w.parent_key \
         WHERE w.n < :limit) \
-    SELECT key, type, role FROM walk";
+    SELECT key, id, type, role FROM walk";
+
+/// The linking columns of every entry of a session (keys `:lo..=:hi`) in file order, header
+/// lines excluded: all stored before the line, so no line is read.
+pub const LINKS: &str = "SELECT key, id, parent_id, type, role FROM entries \
+    WHERE key BETWEEN :lo AND :hi AND type IS NOT 'session' ORDER BY key";
+
+/// The type, role and time of the entry stored under `:key`.
+pub const ENTRY_KIND: &str = "SELECT type, role, ts_ms FROM entries WHERE key = :key";
 
 /// Keys and lines of the entries of a session (keys `:lo..=:hi`) in file order, header lines
 /// excluded. (Readers stop stepping after a batch: a bound LIMIT would make SQLite prepare it
@@ -179,13 +187,35 @@ impl Entries for Sqlite {
     fn walk_up_steps(&self, key: i64, limit: i64) -> Result<Vec<PathStep>> {
         let db = &self.conn;
         let mut st = db.prepare_cached(WALK_UP_STEPS)?;
-        let [k, t, r_] = columns(&st, ["key", "type", "role"])?;
+        let [k, i, t, r_] = columns(&st, ["key", "id", "type", "role"])?;
         let steps = st
             .query_map(named_params! { ":key": key, ":limit": limit }, |r| {
-                Ok(PathStep { key: r.get(k)?, kind: r.get(t)?, role: r.get(r_)? })
+                Ok(PathStep { key: r.get(k)?, id: r.get(i)?, kind: r.get(t)?, role: r.get(r_)? })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(steps)
+    }
+
+    fn links(&self, sid: i64) -> Result<Vec<Link>> {
+        let (lo, hi) = range(sid);
+        let mut st = self.conn.prepare_cached(LINKS)?;
+        let [k, i, p, t, r_] = columns(&st, ["key", "id", "parent_id", "type", "role"])?;
+        let links = st
+            .query_map(named_params! { ":lo": lo.0, ":hi": hi.0 }, |r| {
+                Ok(Link { key: r.get(k)?, id: r.get(i)?, parent_id: r.get(p)?, kind: r.get(t)?, role: r.get(r_)? })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(links)
+    }
+
+    fn entry_kind(&self, key: i64) -> Result<Option<Kind>> {
+        let mut st = self.conn.prepare_cached(ENTRY_KIND)?;
+        let [t, r_, ts] = columns(&st, ["type", "role", "ts_ms"])?;
+        Ok(st
+            .query_row(named_params! { ":key": key }, |r| {
+                Ok(Kind { kind: r.get(t)?, role: r.get(r_)?, ts_ms: r.get(ts)? })
+            })
+            .optional()?)
     }
 
     fn lines_from(&self, sid: i64, from: i64, limit: i64, f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {

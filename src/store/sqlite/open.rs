@@ -130,6 +130,26 @@ pub fn open_existing(path: &Path) -> Result<Db> {
     open_file(path).map_err(|e| explain(path, e))
 }
 
+/// Opens the existing database file at `path` read-only (`sessiondb serve`): SQLite's read-only
+/// mode plus `query_only`, so no statement can change the file whatever calls it. The schema
+/// is not migrated and the append journal is not settled (both write): open it once with
+/// [`open_existing`] first.
+pub fn open_read_only(path: &Path) -> Result<Db> {
+    use rusqlite::OpenFlags;
+    if !path.is_file() {
+        return Err(Error::NotFound(format!("{}: no database here (run `sessiondb import` first)", path.display())));
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    let conn =
+        Connection::open_with_flags(path, flags).map_err(|e| Error::io(path, std::io::Error::other(e.to_string())))?;
+    // A reader waits only while a writer holds the WAL's recovery lock, rarely and briefly.
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.set_prepared_statement_cache_capacity(64);
+    conn.pragma_update(None, "query_only", "ON")?;
+    conn.pragma_update(None, "cache_size", -16384)?;
+    Ok(Sqlite::db(conn))
+}
+
 /// A database in memory, for sessions that are never persisted and for tests.
 pub fn open_in_memory() -> Result<Db> {
     let mut conn = Connection::open_in_memory()?;
@@ -203,7 +223,7 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
 /// Newest migration version this build knows: `migrations/`'s highest `V<n>__`. A constant
 /// because asking refinery compiles a regular expression to parse the file names, about 1 ms
 /// of every command's start (the test below keeps the two equal).
-const KNOWN_VERSION: i64 = 10;
+const KNOWN_VERSION: i64 = 11;
 
 fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     let known = KNOWN_VERSION;

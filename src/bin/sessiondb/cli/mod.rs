@@ -68,6 +68,9 @@ enum Command {
     Bench(bench::Args),
     /// Check the database and its sessions for problems (exit 1 when some are found).
     Check(check::Args),
+    /// Serve every session, search and usage in the browser (read-only).
+    #[cfg(feature = "serve")]
+    Serve(crate::serve::Args),
 }
 
 /// Exit status: 0 success, 1 partial failure or problems found, 2 error.
@@ -115,6 +118,8 @@ fn run_local(db: &std::path::Path, command: Command) -> anyhow::Result<i32> {
         Command::Push(a) => push::run(db, a),
         Command::Bench(a) => bench::run(a, None),
         Command::Check(a) => check::run(db, a),
+        #[cfg(feature = "serve")]
+        Command::Serve(a) => crate::serve::run(db, a),
     }
 }
 

@@ -7,8 +7,9 @@ use std::io::Write;
 use std::path::Path;
 
 /// Token and cost totals from assistant messages, usage entries and compaction / branch
-/// summaries. Entries copied by forks or branched sessions count once. A value that is not a
-/// number between 0 and 2^53 is left out of every sum and counted (`invalidUsageValues`).
+/// summaries. Entries copied by forks or branched sessions count once. A value that is not
+/// plausible for one entry (tokens a whole number up to 10^9, a cost up to 10^6) is left out of
+/// every sum and counted (`invalidUsageValues`).
 #[derive(clap::Args)]
 pub struct StatsArgs {
     /// Group by day, week, month, model, provider, project or session.
@@ -60,7 +61,7 @@ pub fn run(db: &Path, a: StatsArgs) -> anyhow::Result<i32> {
     if total.invalid_usage_values > 0 {
         writeln!(
             out,
-            "\n{} usage value(s) left out: not a number between 0 and 2^53 (corrupt or hand-edited entries).",
+            "\n{} usage value(s) left out: not plausible for one entry (tokens a whole number up to 10^9, a cost up to 10^6; corrupt or hand-edited entries).",
             total.invalid_usage_values
         )?;
     }

@@ -1,0 +1,32 @@
+// sessiondb serve: the only script the pages load (the CSP forbids any other). It copies
+// commands to the clipboard and opens the entry a link points at; pages work without it.
+"use strict";
+document.addEventListener("click", (ev) => {
+  const button = ev.target.closest("button.copy");
+  if (!button) return;
+  const text = button.getAttribute("data-copy") || "";
+  navigator.clipboard.writeText(text).then(
+    () => { button.textContent = "Copied"; setTimeout(() => { button.textContent = "Copy"; }, 1500); },
+    () => { button.textContent = "Select and copy"; }
+  );
+});
+function reveal() {
+  if (!location.hash.startsWith("#entry-")) return;
+  const el = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  if (!el) return;
+  el.classList.add("target");
+  el.querySelectorAll("details").forEach((d) => { d.open = true; });
+  el.scrollIntoView({ block: "center" });
+}
+window.addEventListener("hashchange", reveal);
+// A huge session's tree comes after its first screen (our own escaped markup, same origin).
+function loadTree() {
+  const lazy = document.getElementById("tree-lazy");
+  if (!lazy) return;
+  fetch(lazy.getAttribute("data-src"), { credentials: "same-origin" })
+    .then((r) => (r.ok ? r.text() : Promise.reject(new Error(String(r.status)))))
+    .then((html) => { document.getElementById("tree").innerHTML = html; })
+    .catch(() => { lazy.append(" (could not load: follow the link)"); });
+}
+document.addEventListener("DOMContentLoaded", loadTree);
+document.addEventListener("DOMContentLoaded", reveal);

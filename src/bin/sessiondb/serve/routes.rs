@@ -1,0 +1,104 @@
+//! Which page answers a request: the worker loop (one read-only connection per worker), the
+//! checks of `security` first, then the path.
+
+use super::cache::Cache;
+use super::http::{Query, Response};
+use super::security::{Policy, Refusal};
+use super::{assets, pages, token, Opener};
+use sessiondb::db::Db;
+
+/// Answers requests until the server stops. The connection is opened again after an error
+/// that may have broken it.
+pub fn worker(server: &tiny_http::Server, policy: &Policy, opener: &Opener, cache: &Cache) {
+    let mut db: Option<Db> = None;
+    for request in server.incoming_requests() {
+        let head_only = *request.method() == tiny_http::Method::Head;
+        let response = answer(&request, policy, opener, cache, &mut db);
+        let _ = request.respond(response.into_tiny(head_only));
+    }
+}
+
+fn header<'r>(request: &'r tiny_http::Request, name: &'static str) -> Option<&'r str> {
+    request.headers().iter().find(|h| h.field.equiv(name)).map(|h| h.value.as_str())
+}
+
+fn answer(
+    request: &tiny_http::Request,
+    policy: &Policy,
+    opener: &Opener,
+    cache: &Cache,
+    db: &mut Option<Db>,
+) -> Response {
+    let query = Query::parse(request.url());
+    let host = header(request, "Host");
+    if !policy.host_ok(host) {
+        return Response::text(421, "sessiondb: this server answers only to its own address (Host header refused)\n");
+    }
+    // The token in the URL (printed at start): kept in a cookie, then out of the address bar.
+    if let (Some(want), Some(given)) = (policy.token(), query.get("token")) {
+        if token::same(given, want) {
+            return Response::redirect(query.without("token")).with("Set-Cookie", token::set_cookie(want));
+        }
+    }
+    match policy.check(host, header(request, "Cookie"), header(request, "Authorization")) {
+        Ok(()) => {}
+        Err(Refusal::ForeignHost) => return Response::text(421, "sessiondb: Host header refused\n"),
+        Err(Refusal::NoToken) => {
+            return Response::html(401, pages::layout::refused("This server needs its token: open the URL it printed."))
+        }
+    }
+    if !matches!(request.method(), tiny_http::Method::Get | tiny_http::Method::Head) {
+        return Response::text(405, "sessiondb: read-only\n").with("Allow", "GET, HEAD");
+    }
+    if let Some(asset) = query.path.strip_prefix("/assets/") {
+        return assets::serve(asset);
+    }
+    let conn = match db {
+        Some(c) => c,
+        None => match opener.open() {
+            Ok(c) => db.insert(c),
+            Err(e) => return pages::layout::error_page(500, &format!("{e:#}")),
+        },
+    };
+    let result = route(conn, cache, opener.pg_url(), &query);
+    match result {
+        Ok(r) => r,
+        Err(e) => {
+            // A failed statement may leave the connection in a bad state: open a new one.
+            *db = None;
+            pages::layout::error_page(500, &format!("{e:#}"))
+        }
+    }
+}
+
+fn route(db: &Db, cache: &Cache, pg_url: Option<&str>, q: &Query) -> anyhow::Result<Response> {
+    let path = q.path.as_str();
+    if path == "/" {
+        return pages::sessions::page(db, cache, pg_url, q);
+    }
+    if path == "/usage" {
+        return pages::usage::page(db, cache, q);
+    }
+    if let Some(rest) = path.strip_prefix("/s/") {
+        let (sid, tail) = rest.split_once('/').unwrap_or((rest, ""));
+        let Ok(sid) = sid.parse::<i64>() else { return Ok(pages::layout::not_found()) };
+        return match tail {
+            "" => pages::session::page(db, cache, sid, q),
+            "export.jsonl" => pages::session::export(db, pg_url, sid),
+            "entry" => pages::session::raw_entry(db, sid, q),
+            "tree" => pages::session::tree_fragment(db, cache, sid, q),
+            _ => Ok(pages::layout::not_found()),
+        };
+    }
+    if path == "/favicon.ico" {
+        return Ok(Response::text(404, ""));
+    }
+    Ok(pages::layout::not_found())
+}
+
+/// Fills the cache with what the first visits ask for: the session list, usage by day.
+pub fn warm(opener: &Opener, cache: &Cache) {
+    let Ok(db) = opener.open() else { return };
+    let _ = pages::sessions::page(&db, cache, opener.pg_url(), &Query::parse("/"));
+    let _ = pages::usage::page(&db, cache, &Query::parse("/usage"));
+}
