@@ -6,7 +6,9 @@
 // getBranch()/getEntries() parses the session once, later ones only lines written since, and
 // getBranch() walks parents in JavaScript as pi does.
 "use strict";
+const fs = require("node:fs");
 const path = require("node:path");
+const { FileMirror, Folders } = require("./files.cjs");
 
 const native = loadNative();
 
@@ -23,6 +25,36 @@ function loadNative() {
 
 let database = null; // the database every new manager uses; chosen on first use
 const lookups = new Map(); // database path -> Native serving findById/list/listAll
+let filesMode = false; // pi's JSONL files are written beside the database (useFiles)
+const folders = new Map(); // database path -> Folders catching it up with the files
+
+/** The catch-up of the current database, in files mode; null otherwise. */
+function catchUp() {
+	if (!filesMode) return null;
+	const db = currentDatabase();
+	let f = folders.get(db);
+	if (!f) folders.set(db, (f = new Folders(native, db)));
+	return f;
+}
+
+/** pi's session folder for `cwd`, or the explicit one. */
+function folderOf(cwd, sessionDir) {
+	return sessionDir ? path.resolve(sessionDir) : native.defaultSessionDir(path.resolve(cwd));
+}
+
+/** The folder holding every project's session folder (pi's getSessionsDir()). */
+function sessionsRoot() {
+	return path.dirname(native.defaultSessionDir("/"));
+}
+
+/** Before a session file is opened: the database catches up with it (a file gone: its folder). */
+function catchUpFile(file) {
+	const f = catchUp();
+	if (!f || typeof file !== "string") return;
+	const p = path.resolve(file);
+	if (fs.existsSync(p)) f.file(p);
+	else f.folder(path.dirname(p));
+}
 
 function currentDatabase() {
 	if (database === null) {
@@ -57,6 +89,7 @@ const BATCH = 20000; // lines per crossing: one JSON text stays far below V8's s
 class SessionManager {
 	#n;
 	#mirror = null; // { epoch, lastKey, entries, byId }: the parsed session, see #sync
+	#file = null; // FileMirror writing the session's JSONL file, in files mode
 
 	/** @private Use the static constructors, as with pi's SessionManager. */
 	constructor(token, n) {
@@ -64,10 +97,26 @@ class SessionManager {
 		this.#n = n;
 	}
 
-	static #start(method, args) {
+	static #start(method, args, how = "open") {
 		const n = new native.Native(currentDatabase());
 		request(n, method, args);
-		return new SessionManager(TOKEN, n);
+		const sm = new SessionManager(TOKEN, n);
+		if (filesMode && method !== "inMemory") {
+			sm.#file = new FileMirror(n);
+			sm.#file.changed(sm.getSessionFile(), how);
+		}
+		return sm;
+	}
+
+	/** After a call that makes another session current: the file side follows. */
+	#changed(how) {
+		this.#file?.changed(this.getSessionFile(), how);
+	}
+
+	/** After an append: the file gets the new line. */
+	#appended(result) {
+		this.#file?.appended();
+		return result;
 	}
 
 	static #lookups() {
@@ -86,18 +135,42 @@ class SessionManager {
 		database = p;
 	}
 
+	/**
+	 * Files mode (what `sessiondb-pi` runs by default): managers made from now on also write
+	 * each session to pi's JSONL file as pi does, and lookups first catch the database up with
+	 * files changed or deleted behind its back.
+	 */
+	static useFiles(on) {
+		filesMode = Boolean(on);
+	}
+
+	/** Whether managers write pi's files too (see useFiles). */
+	static usesFiles() {
+		return filesMode;
+	}
+
+	/**
+	 * Imports every session file below `dirs` that the database does not hold yet (the
+	 * launcher's first start); with `progress`, a progress line on stderr. Returns the summary.
+	 */
+	static importFolders(dirs, progress = false) {
+		return new Folders(native, currentDatabase()).importAll(dirs, progress);
+	}
+
 	/** The database file managers use now. */
 	static databasePath() {
 		return currentDatabase();
 	}
 
 	static create(cwd, sessionDir, options) {
-		return SessionManager.#start("create", [cwd, sessionDir, options]);
+		return SessionManager.#start("create", [cwd, sessionDir, options], "new");
 	}
 	static open(path, sessionDir, cwdOverride) {
+		catchUpFile(path);
 		return SessionManager.#start("open", [path, sessionDir, cwdOverride]);
 	}
 	static continueRecent(cwd, sessionDir) {
+		catchUp()?.folder(folderOf(cwd, sessionDir));
 		return SessionManager.#start("continueRecent", [cwd, sessionDir]);
 	}
 	static inMemory(cwd = process.cwd(), options, entries) {
@@ -105,13 +178,16 @@ class SessionManager {
 		return SessionManager.#start("inMemory", [cwd, options, entries?.length ? entries : undefined]);
 	}
 	static forkFrom(sourcePath, targetCwd, sessionDir, options) {
-		return SessionManager.#start("forkFrom", [sourcePath, targetCwd, sessionDir, options]);
+		catchUpFile(sourcePath);
+		return SessionManager.#start("forkFrom", [sourcePath, targetCwd, sessionDir, options], "fork");
 	}
 	static findById(cwd, id, sessionDir) {
+		catchUp()?.folder(folderOf(cwd, sessionDir));
 		return undef(request(SessionManager.#lookups(), "findById", [cwd, id, sessionDir]));
 	}
 	static async list(cwd, sessionDir, onProgress, signal) {
 		signal?.throwIfAborted();
+		catchUp()?.folder(folderOf(cwd, sessionDir));
 		const infos = request(SessionManager.#lookups(), "list", [cwd, sessionDir]).map(sessionInfo);
 		report(infos, onProgress);
 		return infos;
@@ -129,6 +205,7 @@ class SessionManager {
 				? signal
 				: (onProgressOrSignal ?? signal);
 		abortSignal?.throwIfAborted();
+		catchUp()?.folder(dir ? path.resolve(dir) : sessionsRoot());
 		const infos = request(SessionManager.#lookups(), "listAll", [dir]).map(sessionInfo);
 		report(infos, progress);
 		return infos;
@@ -159,11 +236,14 @@ class SessionManager {
 
 	// ----- session ----------------------------------------------------------------------
 	setSessionFile(sessionFile) {
+		if (this.#file) catchUpFile(sessionFile);
 		this.#call("open", sessionFile, this.getSessionDir(), this.getCwd());
+		this.#changed("open");
 	}
 	newSession(options) {
 		if (this.isPersisted()) this.#call("create", this.getCwd(), this.getSessionDir(), options);
 		else this.#call("inMemory", this.getCwd(), options);
+		this.#changed("new");
 		return this.getSessionFile();
 	}
 	isPersisted() {
@@ -190,6 +270,15 @@ class SessionManager {
 	getHeader() {
 		return this.#call("getHeader");
 	}
+	/** True once the session is in the database (pi writes its file then). */
+	isSaved() {
+		return this.#n.isSaved();
+	}
+	/** Writes the session as pi's JSONL file (the stored lines, byte for byte) to `file`. */
+	writeSessionFile(file) {
+		const { text } = this.#n.fileLinesAfter(undefined);
+		fs.writeFileSync(file, Buffer.concat([Buffer.from(`${this.#n.headerLine()}\n`), text]));
+	}
 	getEntryCount() {
 		return this.#call("getEntryCount");
 	}
@@ -197,35 +286,35 @@ class SessionManager {
 	// ----- appends ----------------------------------------------------------------------
 	appendMessage(message) {
 		const text = JSON.stringify(message);
-		if (text === undefined) return this.#call("appendMessage", message); // as the rpc treats undefined
-		return this.#n.appendMessage(text);
+		if (text === undefined) return this.#appended(this.#call("appendMessage", message)); // as the rpc treats undefined
+		return this.#appended(this.#n.appendMessage(text));
 	}
 	appendThinkingLevelChange(thinkingLevel) {
-		return this.#call("appendThinkingLevelChange", thinkingLevel);
+		return this.#appended(this.#call("appendThinkingLevelChange", thinkingLevel));
 	}
 	appendModelChange(provider, modelId) {
-		return this.#call("appendModelChange", provider, modelId);
+		return this.#appended(this.#call("appendModelChange", provider, modelId));
 	}
 	appendUsage(kind, provider, model, usage, note) {
-		return this.#call("appendUsage", kind, provider, model, usage, note);
+		return this.#appended(this.#call("appendUsage", kind, provider, model, usage, note));
 	}
 	appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage) {
-		return this.#call("appendCompaction", summary, firstKeptEntryId, tokensBefore, details, fromHook, usage);
+		return this.#appended(this.#call("appendCompaction", summary, firstKeptEntryId, tokensBefore, details, fromHook, usage));
 	}
 	appendCustomEntry(customType, data) {
-		return this.#call("appendCustomEntry", customType, data);
+		return this.#appended(this.#call("appendCustomEntry", customType, data));
 	}
 	appendSessionInfo(name) {
-		return this.#call("appendSessionInfo", name);
+		return this.#appended(this.#call("appendSessionInfo", name));
 	}
 	appendCustomMessageEntry(customType, content, display, details) {
-		return this.#call("appendCustomMessageEntry", customType, content, display, details);
+		return this.#appended(this.#call("appendCustomMessageEntry", customType, content, display, details));
 	}
 	appendContextEdit(targetId, replacement) {
-		return this.#call("appendContextEdit", targetId, replacement);
+		return this.#appended(this.#call("appendContextEdit", targetId, replacement));
 	}
 	appendLabelChange(targetId, label) {
-		return this.#call("appendLabelChange", targetId, label);
+		return this.#appended(this.#call("appendLabelChange", targetId, label));
 	}
 
 	// ----- tree -------------------------------------------------------------------------
@@ -281,10 +370,12 @@ class SessionManager {
 		this.#call("resetLeaf");
 	}
 	branchWithSummary(branchFromId, summary, details, fromHook, usage) {
-		return this.#call("branchWithSummary", branchFromId, summary, details, fromHook, usage);
+		return this.#appended(this.#call("branchWithSummary", branchFromId, summary, details, fromHook, usage));
 	}
 	createBranchedSession(leafId) {
-		return undef(this.#call("createBranchedSession", leafId));
+		const file = undef(this.#call("createBranchedSession", leafId));
+		this.#changed("branch");
+		return file;
 	}
 }
 

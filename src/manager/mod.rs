@@ -7,6 +7,7 @@
 //! entries into the real database in one transaction), or saved (appends go to the journal).
 
 mod branch;
+mod files;
 
 use crate::error::{Error, Result};
 use crate::js::json::{self, Object, Value};

@@ -1,0 +1,145 @@
+// sessiondb-pi against plain pi, through pi's own CLI in --mode rpc with a scripted model
+// (test/pi/faux-provider-ext.mjs): the same conversation runs plain (pi's bundled `pi`) and
+// through the launcher, each in turn in the same agent folder and project, so that paths are
+// the same strings. Every response and every session file must agree (ids and times aside),
+// and `sessiondb export` of every session the launcher wrote must equal its file byte for byte.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { Rpc } from "./pi/rpc.mjs";
+import { Unifier } from "./unify.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const launcher = path.join(here, "..", "pi", "launcher.mjs");
+const piRoot = path.join(process.env.SESSIONDB_NODE_HOME ?? "", "node_modules", "@earendil-works", "pi-coding-agent");
+const plainPi = path.join(piRoot, "dist", "bundle", "cli.js");
+const ext = path.join(here, "pi", "faux-provider-ext.mjs");
+const cli = process.env.SESSIONDB_BIN;
+const MODEL = ["-e", ext, "--provider", "faux", "--model", "faux-1"];
+
+/** The replies of the scripted model, in order (both sides consume the same ones). */
+const REPLIES = [
+	{ text: "Reading it.", tool: { name: "read", arguments: { path: "notes.txt" } } },
+	"The answer is 42.",
+	{ thinking: "list the folder", tool: { name: "bash", arguments: { command: "ls" } } },
+	"Two files.",
+	"## Goal\nKnow the answer.\n## Progress\nRead notes.txt.", // the compaction summary
+	"After the compaction.",
+	"On the fork.",
+	"In a new session.",
+	"Continued.",
+	"Printed.",
+];
+
+function setUp() {
+	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-launcher-"));
+	const project = path.join(W, "project");
+	fs.mkdirSync(project, { recursive: true });
+	fs.writeFileSync(path.join(project, "notes.txt"), "the answer is 42\n");
+	fs.writeFileSync(path.join(project, "b.txt"), "b\n");
+	fs.writeFileSync(path.join(W, "replies.json"), JSON.stringify(REPLIES));
+	return { W, project, agent: path.join(W, "agent"), db: path.join(W, "db.sqlite") };
+}
+
+function envFor(t) {
+	const env = { ...process.env, PI_CODING_AGENT_DIR: t.agent, FAUX_REPLIES: path.join(t.W, "replies.json"), SESSIONDB_PATH: t.db };
+	env.SESSIONDB_PI_PACKAGE = piRoot;
+	delete env.SESSIONDB_PI_FILES;
+	return env;
+}
+
+/** Every response of the scenario, in order, with what it was. */
+async function scenario(argv, t) {
+	const env = envFor(t);
+	const out = [];
+	const rpc = new Rpc([...argv, ...MODEL], { cwd: t.project, env });
+	const call = async (what, command) => {
+		const r = await rpc.send(command);
+		out.push({ what, r });
+		return r;
+	};
+	const prompt = async (message) => {
+		out.push({ what: `prompt ${message}`, r: await rpc.prompt(message) });
+		out.push({ what: `messages after ${message}`, r: await rpc.send({ type: "get_messages" }) });
+	};
+	await prompt("What is in notes.txt?");
+	await call("name", { type: "set_session_name", name: "first try" });
+	await prompt("And in the folder?");
+	const first = (await call("state 1", { type: "get_state" })).data.sessionFile;
+	await call("compact", { type: "compact" });
+	await prompt("Go on.");
+	const forkable = (await call("fork messages", { type: "get_fork_messages" })).data.messages;
+	await call("fork", { type: "fork", entryId: forkable[1].entryId });
+	await prompt("Take another way.");
+	await call("state fork", { type: "get_state" });
+	await call("switch back", { type: "switch_session", sessionPath: first });
+	await call("entries after switch", { type: "get_entries" });
+	await call("clone", { type: "clone" });
+	await call("state clone", { type: "get_state" });
+	await call("new", { type: "new_session" });
+	await prompt("Start again.");
+	await call("entries", { type: "get_entries" });
+	await call("tree", { type: "get_tree" });
+	await call("stats", { type: "get_session_stats" });
+	const html = await call("export", { type: "export_html", outputPath: path.join(t.W, "out.html") });
+	assert.ok(html.success, JSON.stringify(html));
+	assert.ok(fs.statSync(path.join(t.W, "out.html")).size > 1000);
+	fs.rmSync(path.join(t.W, "out.html"));
+	const exit = await rpc.close();
+	assert.equal(exit.code, 0, rpc.stderr);
+	// A second process: --continue.
+	const again = new Rpc([...argv, ...MODEL, "--continue"], { cwd: t.project, env });
+	out.push({ what: "continue: entries", r: await again.send({ type: "get_entries" }) });
+	out.push({ what: "continue: prompt", r: await again.prompt("Continue.") });
+	out.push({ what: "continue: messages", r: await again.send({ type: "get_messages" }) });
+	out.push({ what: "continue: stats", r: await again.send({ type: "get_session_stats" }) });
+	assert.equal((await again.close()).code, 0, again.stderr);
+	// Print mode on the first session, by path.
+	const printed = execFileSync(process.execPath, [...argv, ...MODEL, "-p", "--session", first, "Print it."], { cwd: t.project, env, encoding: "utf8" });
+	out.push({ what: "print", r: printed });
+	return out;
+}
+
+/** The session files below the agent folder, by name (names start with the creation time). */
+function sessionFiles(agent) {
+	const root = path.join(agent, "sessions");
+	const files = [];
+	for (const d of fs.readdirSync(root)) for (const f of fs.readdirSync(path.join(root, d))) files.push(path.join(root, d, f));
+	return files.sort((a, b) => path.basename(a).localeCompare(path.basename(b)));
+}
+
+test("sessiondb-pi answers and writes as plain pi over rpc, continue and print", { timeout: 300_000 }, async () => {
+	assert.ok(fs.existsSync(plainPi), `pi 1.6.0 expected at ${piRoot} (.ci/node.sh installs it)`);
+	assert.ok(cli, "SESSIONDB_BIN must name the sessiondb CLI (test.sh builds it)");
+	const t = setUp();
+	try {
+		const plain = await scenario([plainPi], t);
+		const plainFiles = sessionFiles(t.agent).map((f) => ({ f, text: fs.readFileSync(f, "utf8") }));
+		fs.renameSync(t.agent, path.join(t.W, "plain-agent"));
+		const ours = await scenario([launcher], t);
+		const ourFiles = sessionFiles(t.agent);
+		assert.ok(fs.existsSync(t.db), "the launcher used the database");
+
+		const u = new Unifier();
+		assert.equal(ours.length, plain.length);
+		for (let i = 0; i < plain.length; i++) {
+			const diff = u.compare(JSON.stringify(plain[i].r), JSON.stringify(ours[i].r));
+			assert.equal(diff, null, `${plain[i].what}: ${diff}`);
+		}
+		assert.equal(ourFiles.length, plainFiles.length, `files: ${ourFiles} vs ${plainFiles.map((p) => p.f)}`);
+		assert.ok(plainFiles.length >= 4, `${plainFiles.length} session files`);
+		for (let i = 0; i < plainFiles.length; i++) {
+			const text = fs.readFileSync(ourFiles[i], "utf8");
+			const diff = u.compare(plainFiles[i].text, text);
+			assert.equal(diff, null, `${path.basename(plainFiles[i].f)}: ${diff}`);
+			const exported = execFileSync(cli, ["--db", t.db, "export", ourFiles[i]]);
+			assert.ok(exported.equals(fs.readFileSync(ourFiles[i])), `sessiondb export of ${ourFiles[i]} differs from the file`);
+		}
+	} finally {
+		fs.rmSync(t.W, { recursive: true, force: true });
+	}
+});
