@@ -84,12 +84,15 @@ function sessionInfo(info) {
 }
 
 const TOKEN = Symbol("sessiondb.SessionManager");
+const LAZY_BRANCH = 2000; // a longer branch is parsed as its entries are looked at
+const WINDOW = 512; // entries read at once from a lazy branch
 const BATCH = 20000; // lines per crossing: one JSON text stays far below V8's string limit
 
 class SessionManager {
 	#n;
 	#mirror = null; // { epoch, lastKey, entries, byId }: the parsed session, see #sync
 	#file = null; // FileMirror writing the session's JSONL file, in files mode
+	#parsed = null; // { epoch, byKey }: entries parsed by key for getBranch, see #linesAt
 
 	/** @private Use the static constructors, as with pi's SessionManager. */
 	constructor(token, n) {
@@ -334,6 +337,12 @@ class SessionManager {
 		return undef(this.#call("getLabel", id));
 	}
 	getBranch(fromId) {
+		if (this.#mirror === null || this.#mirror.epoch !== this.#n.epoch()) {
+			// Not parsed yet: the branch's keys, then its lines, parsed as they are looked at
+			// when the branch is long (pi's callers mostly look at a few entries at one end).
+			const keys = this.#n.branchKeys(fromId ?? undefined);
+			return keys.length > LAZY_BRANCH ? this.#lazy(keys) : this.#linesAt(keys);
+		}
 		// pi's walk over its index (the later line of a repeated id wins), stopping at a cycle.
 		const { byId } = this.#sync();
 		const path = [];
@@ -348,6 +357,50 @@ class SessionManager {
 		path.reverse();
 		return path;
 	}
+	/** The parsed entries stored under `keys`, the same objects each time (within an epoch). */
+	#linesAt(keys) {
+		const epoch = this.#n.epoch();
+		if (this.#parsed === null || this.#parsed.epoch !== epoch) this.#parsed = { epoch, byKey: new Map() };
+		const { byKey } = this.#parsed;
+		const missing = keys.filter((k) => !byKey.has(k));
+		if (missing.length > 0) {
+			const lines = JSON.parse(this.#n.linesAt(missing).toString());
+			for (let i = 0; i < missing.length; i++) byKey.set(missing[i], lines[i]);
+		}
+		return keys.map((k) => byKey.get(k));
+	}
+
+	/** An array of the entries under `keys` that reads and parses them in windows as they are looked at. */
+	#lazy(keys) {
+		const entries = new Array(keys.length);
+		const load = (i) => {
+			const from = Math.max(0, i - WINDOW / 2);
+			const got = this.#linesAt(keys.slice(from, Math.min(keys.length, from + WINDOW)));
+			for (let j = 0; j < got.length; j++) entries[from + j] = got[j];
+		};
+		const index = (prop) => {
+			if (typeof prop !== "string") return -1;
+			const i = Number(prop);
+			return Number.isInteger(i) && i >= 0 && i < keys.length && String(i) === prop ? i : -1;
+		};
+		return new Proxy(entries, {
+			get(target, prop, receiver) {
+				const i = index(prop);
+				if (i === -1) return Reflect.get(target, prop, receiver);
+				if (!(i in target)) load(i);
+				return target[i];
+			},
+			has(target, prop) {
+				return index(prop) !== -1 || Reflect.has(target, prop);
+			},
+			getOwnPropertyDescriptor(target, prop) {
+				const i = index(prop);
+				if (i !== -1 && !(i in target)) load(i);
+				return Reflect.getOwnPropertyDescriptor(target, prop);
+			},
+		});
+	}
+
 	getEntries() {
 		return this.#sync().entries.slice();
 	}

@@ -8,6 +8,7 @@
 
 mod branch;
 mod files;
+mod lazy;
 
 use crate::error::{Error, Result};
 use crate::js::json::{self, Object, Value};

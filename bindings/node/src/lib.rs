@@ -122,6 +122,30 @@ impl Native {
         })
     }
 
+    /// The storage keys of `getBranch(from)`, root first (no line read).
+    #[napi]
+    pub fn branch_keys(&self, from: Option<String>) -> Result<Vec<f64>> {
+        guard("getBranch", || Ok(self.manager()?.branch_keys(from.as_deref())?.into_iter().map(|k| k as f64).collect()))
+    }
+
+    /// The lines stored under `keys`, as the UTF-8 JSON text `[line, ...]`.
+    #[napi]
+    pub fn lines_at(&self, keys: Vec<f64>) -> Result<Buffer> {
+        guard("getBranch", || {
+            let keys: Vec<i64> = keys.into_iter().map(|k| k as i64).collect();
+            let mut out = Vec::with_capacity(64 * 1024);
+            out.push(b'[');
+            self.manager()?.lines_at(&keys, &mut |_, line| {
+                if out.len() > 1 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(line);
+            })?;
+            out.push(b']');
+            Ok(Buffer::from(out))
+        })
+    }
+
     /// At most `limit` entry lines after storage key `after` (from the first when absent),
     /// in file order, as the UTF-8 JSON text `[[key, ...], [line, ...]]` (a Buffer: Node
     /// decodes it faster than N-API makes a string).

@@ -143,3 +143,102 @@ test("sessiondb-pi answers and writes as plain pi over rpc, continue and print",
 		fs.rmSync(t.W, { recursive: true, force: true });
 	}
 });
+
+/** Runs one print-mode turn through `argv` (plain pi or the launcher); returns stdout. */
+function printTurn(argv, t, prompt, extra = []) {
+	return execFileSync(process.execPath, [...argv, ...MODEL, ...extra, "-p", prompt], { cwd: t.project, env: envFor(t), encoding: "utf8" });
+}
+
+/** The lines of a session file, parsed. */
+function entriesOf(file) {
+	return fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+}
+
+function userTexts(file) {
+	return entriesOf(file)
+		.filter((e) => e.type === "message" && e.message.role === "user")
+		.map((e) => (typeof e.message.content === "string" ? e.message.content : e.message.content.map((c) => c.text).join("")));
+}
+
+test("mixed use: plain pi's sessions are what sessiondb-pi continues and lists; deleted files are gone", { timeout: 300_000 }, async () => {
+	const t = setUp();
+	try {
+		printTurn([launcher], t, "one");
+		const [a] = sessionFiles(t.agent);
+		await new Promise((r) => setTimeout(r, 20)); // distinct modification times
+		printTurn([plainPi], t, "two");
+		const b = sessionFiles(t.agent).find((f) => f !== a);
+		assert.ok(b, "plain pi wrote a second session");
+		// -c opens plain pi's session (the newest), which the database had never seen.
+		printTurn([launcher], t, "three", ["-c"]);
+		assert.deepEqual(userTexts(b), ["two", "three"]);
+		// Plain pi continues the file sessiondb-pi appended to; sessiondb-pi catches up with it.
+		printTurn([plainPi], t, "four", ["-c"]);
+		printTurn([launcher], t, "five", ["-c"]);
+		assert.deepEqual(userTexts(b), ["two", "three", "four", "five"]);
+		for (const f of [a, b]) {
+			const exported = execFileSync(cli, ["--db", t.db, "export", f]);
+			assert.ok(exported.equals(fs.readFileSync(f)), `sessiondb export of ${f} differs from the file`);
+		}
+		// What /resume lists (pi's session selector calls list and listAll).
+		const listed = async () => {
+			const out = execFileSync(
+				process.execPath,
+				["--input-type=module", "-e", `import { SessionManager } from ${JSON.stringify(path.join(here, "..", "index.js"))}; SessionManager.useFiles(true); const l = await SessionManager.list(${JSON.stringify(t.project)}); const all = await SessionManager.listAll(); console.log(JSON.stringify([l.map((s) => s.path), all.map((s) => s.path)]));`],
+				{ env: envFor(t), encoding: "utf8" },
+			);
+			return JSON.parse(out);
+		};
+		assert.deepEqual(await listed(), [[b, a], [b, a]]);
+		// A file deleted by hand: gone from the lists and from what -c opens.
+		fs.rmSync(b);
+		assert.deepEqual(await listed(), [[a], [a]]);
+		printTurn([launcher], t, "six", ["-c"]);
+		assert.deepEqual(userTexts(a), ["one", "six"]);
+		assert.ok(!fs.existsSync(b), "the deleted file stays deleted");
+	} finally {
+		fs.rmSync(t.W, { recursive: true, force: true });
+	}
+});
+
+test("crash: sessiondb-pi killed during a turn loses no acknowledged entry; file and database agree", { timeout: 120_000 }, async () => {
+	const t = setUp();
+	try {
+		fs.writeFileSync(
+			path.join(t.W, "replies.json"),
+			JSON.stringify([{ text: "Waiting.", tool: { name: "bash", arguments: { command: "sleep 30" } } }, "Done."]),
+		);
+		const rpc = new Rpc([launcher, ...MODEL], { cwd: t.project, env: envFor(t) });
+		await rpc.send({ type: "set_session_name", name: "crash" });
+		const prompted = rpc.prompt("Wait for me.");
+		// Wait until the assistant's tool call is acknowledged (it is in the session), then kill.
+		let acknowledged = [];
+		for (let i = 0; i < 200; i++) {
+			await new Promise((r) => setTimeout(r, 50));
+			const r = await rpc.send({ type: "get_entries" });
+			acknowledged = r.data.entries;
+			if (acknowledged.some((e) => e.type === "message" && e.message.role === "assistant")) break;
+		}
+		assert.ok(acknowledged.some((e) => e.type === "message" && e.message.role === "assistant"), "the tool call was appended");
+		rpc.kill("SIGKILL");
+		const exit = await rpc.exited;
+		assert.equal(exit.signal, "SIGKILL");
+		prompted.catch(() => {});
+		const [file] = sessionFiles(t.agent);
+		const inFile = entriesOf(file).slice(1);
+		assert.deepEqual(
+			inFile.map((e) => e.id),
+			acknowledged.map((e) => e.id),
+			"the file holds every acknowledged entry",
+		);
+		// Restart: the database (journal settled by the open) and the file agree, and the session goes on.
+		const again = new Rpc([launcher, ...MODEL, "-c"], { cwd: t.project, env: envFor(t) });
+		const entries = (await again.send({ type: "get_entries" })).data.entries;
+		assert.deepEqual(entries, inFile);
+		assert.equal((await again.close()).code, 0, again.stderr);
+		const exported = execFileSync(cli, ["--db", t.db, "export", file]);
+		assert.ok(exported.equals(fs.readFileSync(file)), "sessiondb export equals the file after the crash");
+	} finally {
+		fs.rmSync(t.W, { recursive: true, force: true });
+	}
+});

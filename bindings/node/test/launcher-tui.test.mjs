@@ -1,0 +1,111 @@
+// sessiondb-pi's interactive TUI in a real terminal (tmux): start, prompt, /resume listing the
+// sessions of several projects, pick one from another project, continue it, quit, `-c` again.
+// The panes are captured (and kept in $SESSIONDB_TUI_CAPTURES when set, to look at).
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const launcher = path.join(here, "..", "pi", "launcher.mjs");
+const piRoot = path.join(process.env.SESSIONDB_NODE_HOME ?? "", "node_modules", "@earendil-works", "pi-coding-agent");
+const ext = path.join(here, "pi", "faux-provider-ext.mjs");
+const cli = process.env.SESSIONDB_BIN;
+const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+
+test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, quit, -c", { timeout: 180_000, skip: !hasTmux && "tmux is not installed" }, async () => {
+	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-tui-"));
+	const socket = `sessiondb-tui-${process.pid}`;
+	const captures = process.env.SESSIONDB_TUI_CAPTURES;
+	const tmux = (...a) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" });
+	const screen = () => tmux("capture-pane", "-p", "-t", "pi");
+	let shot = 0;
+	const keep = (name, text) => {
+		if (captures) {
+			fs.mkdirSync(captures, { recursive: true });
+			fs.writeFileSync(path.join(captures, `${String(++shot).padStart(2, "0")}-${name}.txt`), text);
+		}
+	};
+	const waitFor = async (what, test, timeout = 30_000) => {
+		const until = Date.now() + timeout;
+		let last = "";
+		while (Date.now() < until) {
+			last = screen();
+			if (test(last)) {
+				keep(what, last);
+				return last;
+			}
+			await new Promise((r) => setTimeout(r, 150));
+		}
+		keep(`${what}-timeout`, last);
+		assert.fail(`timed out waiting for ${what}; the screen:\n${last}`);
+	};
+	const env = {
+		PI_CODING_AGENT_DIR: path.join(W, "agent"),
+		SESSIONDB_PATH: path.join(W, "db.sqlite"),
+		SESSIONDB_PI_PACKAGE: piRoot,
+		FAUX_REPLIES: path.join(W, "replies.json"),
+		TERM: "xterm-256color",
+	};
+	fs.writeFileSync(env.FAUX_REPLIES, JSON.stringify(["Hello from the scripted model."]));
+	const childEnv = { ...process.env, ...env };
+	delete childEnv.SESSIONDB_PI_FILES;
+	const model = ["-e", ext, "--provider", "faux", "--model", "faux-1"];
+	try {
+		// Two other projects, each with a session.
+		for (const name of ["alpha", "beta"]) {
+			const dir = path.join(W, name);
+			fs.mkdirSync(dir);
+			execFileSync(process.execPath, [launcher, ...model, "-p", `first words in ${name}`], { cwd: dir, env: { ...childEnv, FAUX_REPLIES: "" } });
+		}
+		const project = path.join(W, "project");
+		fs.mkdirSync(project);
+		const start = (extra) => {
+			const vars = Object.entries({ ...env, PATH: process.env.PATH }).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+			const command = `cd ${JSON.stringify(project)} && env ${vars.join(" ")} ${JSON.stringify(process.execPath)} ${JSON.stringify(launcher)} ${model.map((a) => JSON.stringify(a)).join(" ")} ${extra}`;
+			tmux("new-session", "-d", "-s", "pi", "-x", "150", "-y", "45", command);
+		};
+		start("");
+		await waitFor("started", (s) => s.includes("faux-1"));
+		tmux("send-keys", "-t", "pi", "-l", "what is here?");
+		tmux("send-keys", "-t", "pi", "Enter");
+		await waitFor("answered", (s) => s.includes("Hello from the scripted model."));
+		tmux("send-keys", "-t", "pi", "-l", "/resume");
+		tmux("send-keys", "-t", "pi", "Enter");
+		const current = await waitFor("resume current folder", (s) => s.includes("Resume Session (Current Folder)") && s.includes("what is here?"));
+		assert.ok(!current.includes("first words in alpha"), `the current folder lists only its sessions:\n${current}`);
+		tmux("send-keys", "-t", "pi", "Tab");
+		await waitFor("resume all", (s) => s.includes("Resume Session (All)") && s.includes("first words in alpha") && s.includes("first words in beta") && s.includes("what is here?"));
+		tmux("send-keys", "-t", "pi", "-l", "alpha");
+		await waitFor("resume search", (s) => s.includes("first words in alpha") && !s.includes("first words in beta"));
+		tmux("send-keys", "-t", "pi", "Enter");
+		await waitFor("resumed alpha", (s) => !s.includes("Resume Session") && s.includes("first words in alpha"));
+		tmux("send-keys", "-t", "pi", "-l", "continue in alpha");
+		tmux("send-keys", "-t", "pi", "Enter");
+		// (pi reloads extensions on a switch: the scripted model starts its replies again)
+		await waitFor("continued alpha", (s) => s.slice(s.indexOf("continue in alpha")).includes("Hello from the scripted model."));
+		tmux("send-keys", "-t", "pi", "-l", "/quit");
+		tmux("send-keys", "-t", "pi", "Enter");
+		for (let i = 0; i < 100 && spawnSync("tmux", ["-L", socket, "has-session", "-t", "pi"]).status === 0; i++) await new Promise((r) => setTimeout(r, 100));
+		// -c in the project folder: its own session again.
+		start("-c");
+		await waitFor("continued with -c", (s) => s.includes("what is here?") && s.includes("Hello from the scripted model."));
+		tmux("send-keys", "-t", "pi", "-l", "/quit");
+		tmux("send-keys", "-t", "pi", "Enter");
+		// alpha's session file got the new turn, and the database exports it byte for byte.
+		const alphaDir = fs.readdirSync(path.join(W, "agent", "sessions")).find((d) => d.includes("alpha"));
+		const [alphaFile] = fs.readdirSync(path.join(W, "agent", "sessions", alphaDir)).map((f) => path.join(W, "agent", "sessions", alphaDir, f));
+		const text = fs.readFileSync(alphaFile, "utf8");
+		assert.ok(/"continue in alpha".*\n.*"Hello from the scripted model\."/.test(text), text.slice(-2000));
+		if (cli) {
+			const exported = execFileSync(cli, ["--db", env.SESSIONDB_PATH, "export", alphaFile]);
+			assert.ok(exported.equals(fs.readFileSync(alphaFile)), "sessiondb export equals alpha's file");
+		}
+	} finally {
+		spawnSync("tmux", ["-L", socket, "kill-server"]);
+		fs.rmSync(W, { recursive: true, force: true });
+	}
+});
