@@ -124,10 +124,10 @@ class Folders {
 		return this.#catalog;
 	}
 
-	/** Every file of folder `dir` (new, changed, deleted). */
+	/** Every file of folder `dir` (new, changed; a deleted file's session is removed). */
 	folder(dir) {
 		if (!dir || !fs.existsSync(dir)) return;
-		this.#cat().syncDir(path.resolve(dir));
+		this.#cat().syncDir(path.resolve(dir), true);
 	}
 
 	/** One file (it may be gone). */

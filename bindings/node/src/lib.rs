@@ -208,17 +208,17 @@ impl Catalog {
     }
 
     /// Brings every `*.jsonl` below `dir` up to date (new, grown and rewritten files read,
-    /// unchanged ones only stat'ed, files gone marked missing); the summary as JSON.
-    /// A folder that does not exist is nothing to do.
+    /// unchanged ones only stat'ed; the sessions of files gone removed with `prune`, else
+    /// marked missing); the summary as JSON. A folder that does not exist is nothing to do.
     #[napi]
-    pub fn sync_dir(&mut self, dir: String) -> Result<String> {
+    pub fn sync_dir(&mut self, dir: String, prune: bool) -> Result<String> {
         let target = &mut self.target;
         guard("syncDir", || {
             let dir = Path::new(&dir);
             if !dir.is_dir() {
                 return Ok("{}".into());
             }
-            let opts = sessiondb::sync::SyncOptions::default();
+            let opts = sessiondb::sync::SyncOptions { prune };
             let s = match target {
                 Target::Local(db) => sessiondb::sync::sync_dir(db, dir, opts, |_, _| {})?,
                 Target::Server(server) => sessiondb::pg::sync_dir(server, dir, opts, |_, _| {})?,
