@@ -228,7 +228,10 @@ class SessionManager {
 		if (m === null || m.epoch !== epoch) m = this.#mirror = { epoch, lastKey: undefined, entries: [], byId: new Map() };
 		for (;;) {
 			const [keys, lines] = JSON.parse(this.#n.linesAfter(m.lastKey, BATCH).toString());
-			for (const e of lines) {
+			// Entries getBranch() parsed already stay the same objects, as with pi.
+			const known = this.#parsed?.epoch === epoch ? this.#parsed.byKey : null;
+			for (let i = 0; i < lines.length; i++) {
+				const e = known?.get(keys[i]) ?? lines[i];
 				m.entries.push(e);
 				m.byId.set(e?.id, e);
 			}
