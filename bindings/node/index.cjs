@@ -85,7 +85,7 @@ function sessionInfo(info) {
 
 const TOKEN = Symbol("sessiondb.SessionManager");
 const LAZY_BRANCH = 2000; // a longer branch is parsed as its entries are looked at
-const WINDOW = 512; // entries read at once from a lazy branch
+const WINDOW = 256; // entries read at once from a lazy branch
 const BATCH = 20000; // lines per crossing: one JSON text stays far below V8's string limit
 
 class SessionManager {
@@ -343,8 +343,8 @@ class SessionManager {
 		if (this.#mirror === null || this.#mirror.epoch !== this.#n.epoch()) {
 			// Not parsed yet: the branch's keys, then its lines, parsed as they are looked at
 			// when the branch is long (pi's callers mostly look at a few entries at one end).
-			const keys = this.#n.branchKeys(fromId ?? undefined);
-			return keys.length > LAZY_BRANCH ? this.#lazy(keys) : this.#linesAt(keys);
+			const steps = JSON.parse(this.#n.branchSteps(fromId ?? undefined));
+			return steps.keys.length > LAZY_BRANCH ? this.#lazy(steps) : this.#linesAt(steps.keys);
 		}
 		// pi's walk over its index (the later line of a repeated id wins), stopping at a cycle.
 		const { byId } = this.#sync();
@@ -373,33 +373,61 @@ class SessionManager {
 		return keys.map((k) => byKey.get(k));
 	}
 
-	/** An array of the entries under `keys` that reads and parses them in windows as they are looked at. */
-	#lazy(keys) {
-		const entries = new Array(keys.length);
-		const load = (i) => {
-			const from = Math.max(0, i - WINDOW / 2);
-			const got = this.#linesAt(keys.slice(from, Math.min(keys.length, from + WINDOW)));
-			for (let j = 0; j < got.length; j++) entries[from + j] = got[j];
+	/**
+	 * A long branch as an array whose entries are read and parsed (in windows) only when looked
+	 * at; an entry's `id` and `type` are known without reading it, so pi's searches of the
+	 * branch by id or type (findIndex, scans for the last compaction) parse nothing.
+	 */
+	#lazy({ keys, ids, types }) {
+		const parsed = (i) => {
+			let e = this.#parsed?.byKey.get(keys[i]);
+			if (e === undefined) {
+				const from = Math.max(0, i - WINDOW / 2);
+				this.#linesAt(keys.slice(from, Math.min(keys.length, from + WINDOW)));
+				e = this.#parsed.byKey.get(keys[i]);
+			}
+			return e;
+		};
+		const elements = new Array(keys.length);
+		const element = (i) => {
+			if (elements[i] !== undefined) return elements[i];
+			const known = { id: ids[i], type: types[i] };
+			return (elements[i] = new Proxy(
+				{},
+				{
+					get(_, prop) {
+						if ((prop === "id" || prop === "type") && known[prop] !== null) return known[prop];
+						return parsed(i)?.[prop];
+					},
+					has: (_, prop) => prop in Object(parsed(i)),
+					ownKeys: () => Reflect.ownKeys(Object(parsed(i))),
+					getOwnPropertyDescriptor(_, prop) {
+						const d = Reflect.getOwnPropertyDescriptor(Object(parsed(i)), prop);
+						if (d) d.configurable = true;
+						return d;
+					},
+					set(_, prop, value) {
+						parsed(i)[prop] = value;
+						return true;
+					},
+				},
+			));
 		};
 		const index = (prop) => {
 			if (typeof prop !== "string") return -1;
 			const i = Number(prop);
 			return Number.isInteger(i) && i >= 0 && i < keys.length && String(i) === prop ? i : -1;
 		};
-		return new Proxy(entries, {
+		return new Proxy(new Array(keys.length), {
 			get(target, prop, receiver) {
 				const i = index(prop);
-				if (i === -1) return Reflect.get(target, prop, receiver);
-				if (!(i in target)) load(i);
-				return target[i];
+				return i === -1 ? Reflect.get(target, prop, receiver) : element(i);
 			},
-			has(target, prop) {
-				return index(prop) !== -1 || Reflect.has(target, prop);
-			},
+			has: (target, prop) => index(prop) !== -1 || Reflect.has(target, prop),
 			getOwnPropertyDescriptor(target, prop) {
 				const i = index(prop);
-				if (i !== -1 && !(i in target)) load(i);
-				return Reflect.getOwnPropertyDescriptor(target, prop);
+				if (i === -1) return Reflect.getOwnPropertyDescriptor(target, prop);
+				return { value: element(i), writable: true, enumerable: true, configurable: true };
 			},
 		});
 	}

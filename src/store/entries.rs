@@ -84,6 +84,8 @@ impl EntryRow {
 pub struct PathStep {
     /// Storage key.
     pub key: i64,
+    /// Entry id, when a string.
+    pub id: Option<String>,
     /// Entry type.
     pub kind: Option<String>,
     /// Message role.
@@ -313,39 +315,39 @@ pub fn walk_up(db: &Db, key: i64, stop: Option<i64>, limit: i64) -> Result<Vec<E
     rows(db, WALK_UP, named_params! { ":key": key, ":stop": stop, ":limit": limit })
 }
 
-/// [`WALK_UP`] without the lines: key, type and role of each entry from `:key` up, at most
+/// [`WALK_UP`] without the lines: key, id, type and role of each entry from `:key` up, at most
 /// `:limit` of them, leaf first.
-pub const WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, key, type, role, parent_key) AS ( \
-        SELECT 1, key, type, role, parent_key FROM entries WHERE key = :key \
+pub const WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, key, id, type, role, parent_key) AS ( \
+        SELECT 1, key, id, type, role, parent_key FROM entries WHERE key = :key \
         UNION ALL \
-        SELECT w.n + 1, e.key, e.type, e.role, e.parent_key FROM walk w CROSS JOIN entries e ON e.key = w.parent_key \
+        SELECT w.n + 1, e.key, e.id, e.type, e.role, e.parent_key FROM walk w CROSS JOIN entries e ON e.key = w.parent_key \
         WHERE w.n < :limit) \
-    SELECT key, type, role FROM walk";
+    SELECT key, id, type, role FROM walk";
 
 /// [`WALK_UP_STEPS`] on PostgreSQL.
-pub const PG_WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, session, seq, type, role, parent_key) AS ( \
-        SELECT 1, session, seq, type, role, parent_key FROM entries WHERE session = $1 AND seq = $2 \
+pub const PG_WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, session, seq, id, type, role, parent_key) AS ( \
+        SELECT 1, session, seq, id, type, role, parent_key FROM entries WHERE session = $1 AND seq = $2 \
         UNION ALL \
-        SELECT w.n + 1, e.session, e.seq, e.type, e.role, e.parent_key FROM walk w \
+        SELECT w.n + 1, e.session, e.seq, e.id, e.type, e.role, e.parent_key FROM walk w \
             JOIN entries e ON e.session = w.parent_key >> 32 AND e.seq = w.parent_key & 4294967295 \
         WHERE w.n < $3::bigint) \
-    SELECT (session << 32) | seq AS key, type, role FROM walk ORDER BY n";
+    SELECT (session << 32) | seq AS key, id, type, role FROM walk ORDER BY n";
 
-/// Keys, types and roles from `key` up through the parents, at most `limit`, leaf first.
+/// Keys, ids, types and roles from `key` up through the parents, at most `limit`, leaf first.
 pub fn walk_up_steps(db: &Db, key: i64, limit: i64) -> Result<Vec<PathStep>> {
     if let Some(pg) = db.pg() {
         let (sid, seq) = pg_key(key);
         let rows = pg.query(PG_WALK_UP_STEPS, &[&sid, &seq, &limit])?;
         return Ok(rows
             .iter()
-            .map(|r| PathStep { key: r.get("key"), kind: r.get("type"), role: r.get("role") })
+            .map(|r| PathStep { key: r.get("key"), id: r.get("id"), kind: r.get("type"), role: r.get("role") })
             .collect());
     }
     let mut st = db.conn()?.prepare_cached(WALK_UP_STEPS)?;
-    let [k, t, r_] = columns(&st, ["key", "type", "role"])?;
+    let [k, i, t, r_] = columns(&st, ["key", "id", "type", "role"])?;
     let steps = st
         .query_map(named_params! { ":key": key, ":limit": limit }, |r| {
-            Ok(PathStep { key: r.get(k)?, kind: r.get(t)?, role: r.get(r_)? })
+            Ok(PathStep { key: r.get(k)?, id: r.get(i)?, kind: r.get(t)?, role: r.get(r_)? })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(steps)

@@ -122,10 +122,17 @@ impl Native {
         })
     }
 
-    /// The storage keys of `getBranch(from)`, root first (no line read).
+    /// The storage keys, ids and types of `getBranch(from)`, root first (no line read), as
+    /// the JSON text `{"keys": [...], "ids": [...], "types": [...]}`.
     #[napi]
-    pub fn branch_keys(&self, from: Option<String>) -> Result<Vec<f64>> {
-        guard("getBranch", || Ok(self.manager()?.branch_keys(from.as_deref())?.into_iter().map(|k| k as f64).collect()))
+    pub fn branch_steps(&self, from: Option<String>) -> Result<String> {
+        guard("getBranch", || {
+            let steps = self.manager()?.branch_steps(from.as_deref())?;
+            let keys: Vec<i64> = steps.iter().map(|s| s.key).collect();
+            let ids: Vec<Option<&str>> = steps.iter().map(|s| s.id.as_deref()).collect();
+            let types: Vec<Option<&str>> = steps.iter().map(|s| s.kind.as_deref()).collect();
+            Ok(serde_json::json!({ "keys": keys, "ids": ids, "types": types }).to_string())
+        })
     }
 
     /// The lines stored under `keys`, as the UTF-8 JSON text `[line, ...]`.
