@@ -40,6 +40,7 @@ class FileMirror {
 			}
 			this.#flushed = true;
 			this.#key = this.#n.lastKey() ?? null;
+			this.#catchUpFile();
 			return;
 		}
 		// A saved session with no file yet (a fork, a branch, an empty file pi fills with a
@@ -59,6 +60,33 @@ class FileMirror {
 		fs.appendFileSync(this.#file, text);
 		this.#key = lastKey ?? this.#key;
 		this.#n.noteFileWritten();
+	}
+
+	/**
+	 * A process killed between the database's append and the file's leaves the file one line
+	 * behind: when the file does not end with the stored last line but holds a prefix of the
+	 * stored session, the missing lines are appended.
+	 */
+	#catchUpFile() {
+		if (this.#key === null) return;
+		const last = this.#n.linesAt([this.#key]);
+		const want = Buffer.concat([last.subarray(1, last.length - 1), Buffer.from("\n")]); // `[line]` -> `line\n`
+		const fd = fs.openSync(this.#file, "r");
+		let tail;
+		try {
+			const size = fs.fstatSync(fd).size;
+			tail = Buffer.alloc(Math.min(size, want.length));
+			fs.readSync(fd, tail, 0, tail.length, size - tail.length);
+		} finally {
+			fs.closeSync(fd);
+		}
+		if (tail.equals(want)) return;
+		const stored = Buffer.concat([Buffer.from(`${this.#n.headerLine()}\n`), this.#n.fileLinesAfter(undefined).text]);
+		const onDisk = fs.readFileSync(this.#file);
+		if (onDisk.length < stored.length && stored.subarray(0, onDisk.length).equals(onDisk)) {
+			fs.appendFileSync(this.#file, stored.subarray(onDisk.length));
+			this.#n.noteFileWritten();
+		}
 	}
 
 	#writeWhole(flag) {
