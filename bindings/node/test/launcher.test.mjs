@@ -4,7 +4,7 @@
 // the same strings. Every response and every session file must agree (ids and times aside),
 // and `sessiondb export` of every session the launcher wrote must equal its file byte for byte.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -238,6 +238,50 @@ test("crash: sessiondb-pi killed during a turn loses no acknowledged entry; file
 		assert.equal((await again.close()).code, 0, again.stderr);
 		const exported = execFileSync(cli, ["--db", t.db, "export", file]);
 		assert.ok(exported.equals(fs.readFileSync(file)), "sessiondb export equals the file after the crash");
+	} finally {
+		fs.rmSync(t.W, { recursive: true, force: true });
+	}
+});
+
+test("SESSIONDB_PI_FILES=off: sessions in the database only; -c, --export and export_html work", { timeout: 120_000 }, async () => {
+	const t = setUp();
+	try {
+		const env = { ...envFor(t), SESSIONDB_PI_FILES: "off" };
+		const run = (...a) => execFileSync(process.execPath, [launcher, ...MODEL, ...a], { cwd: t.project, env, encoding: "utf8" });
+		run("-p", "remember me");
+		assert.ok(!fs.existsSync(path.join(t.agent, "sessions")) || sessionFiles(t.agent).length === 0, "no session file");
+		run("-c", "-p", "again");
+		const rpc = new Rpc([launcher, ...MODEL, "-c"], { cwd: t.project, env });
+		const entries = (await rpc.send({ type: "get_entries" })).data.entries;
+		const users = entries.filter((e) => e.type === "message" && e.message.role === "user").map((e) => e.message.content[0].text);
+		assert.deepEqual(users, ["remember me", "again"]);
+		const file = (await rpc.send({ type: "get_state" })).data.sessionFile;
+		const html = await rpc.send({ type: "export_html", outputPath: path.join(t.W, "a.html") });
+		assert.ok(html.success, JSON.stringify(html));
+		assert.ok(fs.readFileSync(path.join(t.W, "a.html"), "utf8").length > 1000);
+		assert.equal((await rpc.close()).code, 0, rpc.stderr);
+		assert.ok(!fs.existsSync(file), "still no session file");
+		run("--export", file, path.join(t.W, "b.html"));
+		assert.ok(fs.statSync(path.join(t.W, "b.html")).size > 1000);
+		assert.ok(!fs.existsSync(file));
+		// The database exports it as pi would have written it.
+		const exported = execFileSync(cli, ["--db", t.db, "export", file], { encoding: "utf8" });
+		assert.equal(exported.trim().split("\n").length, entries.length + 1);
+	} finally {
+		fs.rmSync(t.W, { recursive: true, force: true });
+	}
+});
+
+test("an unsupported pi version stops with one line", () => {
+	const t = setUp();
+	try {
+		const fake = path.join(t.W, "old-pi");
+		fs.mkdirSync(path.join(fake, "dist", "core"), { recursive: true });
+		fs.writeFileSync(path.join(fake, "package.json"), JSON.stringify({ name: "@earendil-works/pi-coding-agent", version: "1.5.2" }));
+		const r = spawnSync(process.execPath, [launcher, "-p", "hi"], { cwd: t.project, env: { ...envFor(t), SESSIONDB_PI_PACKAGE: fake }, encoding: "utf8" });
+		assert.equal(r.status, 1);
+		assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+		assert.match(r.stderr, /^sessiondb-pi: pi 1\.5\.2 at .* is not supported \(sessiondb-pi supports pi 1\.6\.x\)/);
 	} finally {
 		fs.rmSync(t.W, { recursive: true, force: true });
 	}
