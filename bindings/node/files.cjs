@@ -166,6 +166,11 @@ class Folders {
 		this.#cat().syncPaths(path.dirname(p), [p]);
 	}
 
+	/** Removes the session recorded at `file` from the database (true when there was one). */
+	remove(file) {
+		return this.#cat().deleteSession(path.resolve(file));
+	}
+
 	/** First start: every session below `dirs` (with a progress line when asked). */
 	importAll(dirs, progress) {
 		return JSON.parse(this.#cat().importFolders(dirs, progress));

@@ -160,6 +160,14 @@ class SessionManager {
 		return new Folders(native, currentDatabase()).importAll(dirs, progress);
 	}
 
+	/**
+	 * Removes the session recorded at `file` from the database (pi's /resume delete of a
+	 * session kept in the database only); true when there was one.
+	 */
+	static deleteSession(file) {
+		return new Folders(native, currentDatabase()).remove(file);
+	}
+
 	/** The database file managers use now. */
 	static databasePath() {
 		return currentDatabase();

@@ -72,6 +72,7 @@ try {
 }
 const managerFile = path.join(piRoot, "dist", "core", "session-manager.js");
 const exportFile = path.join(piRoot, "dist", "core", "export-html", "index.js");
+const selectorFile = path.join(piRoot, "dist", "modes", "interactive", "components", "session-selector.js");
 const cliFile = path.join(piRoot, "dist", "cli.js");
 if (!SUPPORTED.test(String(version)) || !fs.existsSync(managerFile) || !fs.existsSync(cliFile)) {
 	fail(
@@ -110,7 +111,8 @@ firstStart();
 
 // pi's modules import ./session-manager.js (and export-html/index.js): they get a module that
 // re-exports all of pi's, with sessiondb's SessionManager (and, for a session kept in the
-// database only, an HTML export that writes the file pi's exporter reads to a temporary folder).
+// database only, an HTML export that writes the file pi's exporter reads to a temporary folder,
+// and a session selector whose delete removes the session from the database).
 const managerUrl = pathToFileURL(managerFile).href;
 const exportUrl = pathToFileURL(exportFile).href;
 const shims = new Map([
@@ -124,6 +126,16 @@ const shims = new Map([
 		"export const exportFromFile = wrapped.exportFromFile;",
 	].join("\n") }],
 ]);
+const selectorUrl = pathToFileURL(selectorFile).href;
+shims.set(selectorUrl, {
+	url: `${selectorUrl}?sessiondb-pi`,
+	source: [
+		`import * as pi from ${JSON.stringify(selectorUrl)};`,
+		`import { wrap } from ${JSON.stringify(pathToFileURL(path.join(here, "session-selector.mjs")).href)};`,
+		`export * from ${JSON.stringify(selectorUrl)};`,
+		"export const SessionSelectorComponent = wrap(pi.SessionSelectorComponent);",
+	].join("\n"),
+});
 const shimSources = new Map([...shims.values()].map((s) => [s.url, s.source]));
 const shimUrls = new Set(shimSources.keys());
 module.registerHooks({

@@ -249,6 +249,26 @@ impl Catalog {
         })
     }
 
+    /// Removes the session recorded at `path` from the database; false when there is none.
+    /// (On a PostgreSQL server sessions are removed with `sessiondb push --prune` instead.)
+    #[napi]
+    pub fn delete_session(&mut self, path: String) -> Result<bool> {
+        let target = &mut self.target;
+        guard("deleteSession", || match target {
+            Target::Local(db) => {
+                use sessiondb::internals::sessions;
+                let Some(sid) = sessions::sid_by_path(db, &path)? else { return Ok(false) };
+                let tx = db.write()?;
+                sessions::delete(&tx, sid)?;
+                tx.commit()?;
+                Ok(true)
+            }
+            Target::Server(_) => Err(sessiondb::Error::InvalidArgument(
+                "deleting a session kept on a PostgreSQL server is not done from pi: use `sessiondb push --prune`".into(),
+            )),
+        })
+    }
+
     /// Imports every `*.jsonl` below the folders that exist in `dirs` (unchanged files
     /// skipped); with `progress`, a line on stderr counts the files. The summary as JSON.
     #[napi]

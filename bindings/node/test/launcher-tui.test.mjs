@@ -109,3 +109,52 @@ test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, qui
 		fs.rmSync(W, { recursive: true, force: true });
 	}
 });
+
+test("SESSIONDB_PI_FILES=off: /resume deletes a session kept in the database only", { timeout: 120_000, skip: !hasTmux && "tmux is not installed" }, async () => {
+	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-tui-off-"));
+	const socket = `sessiondb-tui-off-${process.pid}`;
+	const tmux = (...a) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" });
+	const screen = () => tmux("capture-pane", "-p", "-t", "pi");
+	const waitFor = async (what, test, timeout = 30_000) => {
+		const until = Date.now() + timeout;
+		let last = "";
+		while (Date.now() < until) {
+			last = screen();
+			if (test(last)) return last;
+			await new Promise((r) => setTimeout(r, 150));
+		}
+		assert.fail(`timed out waiting for ${what}; the screen:\n${last}`);
+	};
+	const env = { PI_CODING_AGENT_DIR: path.join(W, "agent"), SESSIONDB_PATH: path.join(W, "db.sqlite"), SESSIONDB_PI_PACKAGE: piRoot, SESSIONDB_PI_FILES: "off", FAUX_REPLIES: "", TERM: "xterm-256color" };
+	const model = ["-e", ext, "--provider", "faux", "--model", "faux-1"];
+	try {
+		const project = path.join(W, "project");
+		fs.mkdirSync(project);
+		for (const words of ["keep this one", "delete this one"]) {
+			execFileSync(process.execPath, [launcher, ...model, "-p", words], { cwd: project, env: { ...process.env, ...env } });
+		}
+		const vars = Object.entries({ ...env, PATH: process.env.PATH }).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+		tmux("new-session", "-d", "-s", "pi", "-x", "150", "-y", "45", `cd ${JSON.stringify(project)} && env ${vars.join(" ")} ${JSON.stringify(process.execPath)} ${JSON.stringify(launcher)} ${model.map((a) => JSON.stringify(a)).join(" ")}`);
+		await waitFor("started", (s) => s.includes("faux-1"));
+		tmux("send-keys", "-t", "pi", "-l", "/resume");
+		tmux("send-keys", "-t", "pi", "Enter");
+		await waitFor("both listed", (s) => s.includes("keep this one") && s.includes("delete this one"));
+		tmux("send-keys", "-t", "pi", "-l", "delete");
+		await waitFor("the one to delete", (s) => !s.includes("keep this one") && s.includes("delete this one"));
+		tmux("send-keys", "-t", "pi", "C-d");
+		await waitFor("the confirmation", (s) => s.includes("Delete session?"));
+		tmux("send-keys", "-t", "pi", "Enter");
+		await waitFor("deleted", (s) => !s.includes("Delete session?") && !/›\s+delete this one/.test(s));
+		tmux("send-keys", "-t", "pi", "C-u");
+		await waitFor("the rest listed", (s) => s.includes("keep this one") && !/›?\s+delete this one\s/.test(s.slice(s.indexOf("Resume Session"))));
+		const listed = execFileSync(
+			process.execPath,
+			["--input-type=module", "-e", `import { SessionManager } from ${JSON.stringify(path.join(here, "..", "index.js"))}; const l = await SessionManager.list(${JSON.stringify(project)}); console.log(JSON.stringify(l.map((s) => s.firstMessage)));`],
+			{ env: { ...process.env, ...env }, encoding: "utf8" },
+		);
+		assert.deepEqual(JSON.parse(listed), ["keep this one"]);
+	} finally {
+		spawnSync("tmux", ["-L", socket, "kill-server"]);
+		fs.rmSync(W, { recursive: true, force: true });
+	}
+});
