@@ -286,3 +286,21 @@ test("an unsupported pi version stops with one line", () => {
 		fs.rmSync(t.W, { recursive: true, force: true });
 	}
 });
+
+test("a postgres:// database: --db URL, -c continues, the file is what the server exports", { timeout: 120_000, skip: !process.env.SESSIONDB_TEST_PG_URL && "no PostgreSQL server (SESSIONDB_TEST_PG_URL)" }, () => {
+	const t = setUp();
+	try {
+		const url = process.env.SESSIONDB_TEST_PG_URL;
+		const env = { ...envFor(t), PGSSLROOTCERT: process.env.SESSIONDB_TEST_PG_CA ?? "" };
+		delete env.SESSIONDB_PATH;
+		const run = (...a) => execFileSync(process.execPath, [launcher, "--db", url, ...MODEL, ...a], { cwd: t.project, env, encoding: "utf8" });
+		run("-p", "on a server");
+		run("-c", "-p", "still there");
+		const [file] = sessionFiles(t.agent);
+		assert.deepEqual(userTexts(file), ["on a server", "still there"]);
+		const exported = execFileSync(cli, ["--db", url, "export", file], { env });
+		assert.ok(exported.equals(fs.readFileSync(file)), "the server exports the file's bytes");
+	} finally {
+		fs.rmSync(t.W, { recursive: true, force: true });
+	}
+});
