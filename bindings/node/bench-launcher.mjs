@@ -9,7 +9,7 @@
 // The scripted model (test/pi/faux-provider-ext.mjs) answers; both sides load it.
 //
 //   node bench-launcher.mjs --huge /tmp/pi-bench/huge --c10k /tmp/pi-bench/c10k \
-//     [--runs 5] [--scratch /tmp/sessiondb-pi-bench] [--json]
+//     [--runs 5] [--scratch /tmp/sessiondb-pi-bench] [--sides pi,sessiondb-pi] [--no-tui] [--json]
 //
 // Each side gets its own copy of the corpus in the scratch folder (pi appends to the files;
 // the shared corpora are never touched); sessiondb-pi imports its copy on its first start
@@ -35,6 +35,7 @@ const sides = {
 	pi: [path.join(PI, "dist", "bundle", "cli.js")],
 	"sessiondb-pi": [path.join(here, "pi", "launcher.mjs")],
 };
+if (args.sides) for (const k of Object.keys(sides)) if (!args.sides.split(",").includes(k)) delete sides[k];
 const log = (m) => process.stderr.write(`${m}\n`);
 
 function copyCorpus(corpus, name) {

@@ -86,6 +86,7 @@ function sessionInfo(info) {
 const TOKEN = Symbol("sessiondb.SessionManager");
 const LAZY_BRANCH = 2000; // a longer branch is parsed as its entries are looked at
 const WINDOW = 256; // entries read at once from a lazy branch
+const STEPS_TAIL = 64; // steps read to extend the last path to an entry appended below it
 const BATCH = 20000; // lines per crossing: one JSON text stays far below V8's string limit
 
 class SessionManager {
@@ -93,6 +94,7 @@ class SessionManager {
 	#mirror = null; // { epoch, lastKey, entries, byId }: the parsed session, see #sync
 	#file = null; // FileMirror writing the session's JSONL file, in files mode
 	#parsed = null; // { epoch, byKey }: entries parsed by key for getBranch, see #linesAt
+	#steps = null; // { epoch, start, keys, ids, types }: the last path getBranch read, see #branchSteps
 
 	/** @private Use the static constructors, as with pi's SessionManager. */
 	constructor(token, n) {
@@ -351,7 +353,7 @@ class SessionManager {
 		if (this.#mirror === null || this.#mirror.epoch !== this.#n.epoch()) {
 			// Not parsed yet: the branch's keys, then its lines, parsed as they are looked at
 			// when the branch is long (pi's callers mostly look at a few entries at one end).
-			const steps = JSON.parse(this.#n.branchSteps(fromId ?? undefined));
+			const steps = this.#branchSteps(fromId);
 			return steps.keys.length > LAZY_BRANCH ? this.#lazy(steps) : this.#linesAt(steps.keys);
 		}
 		// pi's walk over its index (the later line of a repeated id wins), stopping at a cycle.
@@ -368,6 +370,34 @@ class SessionManager {
 		path.reverse();
 		return path;
 	}
+	/**
+	 * Keys, ids and types of the path to `fromId` (default: the leaf). The last path asked for
+	 * is kept: the path to an entry never changes, and the path to an entry appended below it
+	 * is that path plus the few steps read from the database.
+	 */
+	#branchSteps(fromId) {
+		const start = fromId ?? this.getLeafId();
+		if (start === null || start === undefined) return { keys: [], ids: [], types: [] };
+		const epoch = this.#n.epoch();
+		const held = this.#steps?.epoch === epoch ? this.#steps : null;
+		if (held?.start === start) return held;
+		let steps = null;
+		if (held && held.keys.length > 0) {
+			const tail = JSON.parse(this.#n.branchSteps(start, STEPS_TAIL));
+			const at = tail.ids.lastIndexOf(held.start);
+			if (at !== -1 && tail.keys[at] === held.keys[held.keys.length - 1]) {
+				steps = {
+					keys: held.keys.concat(tail.keys.slice(at + 1)),
+					ids: held.ids.concat(tail.ids.slice(at + 1)),
+					types: held.types.concat(tail.types.slice(at + 1)),
+				};
+			} else if (tail.keys.length < STEPS_TAIL) steps = tail; // the whole path
+		}
+		steps ??= JSON.parse(this.#n.branchSteps(start));
+		this.#steps = { epoch, start, ...steps };
+		return this.#steps;
+	}
+
 	/** The parsed entries stored under `keys`, the same objects each time (within an epoch). */
 	#linesAt(keys) {
 		const epoch = this.#n.epoch();

@@ -4,13 +4,21 @@
 use super::SessionManager;
 use crate::error::Result;
 use crate::read::tree::PathStep;
+use crate::store::{entries, write};
 
 impl SessionManager {
     /// The storage keys, ids and types of pi's `getBranch(from)` (default: from the leaf),
     /// root first; empty for an unknown id. No line is read.
-    pub fn branch_steps(&self, from: Option<&str>) -> Result<Vec<PathStep>> {
+    /// With `limit`, only the last `limit` steps of that path (the ones nearest `from`), for
+    /// a host that holds the path to an earlier entry already.
+    pub fn branch_steps(&self, from: Option<&str>, limit: Option<i64>) -> Result<Vec<PathStep>> {
         let Some(id) = from.or(self.leaf.as_deref()) else { return Ok(Vec::new()) };
-        self.tree()?.branch_keys(id)
+        let Some(limit) = limit else { return self.tree()?.branch_keys(id) };
+        let db = self.db()?;
+        let Some((key, _)) = write::entry_node(db, self.sid, id)? else { return Ok(Vec::new()) };
+        let mut steps = entries::walk_up_steps(db, key, limit)?;
+        steps.reverse();
+        Ok(steps)
     }
 
     /// Hands `f` the line stored under each of `keys`, in that order (a key with no line is

@@ -122,12 +122,12 @@ impl Native {
         })
     }
 
-    /// The storage keys, ids and types of `getBranch(from)`, root first (no line read), as
-    /// the JSON text `{"keys": [...], "ids": [...], "types": [...]}`.
+    /// The storage keys, ids and types of `getBranch(from)` (its last `limit` when given), root
+    /// first (no line read), as the JSON text `{"keys": [...], "ids": [...], "types": [...]}`.
     #[napi]
-    pub fn branch_steps(&self, from: Option<String>) -> Result<String> {
+    pub fn branch_steps(&self, from: Option<String>, limit: Option<f64>) -> Result<String> {
         guard("getBranch", || {
-            let steps = self.manager()?.branch_steps(from.as_deref())?;
+            let steps = self.manager()?.branch_steps(from.as_deref(), limit.map(|l| l as i64))?;
             let keys: Vec<i64> = steps.iter().map(|s| s.key).collect();
             let ids: Vec<Option<&str>> = steps.iter().map(|s| s.id.as_deref()).collect();
             let types: Vec<Option<&str>> = steps.iter().map(|s| s.kind.as_deref()).collect();
@@ -264,7 +264,8 @@ impl Catalog {
                 Ok(true)
             }
             Target::Server(_) => Err(sessiondb::Error::InvalidArgument(
-                "deleting a session kept on a PostgreSQL server is not done from pi: use `sessiondb push --prune`".into(),
+                "deleting a session kept on a PostgreSQL server is not done from pi: use `sessiondb push --prune`"
+                    .into(),
             )),
         })
     }

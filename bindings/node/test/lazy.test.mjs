@@ -42,6 +42,16 @@ test("a long branch read lazily is pi's branch, entry for entry", () => {
 		const from = SessionManager.open(file);
 		assert.equal(JSON.stringify(from.getBranch(ids[2100])), JSON.stringify(expected.slice(0, 2101)));
 		assert.deepEqual(from.getBranch("nope"), []);
+		// Appends below a path read before: the path grows by the new entries.
+		const grow = SessionManager.open(file);
+		assert.equal(grow.getBranch().length, 2601);
+		const added = [grow.appendMessage({ role: "user", content: "more", timestamp: 5 }), grow.appendCustomEntry("note", { n: 1 })];
+		const grown = grow.getBranch();
+		assert.equal(grown.length, 2603);
+		assert.deepEqual([grown[2601].id, grown[2602].id, grown[2602].type], [...added, "custom"]);
+		const check = SessionManager.open(file);
+		check.getEntries();
+		assert.equal(JSON.stringify(grown), JSON.stringify(check.getBranch()));
 	} finally {
 		fs.rmSync(W, { recursive: true, force: true });
 	}
