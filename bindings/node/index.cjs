@@ -377,7 +377,7 @@ class SessionManager {
 	 */
 	#branchSteps(fromId) {
 		const start = fromId ?? this.getLeafId();
-		if (start === null || start === undefined) return { keys: [], ids: [], types: [] };
+		if (start === null || start === undefined) return { keys: [], ids: [], types: [], roles: [] };
 		const epoch = this.#n.epoch();
 		const held = this.#steps?.epoch === epoch ? this.#steps : null;
 		if (held?.start === start) return held;
@@ -390,6 +390,7 @@ class SessionManager {
 					keys: held.keys.concat(tail.keys.slice(at + 1)),
 					ids: held.ids.concat(tail.ids.slice(at + 1)),
 					types: held.types.concat(tail.types.slice(at + 1)),
+					roles: held.roles.concat(tail.roles.slice(at + 1)),
 				};
 			} else if (tail.keys.length < STEPS_TAIL) steps = tail; // the whole path
 		}
@@ -416,56 +417,34 @@ class SessionManager {
 	 * at; an entry's `id` and `type` are known without reading it, so pi's searches of the
 	 * branch by id or type (findIndex, scans for the last compaction) parse nothing.
 	 */
-	#lazy({ keys, ids, types }) {
-		const parsed = (i) => {
-			let e = this.#parsed?.byKey.get(keys[i]);
-			if (e === undefined) {
-				const from = Math.max(0, i - WINDOW / 2);
-				this.#linesAt(keys.slice(from, Math.min(keys.length, from + WINDOW)));
-				e = this.#parsed.byKey.get(keys[i]);
-			}
-			return e;
-		};
-		const elements = new Array(keys.length);
-		const element = (i) => {
-			if (elements[i] !== undefined) return elements[i];
-			const known = { id: ids[i], type: types[i] };
-			return (elements[i] = new Proxy(
-				{},
-				{
-					get(_, prop) {
-						if ((prop === "id" || prop === "type") && known[prop] !== null) return known[prop];
-						return parsed(i)?.[prop];
-					},
-					has: (_, prop) => prop in Object(parsed(i)),
-					ownKeys: () => Reflect.ownKeys(Object(parsed(i))),
-					getOwnPropertyDescriptor(_, prop) {
-						const d = Reflect.getOwnPropertyDescriptor(Object(parsed(i)), prop);
-						if (d) d.configurable = true;
-						return d;
-					},
-					set(_, prop, value) {
-						parsed(i)[prop] = value;
-						return true;
-					},
-				},
-			));
-		};
-		const index = (prop) => {
-			if (typeof prop !== "string") return -1;
-			const i = Number(prop);
-			return Number.isInteger(i) && i >= 0 && i < keys.length && String(i) === prop ? i : -1;
+	#lazy({ keys, ids, types, roles }) {
+		const branch = {
+			keys,
+			ids,
+			types,
+			roles,
+			elements: new Array(keys.length),
+			isParsed: (i) => this.#parsed?.byKey.has(keys[i]) ?? false,
+			parsed: (i) => {
+				let e = this.#parsed?.byKey.get(keys[i]);
+				if (e === undefined) {
+					const from = Math.max(0, i - WINDOW / 2);
+					this.#linesAt(keys.slice(from, Math.min(keys.length, from + WINDOW)));
+					e = this.#parsed.byKey.get(keys[i]);
+				}
+				return e;
+			},
 		};
 		return new Proxy(new Array(keys.length), {
 			get(target, prop, receiver) {
-				const i = index(prop);
-				return i === -1 ? Reflect.get(target, prop, receiver) : element(i);
+				const i = arrayIndex(prop, keys.length);
+				return i === -1 ? Reflect.get(target, prop, receiver) : lazyEntry(branch, i);
 			},
-			has: (target, prop) => index(prop) !== -1 || Reflect.has(target, prop),
+			has: (target, prop) => arrayIndex(prop, keys.length) !== -1 || Reflect.has(target, prop),
 			getOwnPropertyDescriptor(target, prop) {
-				const i = index(prop);
+				const i = arrayIndex(prop, keys.length);
 				if (i === -1) return Reflect.getOwnPropertyDescriptor(target, prop);
-				return { value: element(i), writable: true, enumerable: true, configurable: true };
+				return { value: lazyEntry(branch, i), writable: true, enumerable: true, configurable: true };
 			},
 		});
 	}
@@ -499,6 +478,61 @@ class SessionManager {
 		this.#changed("branch");
 		return file;
 	}
+}
+
+/** `prop` as an index below `length`, else -1. */
+function arrayIndex(prop, length) {
+	if (typeof prop !== "string") return -1;
+	const i = Number(prop);
+	return Number.isInteger(i) && i >= 0 && i < length && String(i) === prop ? i : -1;
+}
+
+// The entries of a lazy branch (see #lazy) are proxies sharing one handler: the target holds the
+// branch and the index; `id`, `type` and a message's `role` are answered without parsing, any
+// other property parses the entry (a window of its neighbours with it).
+const SLOT = Symbol("sessiondb.lazy");
+const parsedOf = (t) => Object(t[SLOT].branch.parsed(t[SLOT].i));
+const forward = {
+	has: (t, prop) => prop in parsedOf(t),
+	ownKeys: (t) => Reflect.ownKeys(parsedOf(t)),
+	getOwnPropertyDescriptor(t, prop) {
+		const d = Reflect.getOwnPropertyDescriptor(parsedOf(t), prop);
+		if (d) d.configurable = true;
+		return d;
+	},
+	set(t, prop, value) {
+		parsedOf(t)[prop] = value;
+		return true;
+	},
+};
+const entryHandler = {
+	...forward,
+	get(t, prop) {
+		const { branch, i } = t[SLOT];
+		if (prop === "id" && branch.ids[i] !== null) return branch.ids[i];
+		if (prop === "type" && branch.types[i] !== null) return branch.types[i];
+		if (prop === "message" && branch.roles[i] !== null && !branch.isParsed(i)) return lazyMessage(branch, i);
+		return branch.parsed(i)?.[prop];
+	},
+};
+const messageHandler = {
+	...forward,
+	get(t, prop) {
+		const { branch, i } = t[SLOT];
+		return prop === "role" ? branch.roles[i] : branch.parsed(i)?.message?.[prop];
+	},
+};
+for (const h of ["has", "ownKeys", "getOwnPropertyDescriptor", "set"]) {
+	const f = forward[h];
+	messageHandler[h] = (t, ...rest) => f({ [SLOT]: { branch: { parsed: (i) => t[SLOT].branch.parsed(i)?.message }, i: t[SLOT].i } }, ...rest);
+}
+
+function lazyEntry(branch, i) {
+	return (branch.elements[i] ??= new Proxy({ [SLOT]: { branch, i } }, entryHandler));
+}
+
+function lazyMessage(branch, i) {
+	return new Proxy({ [SLOT]: { branch, i } }, messageHandler);
 }
 
 /** pi reports (loaded, total) as sessions load; the database has them all at once. */

@@ -5,6 +5,7 @@ use super::SessionManager;
 use crate::error::Result;
 use crate::read::tree::PathStep;
 use crate::store::{entries, write};
+use std::collections::HashMap;
 
 impl SessionManager {
     /// The storage keys, ids and types of pi's `getBranch(from)` (default: from the leaf),
@@ -13,7 +14,15 @@ impl SessionManager {
     /// a host that holds the path to an earlier entry already.
     pub fn branch_steps(&self, from: Option<&str>, limit: Option<i64>) -> Result<Vec<PathStep>> {
         let Some(id) = from.or(self.leaf.as_deref()) else { return Ok(Vec::new()) };
-        let Some(limit) = limit else { return self.tree()?.branch_keys(id) };
+        let Some(limit) = limit else {
+            let tree = self.tree()?;
+            if tree.is_regular() {
+                if let Some(links) = entries::links(self.db()?, self.sid)? {
+                    return Ok(walk_links(links, id));
+                }
+            }
+            return tree.branch_keys(id);
+        };
         let db = self.db()?;
         let Some((key, _)) = write::entry_node(db, self.sid, id)? else { return Ok(Vec::new()) };
         let mut steps = entries::walk_up_steps(db, key, limit)?;
@@ -32,4 +41,33 @@ impl SessionManager {
         }
         Ok(())
     }
+}
+
+/// pi's `getBranch` walk (from `id` up through `parentId`, the later line of a repeated id
+/// winning, stopping at a cycle) over the entries' links read in one pass: on a long path one
+/// sequential read is cheaper than a lookup per step.
+fn walk_links(links: Vec<entries::Link>, id: &str) -> Vec<PathStep> {
+    let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(links.len());
+    for (i, l) in links.iter().enumerate() {
+        if let Some(id) = l.id.as_deref() {
+            by_id.insert(id, i);
+        }
+    }
+    let mut seen = vec![false; links.len()];
+    let mut path = Vec::new();
+    let mut current = by_id.get(id).copied();
+    while let Some(i) = current {
+        if seen[i] {
+            break;
+        }
+        seen[i] = true;
+        path.push(i);
+        current = links[i].parent_id.as_deref().and_then(|p| by_id.get(p).copied());
+    }
+    path.reverse();
+    let mut links: Vec<Option<entries::Link>> = links.into_iter().map(Some).collect();
+    path.into_iter()
+        .filter_map(|i| links[i].take())
+        .map(|l| PathStep { key: l.key, id: l.id, kind: l.kind, role: l.role })
+        .collect()
 }

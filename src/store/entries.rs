@@ -353,6 +353,43 @@ pub fn walk_up_steps(db: &Db, key: i64, limit: i64) -> Result<Vec<PathStep>> {
     Ok(steps)
 }
 
+/// The linking columns of every entry of a session (keys `:lo..=:hi`) in file order, header
+/// lines excluded: all stored before the line, so no line is read.
+pub const LINKS: &str = "SELECT key, id, parent_id, type, role FROM entries \
+    WHERE key BETWEEN :lo AND :hi AND type IS NOT 'session' ORDER BY key";
+
+/// An entry's place in the tree, without its line.
+#[derive(Debug, Clone)]
+pub struct Link {
+    /// Storage key.
+    pub key: i64,
+    /// `id` when a string.
+    pub id: Option<String>,
+    /// `parentId` when a string.
+    pub parent_id: Option<String>,
+    /// Entry type.
+    pub kind: Option<String>,
+    /// Message role.
+    pub role: Option<String>,
+}
+
+/// [`LINKS`] of session `sid`, in file order (SQLite only: `None` on PostgreSQL, where the
+/// path is walked by the server).
+pub fn links(db: &Db, sid: i64) -> Result<Option<Vec<Link>>> {
+    if db.pg().is_some() {
+        return Ok(None);
+    }
+    let (lo, hi) = range(sid);
+    let mut st = db.conn()?.prepare_cached(LINKS)?;
+    let [k, i, p, t, r_] = columns(&st, ["key", "id", "parent_id", "type", "role"])?;
+    let links = st
+        .query_map(named_params! { ":lo": lo.0, ":hi": hi.0 }, |r| {
+            Ok(Link { key: r.get(k)?, id: r.get(i)?, parent_id: r.get(p)?, kind: r.get(t)?, role: r.get(r_)? })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Some(links))
+}
+
 /// Keys and lines of the entries of a session (keys `:lo..=:hi`) in file order, header lines
 /// excluded. (Readers stop stepping after a batch: a bound LIMIT would make SQLite prepare it
 /// again on every run.)

@@ -122,8 +122,9 @@ impl Native {
         })
     }
 
-    /// The storage keys, ids and types of `getBranch(from)` (its last `limit` when given), root
-    /// first (no line read), as the JSON text `{"keys": [...], "ids": [...], "types": [...]}`.
+    /// The storage keys, ids, types and message roles of `getBranch(from)` (its last `limit`
+    /// when given), root first (no line read), as the JSON text
+    /// `{"keys": [...], "ids": [...], "types": [...], "roles": [...]}`.
     #[napi]
     pub fn branch_steps(&self, from: Option<String>, limit: Option<f64>) -> Result<String> {
         guard("getBranch", || {
@@ -131,7 +132,8 @@ impl Native {
             let keys: Vec<i64> = steps.iter().map(|s| s.key).collect();
             let ids: Vec<Option<&str>> = steps.iter().map(|s| s.id.as_deref()).collect();
             let types: Vec<Option<&str>> = steps.iter().map(|s| s.kind.as_deref()).collect();
-            Ok(serde_json::json!({ "keys": keys, "ids": ids, "types": types }).to_string())
+            let roles: Vec<Option<&str>> = steps.iter().map(|s| s.role.as_deref()).collect();
+            Ok(serde_json::json!({ "keys": keys, "ids": ids, "types": types, "roles": roles }).to_string())
         })
     }
 
