@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // sessiondb-pi: pi's own CLI with its sessions in a sessiondb database.
 //
-// It finds pi (1.6.x), registers Node module hooks that give pi's modules a session-manager
-// module whose SessionManager is sessiondb's (everything else is pi's own), and runs pi's
-// unbundled CLI (dist/cli.js) with every argument but `--db`. Nothing of pi's is copied or
-// changed on disk. See bindings/node/README.md, "sessiondb-pi".
+// It finds pi (1.6.x), registers Node module hooks that give pi's code sessiondb's
+// SessionManager in place of its own (everything else is pi's), and runs pi's CLI with every
+// argument but `--db`. Nothing of pi's is copied or changed on disk. See
+// bindings/node/README.md, "sessiondb-pi".
 import fs from "node:fs";
 import module from "node:module";
 import os from "node:os";
@@ -109,54 +109,106 @@ process.env.SESSIONDB_PATH = db;
 
 firstStart();
 
-// pi's modules import ./session-manager.js (and export-html/index.js): they get a module that
-// re-exports all of pi's, with sessiondb's SessionManager (and, for a session kept in the
-// database only, an HTML export that writes the file pi's exporter reads to a temporary folder,
-// and a session selector whose delete removes the session from the database).
-const managerUrl = pathToFileURL(managerFile).href;
-const exportUrl = pathToFileURL(exportFile).href;
-const shims = new Map([
-	[managerUrl, { url: `${managerUrl}?sessiondb-pi`, source: `export * from ${JSON.stringify(managerUrl)};\nexport { SessionManager } from ${JSON.stringify(pathToFileURL(path.join(here, "session-manager.mjs")).href)};\n` }],
-	[exportUrl, { url: `${exportUrl}?sessiondb-pi`, source: [
-		`import * as pi from ${JSON.stringify(exportUrl)};`,
-		`import { wrap } from ${JSON.stringify(pathToFileURL(path.join(here, "export-html.mjs")).href)};`,
-		`export * from ${JSON.stringify(exportUrl)};`,
-		"const wrapped = wrap(pi);",
-		"export const exportSessionToHtml = wrapped.exportSessionToHtml;",
-		"export const exportFromFile = wrapped.exportFromFile;",
-	].join("\n") }],
-]);
-const selectorUrl = pathToFileURL(selectorFile).href;
-shims.set(selectorUrl, {
-	url: `${selectorUrl}?sessiondb-pi`,
-	source: [
-		`import * as pi from ${JSON.stringify(selectorUrl)};`,
-		`import { wrap } from ${JSON.stringify(pathToFileURL(path.join(here, "session-selector.mjs")).href)};`,
-		`export * from ${JSON.stringify(selectorUrl)};`,
-		"export const SessionSelectorComponent = wrap(pi.SessionSelectorComponent);",
-	].join("\n"),
-});
-const shimSources = new Map([...shims.values()].map((s) => [s.url, s.source]));
-const shimUrls = new Set(shimSources.keys());
-module.registerHooks({
-	resolve(specifier, context, nextResolve) {
-		const r = nextResolve(specifier, context);
-		const shim = shims.get(r.url);
-		if (shim && !shimUrls.has(context.parentURL) && !context.parentURL?.startsWith(pathToFileURL(here).href)) {
-			return { ...r, url: shim.url, shortCircuit: true };
-		}
-		return r;
-	},
-	load(url, context, nextLoad) {
-		const source = shimSources.get(url);
-		if (source !== undefined) return { format: "module", source, shortCircuit: true };
-		return nextLoad(url, context);
-	},
-});
-module.enableCompileCache?.();
+// With files (the default), pi's own `pi` command runs: its bundle declares the class once as
+// `var SessionManager=class _SessionManager{`; a load hook makes that one declaration take
+// sessiondb's class instead (pi's class is kept under another name and never used). The chunk
+// holding it is found before pi starts; a bundle without exactly one such declaration (another
+// build of pi), or SESSIONDB_PI_FILES=off (whose exporter and session selector are wrapped as
+// modules), runs pi's unbundled CLI with the module redirects below.
+const BUNDLE_DECLARATION = "var SessionManager=class _SessionManager{";
+const bundleCli = path.join(piRoot, "dist", "bundle", "cli.js");
+const bundleChunk = filesOff || process.env.SESSIONDB_PI_UNBUNDLED === "1" ? null : findBundleChunk();
+if (bundleChunk !== null) {
+	const chunkUrl = pathToFileURL(bundleChunk).href;
+	const slot = Symbol.for("sessiondb.SessionManager");
+	globalThis[slot] = SessionManager;
+	module.registerHooks({
+		load(url, context, nextLoad) {
+			const r = nextLoad(url, context);
+			if (url !== chunkUrl) return r;
+			const source = String(r.source);
+			return {
+				...r,
+				source: source.replace(BUNDLE_DECLARATION, `var SessionManager=globalThis[Symbol.for("sessiondb.SessionManager")],__piSessionManager=class _SessionManager{`),
+			};
+		},
+	});
+	module.enableCompileCache?.();
+	process.argv = [process.argv[0], bundleCli, ...args];
+	await import(pathToFileURL(bundleCli).href);
+} else {
+	await runUnbundled();
+}
 
-process.argv = [process.argv[0], cliFile, ...args];
-await import(pathToFileURL(cliFile).href);
+/** The bundle chunk declaring SessionManager exactly once, else null. */
+function findBundleChunk() {
+	const dir = path.join(piRoot, "dist", "bundle", "chunks");
+	let found = null;
+	try {
+		for (const name of fs.readdirSync(dir)) {
+			if (!name.endsWith(".js")) continue;
+			const text = fs.readFileSync(path.join(dir, name), "latin1");
+			const at = text.indexOf(BUNDLE_DECLARATION);
+			if (at === -1) continue;
+			if (found !== null || text.indexOf(BUNDLE_DECLARATION, at + 1) !== -1) return null;
+			found = path.join(dir, name);
+		}
+	} catch {
+		return null;
+	}
+	return found !== null && fs.existsSync(bundleCli) ? found : null;
+}
+
+async function runUnbundled() {
+	// pi's modules import ./session-manager.js (and export-html/index.js): they get a module that
+	// re-exports all of pi's, with sessiondb's SessionManager (and, for a session kept in the
+	// database only, an HTML export that writes the file pi's exporter reads to a temporary folder,
+	// and a session selector whose delete removes the session from the database).
+	const managerUrl = pathToFileURL(managerFile).href;
+	const exportUrl = pathToFileURL(exportFile).href;
+	const shims = new Map([
+		[managerUrl, { url: `${managerUrl}?sessiondb-pi`, source: `export * from ${JSON.stringify(managerUrl)};\nexport { SessionManager } from ${JSON.stringify(pathToFileURL(path.join(here, "session-manager.mjs")).href)};\n` }],
+		[exportUrl, { url: `${exportUrl}?sessiondb-pi`, source: [
+			`import * as pi from ${JSON.stringify(exportUrl)};`,
+			`import { wrap } from ${JSON.stringify(pathToFileURL(path.join(here, "export-html.mjs")).href)};`,
+			`export * from ${JSON.stringify(exportUrl)};`,
+			"const wrapped = wrap(pi);",
+			"export const exportSessionToHtml = wrapped.exportSessionToHtml;",
+			"export const exportFromFile = wrapped.exportFromFile;",
+		].join("\n") }],
+	]);
+	const selectorUrl = pathToFileURL(selectorFile).href;
+	shims.set(selectorUrl, {
+		url: `${selectorUrl}?sessiondb-pi`,
+		source: [
+			`import * as pi from ${JSON.stringify(selectorUrl)};`,
+			`import { wrap } from ${JSON.stringify(pathToFileURL(path.join(here, "session-selector.mjs")).href)};`,
+			`export * from ${JSON.stringify(selectorUrl)};`,
+			"export const SessionSelectorComponent = wrap(pi.SessionSelectorComponent);",
+		].join("\n"),
+	});
+	const shimSources = new Map([...shims.values()].map((s) => [s.url, s.source]));
+	const shimUrls = new Set(shimSources.keys());
+	module.registerHooks({
+		resolve(specifier, context, nextResolve) {
+			const r = nextResolve(specifier, context);
+			const shim = shims.get(r.url);
+			if (shim && !shimUrls.has(context.parentURL) && !context.parentURL?.startsWith(pathToFileURL(here).href)) {
+				return { ...r, url: shim.url, shortCircuit: true };
+			}
+			return r;
+		},
+		load(url, context, nextLoad) {
+			const source = shimSources.get(url);
+			if (source !== undefined) return { format: "module", source, shortCircuit: true };
+			return nextLoad(url, context);
+		},
+	});
+	module.enableCompileCache?.();
+
+	process.argv = [process.argv[0], cliFile, ...args];
+	await import(pathToFileURL(cliFile).href);
+}
 
 /**
  * The first start with a database: the user's existing session folders are imported once
