@@ -73,9 +73,11 @@ function measure(argvOf, cwd, env, n = runs) {
 	return { s: median(got.map((g) => g.s)), rss: median(got.map((g) => g.rss)), runs: n };
 }
 
+let resumeRuns = 0;
+
 /** /resume in tmux: Enter to the first screen of sessions (current folder, then all with Tab). */
 async function resume(side, dir, cwd) {
-	const socket = `sdbbench-${process.pid}`;
+	const socket = `sdbbench-${process.pid}-${++resumeRuns}`;
 	const tmux = (...a) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" });
 	const screen = () => tmux("capture-pane", "-p", "-t", "b");
 	const env = envOf(dir);

@@ -201,7 +201,7 @@ class SessionManager {
 	static async list(cwd, sessionDir, onProgress, signal) {
 		signal?.throwIfAborted();
 		catchUp()?.folder(folderOf(cwd, sessionDir));
-		const infos = request(SessionManager.#lookups(), "list", [cwd, sessionDir]).map(sessionInfo);
+		const infos = lazyTexts(SessionManager.#lookups(), request(SessionManager.#lookups(), "listInfos", [cwd, sessionDir]));
 		report(infos, onProgress);
 		return infos;
 	}
@@ -219,7 +219,7 @@ class SessionManager {
 				: (onProgressOrSignal ?? signal);
 		abortSignal?.throwIfAborted();
 		catchUp()?.folder(dir ? path.resolve(dir) : sessionsRoot());
-		const infos = request(SessionManager.#lookups(), "listAll", [dir]).map(sessionInfo);
+		const infos = lazyTexts(SessionManager.#lookups(), request(SessionManager.#lookups(), "listAllInfos", [dir]));
 		report(infos, progress);
 		return infos;
 	}
@@ -533,6 +533,34 @@ function lazyEntry(branch, i) {
 
 function lazyMessage(branch, i) {
 	return new Proxy({ [SLOT]: { branch, i } }, messageHandler);
+}
+
+/**
+ * pi's SessionInfo objects, whose `allMessagesText` (every message's text: most of a list's
+ * size) is read from the database the first time one of them is looked at, for the whole list
+ * at once. pi's session selector reads it only to search, so listing holds no text.
+ */
+function lazyTexts(n, rows) {
+	const keys = rows.map((r) => [r.sid, r.lastSeq]);
+	let texts = null;
+	const textAt = (i) => {
+		texts ??= request(n, "messagesTexts", [keys]);
+		return texts[i];
+	};
+	return rows.map((r, i) => {
+		delete r.sid;
+		delete r.lastSeq;
+		const info = sessionInfo(r);
+		Object.defineProperty(info, "allMessagesText", {
+			get: () => textAt(i),
+			set(value) {
+				Object.defineProperty(info, "allMessagesText", { value, writable: true, enumerable: true, configurable: true });
+			},
+			enumerable: true,
+			configurable: true,
+		});
+		return info;
+	});
 }
 
 /** pi reports (loaded, total) as sessions load; the database has them all at once. */

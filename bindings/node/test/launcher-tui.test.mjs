@@ -16,6 +16,18 @@ const ext = path.join(here, "pi", "faux-provider-ext.mjs");
 const cli = process.env.SESSIONDB_BIN;
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 
+/** Types /resume until pi's selector opens (pi refuses commands while its startup finishes). */
+async function openResume(tmux, screen) {
+	for (let attempt = 0; attempt < 20; attempt++) {
+		tmux("send-keys", "-t", "pi", "-l", "/resume");
+		tmux("send-keys", "-t", "pi", "Enter");
+		for (let i = 0; i < 20; i++) {
+			await new Promise((r) => setTimeout(r, 150));
+			if (screen().includes("Resume Session")) return;
+		}
+	}
+}
+
 test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, quit, -c", { timeout: 180_000, skip: !hasTmux && "tmux is not installed" }, async () => {
 	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-tui-"));
 	const socket = `sessiondb-tui-${process.pid}`;
@@ -73,8 +85,7 @@ test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, qui
 		tmux("send-keys", "-t", "pi", "-l", "what is here?");
 		tmux("send-keys", "-t", "pi", "Enter");
 		await waitFor("answered", (s) => s.includes("Hello from the scripted model."));
-		tmux("send-keys", "-t", "pi", "-l", "/resume");
-		tmux("send-keys", "-t", "pi", "Enter");
+		await openResume(tmux, screen);
 		const current = await waitFor("resume current folder", (s) => s.includes("Resume Session (Current Folder)") && s.includes("what is here?"));
 		assert.ok(!current.includes("first words in alpha"), `the current folder lists only its sessions:\n${current}`);
 		tmux("send-keys", "-t", "pi", "Tab");
@@ -95,6 +106,7 @@ test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, qui
 		await waitFor("continued with -c", (s) => s.includes("what is here?") && s.includes("Hello from the scripted model."));
 		tmux("send-keys", "-t", "pi", "-l", "/quit");
 		tmux("send-keys", "-t", "pi", "Enter");
+		for (let i = 0; i < 100 && spawnSync("tmux", ["-L", socket, "has-session", "-t", "pi"]).status === 0; i++) await new Promise((r) => setTimeout(r, 100));
 		// alpha's session file got the new turn, and the database exports it byte for byte.
 		const alphaDir = fs.readdirSync(path.join(W, "agent", "sessions")).find((d) => d.includes("alpha"));
 		const [alphaFile] = fs.readdirSync(path.join(W, "agent", "sessions", alphaDir)).map((f) => path.join(W, "agent", "sessions", alphaDir, f));
@@ -106,7 +118,7 @@ test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, qui
 		}
 	} finally {
 		spawnSync("tmux", ["-L", socket, "kill-server"]);
-		fs.rmSync(W, { recursive: true, force: true });
+		fs.rmSync(W, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 	}
 });
 
@@ -136,8 +148,7 @@ test("SESSIONDB_PI_FILES=off: /resume deletes a session kept in the database onl
 		const vars = Object.entries({ ...env, PATH: process.env.PATH }).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
 		tmux("new-session", "-d", "-s", "pi", "-x", "150", "-y", "45", `cd ${JSON.stringify(project)} && env ${vars.join(" ")} ${JSON.stringify(process.execPath)} ${JSON.stringify(launcher)} ${model.map((a) => JSON.stringify(a)).join(" ")}`);
 		await waitFor("started", (s) => s.includes("faux-1"));
-		tmux("send-keys", "-t", "pi", "-l", "/resume");
-		tmux("send-keys", "-t", "pi", "Enter");
+		await openResume(tmux, screen);
 		await waitFor("both listed", (s) => s.includes("keep this one") && s.includes("delete this one"));
 		tmux("send-keys", "-t", "pi", "-l", "delete");
 		await waitFor("the one to delete", (s) => !s.includes("keep this one") && s.includes("delete this one"));
@@ -155,6 +166,6 @@ test("SESSIONDB_PI_FILES=off: /resume deletes a session kept in the database onl
 		assert.deepEqual(JSON.parse(listed), ["keep this one"]);
 	} finally {
 		spawnSync("tmux", ["-L", socket, "kill-server"]);
-		fs.rmSync(W, { recursive: true, force: true });
+		fs.rmSync(W, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 	}
 });
