@@ -67,10 +67,16 @@ function once(argv, cwd, env) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-function measure(argvOf, cwd, env, n = runs) {
-	const got = [];
-	for (let i = 0; i < n; i++) got.push(once(argvOf(), cwd, env));
-	return { s: median(got.map((g) => g.s)), rss: median(got.map((g) => g.rss)), runs: n };
+/** Runs the scenarios `[name, argvOf, n]` round-robin (the machine's load drifts), n runs each. */
+function measureEach(scenarios, cwd, env, side) {
+	const got = scenarios.map(() => []);
+	const most = Math.max(...scenarios.map((sc) => sc[2]));
+	for (let i = 0; i < most; i++) {
+		scenarios.forEach(([, argvOf, n], k) => {
+			if (i < n) got[k].push(once(argvOf(), cwd, env));
+		});
+	}
+	scenarios.forEach(([name], k) => row(name, side, { s: median(got[k].map((g) => g.s)), rss: median(got[k].map((g) => g.rss)), runs: got[k].length }));
 }
 
 let resumeRuns = 0;
@@ -133,8 +139,15 @@ if (args.huge) {
 		if (side === "sessiondb-pi" && !fs.existsSync(path.join(dir, "db.sqlite"))) {
 			row("first start (import)", side, once([...sides[side], ...MODEL, "-p", "--no-session", "hi"], cwd, env));
 		}
-		row("-p --no-session", side, measure(() => [...sides[side], ...MODEL, "-p", "--no-session", "hi"], cwd, env));
-		row("-p --session HUGE", side, measure(() => [...sides[side], ...MODEL, "-p", "--session", file, "hi"], cwd, env, Math.min(runs, 3)));
+		measureEach(
+			[
+				["-p --no-session", () => [...sides[side], ...MODEL, "-p", "--no-session", "hi"], runs],
+				["-p --session HUGE", () => [...sides[side], ...MODEL, "-p", "--session", file, "hi"], Math.min(runs, 3)],
+			],
+			cwd,
+			env,
+			side,
+		);
 	}
 }
 if (args.c10k) {
@@ -149,9 +162,16 @@ if (args.c10k) {
 		if (side === "sessiondb-pi" && !fs.existsSync(path.join(dir, "db.sqlite"))) {
 			row("first start (import)", side, once([...sides[side], ...MODEL, "-p", "--no-session", "hi"], cwd, env));
 		}
-		row("c10k -p --no-session", side, measure(() => [...sides[side], ...MODEL, "-p", "--no-session", "hi"], cwd, env));
-		row("c10k -p --continue", side, measure(() => [...sides[side], ...MODEL, "-p", "--continue", "hi"], cwd, env));
-		row("c10k -p --session-id NEW", side, measure(() => [...sides[side], ...MODEL, "-p", "--session-id", randomUUID(), "hi"], cwd, env));
+		measureEach(
+			[
+				["c10k -p --no-session", () => [...sides[side], ...MODEL, "-p", "--no-session", "hi"], runs],
+				["c10k -p --continue", () => [...sides[side], ...MODEL, "-p", "--continue", "hi"], runs],
+				["c10k -p --session-id NEW", () => [...sides[side], ...MODEL, "-p", "--session-id", randomUUID(), "hi"], runs],
+			],
+			cwd,
+			env,
+			side,
+		);
 		if (!args["no-tui"]) {
 			const tuiRuns = Math.min(runs, side === "pi" ? 2 : 5);
 			const got = [];
