@@ -264,6 +264,58 @@ impl RpcServer {
                 discovery::fill_all_text(conn, &mut infos)?;
                 Ok(array(infos.iter().map(discovery::SessionInfo::to_value).collect()))
             }
+            // list/listAll without `allMessagesText`, each info with its `sid` and `lastSeq`
+            // for `messagesTexts` (the Node binding fills the texts in when they are read).
+            "listInfos" | "listAllInfos" => {
+                let conn = self.lookup_conn()?;
+                let infos = if method == "listInfos" {
+                    let cwd = a.str(0, "cwd")?;
+                    let dir_arg = a.opt_str(1, "sessionDir")?;
+                    let dir = discovery::session_dir_for(&cwd, dir_arg.as_deref());
+                    let filter = discovery::cwd_filter(&cwd, dir_arg.as_deref(), &dir);
+                    discovery::list_dir(conn, &dir, filter.as_deref())?
+                } else {
+                    match a.opt_str(0, "sessionDir")? {
+                        Some(d) => discovery::list_dir(conn, &discovery::session_dir_for("", Some(&d)), None)?,
+                        None => discovery::list_all(conn)?,
+                    }
+                };
+                Ok(array(
+                    infos
+                        .iter()
+                        .map(|i| {
+                            let mut v = i.to_value();
+                            if let Value::Object(o) = &mut v {
+                                o.remove("allMessagesText");
+                                o.set("sid", Value::Number(i.sid as f64));
+                                o.set("lastSeq", Value::Number(i.last_seq as f64));
+                            }
+                            v
+                        })
+                        .collect(),
+                ))
+            }
+            "messagesTexts" => {
+                let Value::Array(items) = a.any(0) else {
+                    return Err(Error::InvalidArgument("sessions must be an array of [sid, lastSeq]".into()));
+                };
+                let pair = |v: &Value| -> Option<(i64, i64)> {
+                    let Value::Array(p) = v else { return None };
+                    match (p.first()?, p.get(1)?) {
+                        (Value::Number(sid), Value::Number(seq)) => Some((*sid as i64, *seq as i64)),
+                        _ => None,
+                    }
+                };
+                let sessions = items
+                    .iter()
+                    .map(|v| {
+                        pair(v).ok_or_else(|| Error::InvalidArgument("each session must be [sid, lastSeq]".into()))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let conn = self.lookup_conn()?;
+                let texts = discovery::texts_of(conn, &sessions)?;
+                Ok(array(texts.into_iter().map(|t| Value::String(t.as_str().into())).collect()))
+            }
             _ => self.call_instance(method, a),
         }
     }

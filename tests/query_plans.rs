@@ -35,6 +35,7 @@ const HOT: &[(&str, &str, &str)] = &[
     ("LAST_ENTRY", e::LAST_ENTRY, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("ALL_ENTRIES", e::ALL_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("LINES_FROM", e::LINES_FROM, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("LINKS", e::LINKS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("ENTRY_BY_KEY", e::ENTRY_BY_KEY, "USING INTEGER PRIMARY KEY (rowid=?)"),
     ("ENTRY_BY_ID", e::ENTRY_BY_ID, "USING INDEX entries_by_id (session=? AND id=?)"),
     ("CHILDREN", e::CHILDREN, "USING INDEX entries_by_parent (session=? AND parent_id=?)"),
@@ -75,7 +76,6 @@ const HOT: &[(&str, &str, &str)] = &[
     ("BRANCH_SOURCE_ROWS", w::BRANCH_SOURCE_ROWS, "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"),
     ("RECORD_SHARES", w::RECORD_SHARES, "SEARCH shares USING PRIMARY KEY (copy=?)"),
     // serve: a session's tree from its two indexes, its facts by key.
-    ("LINKS", e::LINKS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("ENTRY_KIND", e::ENTRY_KIND, "USING INTEGER PRIMARY KEY (rowid=?)"),
     ("SESSION_INFO_BY_SID", d::SESSION_INFO_BY_SID, "USING INTEGER PRIMARY KEY (rowid=?)"),
 ];

@@ -6,7 +6,9 @@
 // getBranch()/getEntries() parses the session once, later ones only lines written since, and
 // getBranch() walks parents in JavaScript as pi does.
 "use strict";
+const fs = require("node:fs");
 const path = require("node:path");
+const { FileMirror, Folders } = require("./files.cjs");
 
 const native = loadNative();
 
@@ -23,6 +25,36 @@ function loadNative() {
 
 let database = null; // the database every new manager uses; chosen on first use
 const lookups = new Map(); // database path -> Native serving findById/list/listAll
+let filesMode = false; // pi's JSONL files are written beside the database (useFiles)
+const folders = new Map(); // database path -> Folders catching it up with the files
+
+/** The catch-up of the current database, in files mode; null otherwise. */
+function catchUp() {
+	if (!filesMode) return null;
+	const db = currentDatabase();
+	let f = folders.get(db);
+	if (!f) folders.set(db, (f = new Folders(native, db)));
+	return f;
+}
+
+/** pi's session folder for `cwd`, or the explicit one. */
+function folderOf(cwd, sessionDir) {
+	return sessionDir ? path.resolve(sessionDir) : native.defaultSessionDir(path.resolve(cwd));
+}
+
+/** The folder holding every project's session folder (pi's getSessionsDir()). */
+function sessionsRoot() {
+	return path.dirname(native.defaultSessionDir("/"));
+}
+
+/** Before a session file is opened: the database catches up with it (a file gone: its folder). */
+function catchUpFile(file) {
+	const f = catchUp();
+	if (!f || typeof file !== "string") return;
+	const p = path.resolve(file);
+	if (fs.existsSync(p)) f.file(p);
+	else f.folder(path.dirname(p));
+}
 
 function currentDatabase() {
 	if (database === null) {
@@ -52,11 +84,17 @@ function sessionInfo(info) {
 }
 
 const TOKEN = Symbol("sessiondb.SessionManager");
+const LAZY_BRANCH = 2000; // a longer branch is parsed as its entries are looked at
+const WINDOW = 256; // entries read at once from a lazy branch
+const STEPS_TAIL = 64; // steps read to extend the last path to an entry appended below it
 const BATCH = 20000; // lines per crossing: one JSON text stays far below V8's string limit
 
 class SessionManager {
 	#n;
 	#mirror = null; // { epoch, lastKey, entries, byId }: the parsed session, see #sync
+	#file = null; // FileMirror writing the session's JSONL file, in files mode
+	#parsed = null; // { epoch, byKey }: entries parsed by key for getBranch, see #linesAt
+	#steps = null; // { epoch, start, keys, ids, types }: the last path getBranch read, see #branchSteps
 
 	/** @private Use the static constructors, as with pi's SessionManager. */
 	constructor(token, n) {
@@ -64,10 +102,26 @@ class SessionManager {
 		this.#n = n;
 	}
 
-	static #start(method, args) {
+	static #start(method, args, how = "open") {
 		const n = new native.Native(currentDatabase());
 		request(n, method, args);
-		return new SessionManager(TOKEN, n);
+		const sm = new SessionManager(TOKEN, n);
+		if (filesMode && method !== "inMemory") {
+			sm.#file = new FileMirror(n);
+			sm.#file.changed(sm.getSessionFile(), how);
+		}
+		return sm;
+	}
+
+	/** After a call that makes another session current: the file side follows. */
+	#changed(how) {
+		this.#file?.changed(this.getSessionFile(), how);
+	}
+
+	/** After an append: the file gets the new line. */
+	#appended(result) {
+		this.#file?.appended();
+		return result;
 	}
 
 	static #lookups() {
@@ -86,18 +140,50 @@ class SessionManager {
 		database = p;
 	}
 
+	/**
+	 * Files mode (what `sessiondb-pi` runs by default): managers made from now on also write
+	 * each session to pi's JSONL file as pi does, and lookups first catch the database up with
+	 * files changed or deleted behind its back.
+	 */
+	static useFiles(on) {
+		filesMode = Boolean(on);
+	}
+
+	/** Whether managers write pi's files too (see useFiles). */
+	static usesFiles() {
+		return filesMode;
+	}
+
+	/**
+	 * Imports every session file below `dirs` that the database does not hold yet (the
+	 * launcher's first start); with `progress`, a progress line on stderr. Returns the summary.
+	 */
+	static importFolders(dirs, progress = false) {
+		return new Folders(native, currentDatabase()).importAll(dirs, progress);
+	}
+
+	/**
+	 * Removes the session recorded at `file` from the database (pi's /resume delete of a
+	 * session kept in the database only); true when there was one.
+	 */
+	static deleteSession(file) {
+		return new Folders(native, currentDatabase()).remove(file);
+	}
+
 	/** The database file managers use now. */
 	static databasePath() {
 		return currentDatabase();
 	}
 
 	static create(cwd, sessionDir, options) {
-		return SessionManager.#start("create", [cwd, sessionDir, options]);
+		return SessionManager.#start("create", [cwd, sessionDir, options], "new");
 	}
 	static open(path, sessionDir, cwdOverride) {
+		catchUpFile(path);
 		return SessionManager.#start("open", [path, sessionDir, cwdOverride]);
 	}
 	static continueRecent(cwd, sessionDir) {
+		catchUp()?.folder(folderOf(cwd, sessionDir));
 		return SessionManager.#start("continueRecent", [cwd, sessionDir]);
 	}
 	static inMemory(cwd = process.cwd(), options, entries) {
@@ -105,14 +191,17 @@ class SessionManager {
 		return SessionManager.#start("inMemory", [cwd, options, entries?.length ? entries : undefined]);
 	}
 	static forkFrom(sourcePath, targetCwd, sessionDir, options) {
-		return SessionManager.#start("forkFrom", [sourcePath, targetCwd, sessionDir, options]);
+		catchUpFile(sourcePath);
+		return SessionManager.#start("forkFrom", [sourcePath, targetCwd, sessionDir, options], "fork");
 	}
 	static findById(cwd, id, sessionDir) {
+		catchUp()?.folder(folderOf(cwd, sessionDir));
 		return undef(request(SessionManager.#lookups(), "findById", [cwd, id, sessionDir]));
 	}
 	static async list(cwd, sessionDir, onProgress, signal) {
 		signal?.throwIfAborted();
-		const infos = request(SessionManager.#lookups(), "list", [cwd, sessionDir]).map(sessionInfo);
+		catchUp()?.folder(folderOf(cwd, sessionDir));
+		const infos = lazyTexts(SessionManager.#lookups(), request(SessionManager.#lookups(), "listInfos", [cwd, sessionDir]));
 		report(infos, onProgress);
 		return infos;
 	}
@@ -129,7 +218,8 @@ class SessionManager {
 				? signal
 				: (onProgressOrSignal ?? signal);
 		abortSignal?.throwIfAborted();
-		const infos = request(SessionManager.#lookups(), "listAll", [dir]).map(sessionInfo);
+		catchUp()?.folder(dir ? path.resolve(dir) : sessionsRoot());
+		const infos = lazyTexts(SessionManager.#lookups(), request(SessionManager.#lookups(), "listAllInfos", [dir]));
 		report(infos, progress);
 		return infos;
 	}
@@ -148,7 +238,10 @@ class SessionManager {
 		if (m === null || m.epoch !== epoch) m = this.#mirror = { epoch, lastKey: undefined, entries: [], byId: new Map() };
 		for (;;) {
 			const [keys, lines] = JSON.parse(this.#n.linesAfter(m.lastKey, BATCH).toString());
-			for (const e of lines) {
+			// Entries getBranch() parsed already stay the same objects, as with pi.
+			const known = this.#parsed?.epoch === epoch ? this.#parsed.byKey : null;
+			for (let i = 0; i < lines.length; i++) {
+				const e = known?.get(keys[i]) ?? lines[i];
 				m.entries.push(e);
 				m.byId.set(e?.id, e);
 			}
@@ -159,11 +252,14 @@ class SessionManager {
 
 	// ----- session ----------------------------------------------------------------------
 	setSessionFile(sessionFile) {
+		if (this.#file) catchUpFile(sessionFile);
 		this.#call("open", sessionFile, this.getSessionDir(), this.getCwd());
+		this.#changed("open");
 	}
 	newSession(options) {
 		if (this.isPersisted()) this.#call("create", this.getCwd(), this.getSessionDir(), options);
 		else this.#call("inMemory", this.getCwd(), options);
+		this.#changed("new");
 		return this.getSessionFile();
 	}
 	isPersisted() {
@@ -190,6 +286,15 @@ class SessionManager {
 	getHeader() {
 		return this.#call("getHeader");
 	}
+	/** True once the session is in the database (pi writes its file then). */
+	isSaved() {
+		return this.#n.isSaved();
+	}
+	/** Writes the session as pi's JSONL file (the stored lines, byte for byte) to `file`. */
+	writeSessionFile(file) {
+		const { text } = this.#n.fileLinesAfter(undefined);
+		fs.writeFileSync(file, Buffer.concat([Buffer.from(`${this.#n.headerLine()}\n`), text]));
+	}
 	getEntryCount() {
 		return this.#call("getEntryCount");
 	}
@@ -197,35 +302,35 @@ class SessionManager {
 	// ----- appends ----------------------------------------------------------------------
 	appendMessage(message) {
 		const text = JSON.stringify(message);
-		if (text === undefined) return this.#call("appendMessage", message); // as the rpc treats undefined
-		return this.#n.appendMessage(text);
+		if (text === undefined) return this.#appended(this.#call("appendMessage", message)); // as the rpc treats undefined
+		return this.#appended(this.#n.appendMessage(text));
 	}
 	appendThinkingLevelChange(thinkingLevel) {
-		return this.#call("appendThinkingLevelChange", thinkingLevel);
+		return this.#appended(this.#call("appendThinkingLevelChange", thinkingLevel));
 	}
 	appendModelChange(provider, modelId) {
-		return this.#call("appendModelChange", provider, modelId);
+		return this.#appended(this.#call("appendModelChange", provider, modelId));
 	}
 	appendUsage(kind, provider, model, usage, note) {
-		return this.#call("appendUsage", kind, provider, model, usage, note);
+		return this.#appended(this.#call("appendUsage", kind, provider, model, usage, note));
 	}
 	appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage) {
-		return this.#call("appendCompaction", summary, firstKeptEntryId, tokensBefore, details, fromHook, usage);
+		return this.#appended(this.#call("appendCompaction", summary, firstKeptEntryId, tokensBefore, details, fromHook, usage));
 	}
 	appendCustomEntry(customType, data) {
-		return this.#call("appendCustomEntry", customType, data);
+		return this.#appended(this.#call("appendCustomEntry", customType, data));
 	}
 	appendSessionInfo(name) {
-		return this.#call("appendSessionInfo", name);
+		return this.#appended(this.#call("appendSessionInfo", name));
 	}
 	appendCustomMessageEntry(customType, content, display, details) {
-		return this.#call("appendCustomMessageEntry", customType, content, display, details);
+		return this.#appended(this.#call("appendCustomMessageEntry", customType, content, display, details));
 	}
 	appendContextEdit(targetId, replacement) {
-		return this.#call("appendContextEdit", targetId, replacement);
+		return this.#appended(this.#call("appendContextEdit", targetId, replacement));
 	}
 	appendLabelChange(targetId, label) {
-		return this.#call("appendLabelChange", targetId, label);
+		return this.#appended(this.#call("appendLabelChange", targetId, label));
 	}
 
 	// ----- tree -------------------------------------------------------------------------
@@ -245,6 +350,12 @@ class SessionManager {
 		return undef(this.#call("getLabel", id));
 	}
 	getBranch(fromId) {
+		if (this.#mirror === null || this.#mirror.epoch !== this.#n.epoch()) {
+			// Not parsed yet: the branch's keys, then its lines, parsed as they are looked at
+			// when the branch is long (pi's callers mostly look at a few entries at one end).
+			const steps = this.#branchSteps(fromId);
+			return steps.keys.length > LAZY_BRANCH ? this.#lazy(steps) : this.#linesAt(steps.keys);
+		}
 		// pi's walk over its index (the later line of a repeated id wins), stopping at a cycle.
 		const { byId } = this.#sync();
 		const path = [];
@@ -259,6 +370,85 @@ class SessionManager {
 		path.reverse();
 		return path;
 	}
+	/**
+	 * Keys, ids and types of the path to `fromId` (default: the leaf). The last path asked for
+	 * is kept: the path to an entry never changes, and the path to an entry appended below it
+	 * is that path plus the few steps read from the database.
+	 */
+	#branchSteps(fromId) {
+		const start = fromId ?? this.getLeafId();
+		if (start === null || start === undefined) return { keys: [], ids: [], types: [], roles: [] };
+		const epoch = this.#n.epoch();
+		const held = this.#steps?.epoch === epoch ? this.#steps : null;
+		if (held?.start === start) return held;
+		let steps = null;
+		if (held && held.keys.length > 0) {
+			const tail = JSON.parse(this.#n.branchSteps(start, STEPS_TAIL));
+			const at = tail.ids.lastIndexOf(held.start);
+			if (at !== -1 && tail.keys[at] === held.keys[held.keys.length - 1]) {
+				steps = {
+					keys: held.keys.concat(tail.keys.slice(at + 1)),
+					ids: held.ids.concat(tail.ids.slice(at + 1)),
+					types: held.types.concat(tail.types.slice(at + 1)),
+					roles: held.roles.concat(tail.roles.slice(at + 1)),
+				};
+			} else if (tail.keys.length < STEPS_TAIL) steps = tail; // the whole path
+		}
+		steps ??= JSON.parse(this.#n.branchSteps(start));
+		this.#steps = { epoch, start, ...steps };
+		return this.#steps;
+	}
+
+	/** The parsed entries stored under `keys`, the same objects each time (within an epoch). */
+	#linesAt(keys) {
+		const epoch = this.#n.epoch();
+		if (this.#parsed === null || this.#parsed.epoch !== epoch) this.#parsed = { epoch, byKey: new Map() };
+		const { byKey } = this.#parsed;
+		const missing = keys.filter((k) => !byKey.has(k));
+		if (missing.length > 0) {
+			const lines = JSON.parse(this.#n.linesAt(missing).toString());
+			for (let i = 0; i < missing.length; i++) byKey.set(missing[i], lines[i]);
+		}
+		return keys.map((k) => byKey.get(k));
+	}
+
+	/**
+	 * A long branch as an array whose entries are read and parsed (in windows) only when looked
+	 * at; an entry's `id` and `type` are known without reading it, so pi's searches of the
+	 * branch by id or type (findIndex, scans for the last compaction) parse nothing.
+	 */
+	#lazy({ keys, ids, types, roles }) {
+		const branch = {
+			keys,
+			ids,
+			types,
+			roles,
+			elements: new Array(keys.length),
+			isParsed: (i) => this.#parsed?.byKey.has(keys[i]) ?? false,
+			parsed: (i) => {
+				let e = this.#parsed?.byKey.get(keys[i]);
+				if (e === undefined) {
+					const from = Math.max(0, i - WINDOW / 2);
+					this.#linesAt(keys.slice(from, Math.min(keys.length, from + WINDOW)));
+					e = this.#parsed.byKey.get(keys[i]);
+				}
+				return e;
+			},
+		};
+		return new Proxy(new Array(keys.length), {
+			get(target, prop, receiver) {
+				const i = arrayIndex(prop, keys.length);
+				return i === -1 ? Reflect.get(target, prop, receiver) : lazyEntry(branch, i);
+			},
+			has: (target, prop) => arrayIndex(prop, keys.length) !== -1 || Reflect.has(target, prop),
+			getOwnPropertyDescriptor(target, prop) {
+				const i = arrayIndex(prop, keys.length);
+				if (i === -1) return Reflect.getOwnPropertyDescriptor(target, prop);
+				return { value: lazyEntry(branch, i), writable: true, enumerable: true, configurable: true };
+			},
+		});
+	}
+
 	getEntries() {
 		return this.#sync().entries.slice();
 	}
@@ -281,11 +471,96 @@ class SessionManager {
 		this.#call("resetLeaf");
 	}
 	branchWithSummary(branchFromId, summary, details, fromHook, usage) {
-		return this.#call("branchWithSummary", branchFromId, summary, details, fromHook, usage);
+		return this.#appended(this.#call("branchWithSummary", branchFromId, summary, details, fromHook, usage));
 	}
 	createBranchedSession(leafId) {
-		return undef(this.#call("createBranchedSession", leafId));
+		const file = undef(this.#call("createBranchedSession", leafId));
+		this.#changed("branch");
+		return file;
 	}
+}
+
+/** `prop` as an index below `length`, else -1. */
+function arrayIndex(prop, length) {
+	if (typeof prop !== "string") return -1;
+	const i = Number(prop);
+	return Number.isInteger(i) && i >= 0 && i < length && String(i) === prop ? i : -1;
+}
+
+// The entries of a lazy branch (see #lazy) are proxies sharing one handler: the target holds the
+// branch and the index; `id`, `type` and a message's `role` are answered without parsing, any
+// other property parses the entry (a window of its neighbours with it).
+const SLOT = Symbol("sessiondb.lazy");
+const parsedOf = (t) => Object(t[SLOT].branch.parsed(t[SLOT].i));
+const forward = {
+	has: (t, prop) => prop in parsedOf(t),
+	ownKeys: (t) => Reflect.ownKeys(parsedOf(t)),
+	getOwnPropertyDescriptor(t, prop) {
+		const d = Reflect.getOwnPropertyDescriptor(parsedOf(t), prop);
+		if (d) d.configurable = true;
+		return d;
+	},
+	set(t, prop, value) {
+		parsedOf(t)[prop] = value;
+		return true;
+	},
+};
+const entryHandler = {
+	...forward,
+	get(t, prop) {
+		const { branch, i } = t[SLOT];
+		if (prop === "id" && branch.ids[i] !== null) return branch.ids[i];
+		if (prop === "type" && branch.types[i] !== null) return branch.types[i];
+		if (prop === "message" && branch.roles[i] !== null && !branch.isParsed(i)) return lazyMessage(branch, i);
+		return branch.parsed(i)?.[prop];
+	},
+};
+const messageHandler = {
+	...forward,
+	get(t, prop) {
+		const { branch, i } = t[SLOT];
+		return prop === "role" ? branch.roles[i] : branch.parsed(i)?.message?.[prop];
+	},
+};
+for (const h of ["has", "ownKeys", "getOwnPropertyDescriptor", "set"]) {
+	const f = forward[h];
+	messageHandler[h] = (t, ...rest) => f({ [SLOT]: { branch: { parsed: (i) => t[SLOT].branch.parsed(i)?.message }, i: t[SLOT].i } }, ...rest);
+}
+
+function lazyEntry(branch, i) {
+	return (branch.elements[i] ??= new Proxy({ [SLOT]: { branch, i } }, entryHandler));
+}
+
+function lazyMessage(branch, i) {
+	return new Proxy({ [SLOT]: { branch, i } }, messageHandler);
+}
+
+/**
+ * pi's SessionInfo objects, whose `allMessagesText` (every message's text: most of a list's
+ * size) is read from the database the first time one of them is looked at, for the whole list
+ * at once. pi's session selector reads it only to search, so listing holds no text.
+ */
+function lazyTexts(n, rows) {
+	const keys = rows.map((r) => [r.sid, r.lastSeq]);
+	let texts = null;
+	const textAt = (i) => {
+		texts ??= request(n, "messagesTexts", [keys]);
+		return texts[i];
+	};
+	return rows.map((r, i) => {
+		delete r.sid;
+		delete r.lastSeq;
+		const info = sessionInfo(r);
+		Object.defineProperty(info, "allMessagesText", {
+			get: () => textAt(i),
+			set(value) {
+				Object.defineProperty(info, "allMessagesText", { value, writable: true, enumerable: true, configurable: true });
+			},
+			enumerable: true,
+			configurable: true,
+		});
+		return info;
+	});
 }
 
 /** pi reports (loaded, total) as sessions load; the database has them all at once. */

@@ -32,6 +32,17 @@ export declare class SessionManager {
 	static useDatabase(path: string): void;
 	/** The database file managers use now. */
 	static databasePath(): string;
+	/**
+	 * Files mode (what `sessiondb-pi` runs): managers made from now on also write each session to
+	 * pi's JSONL file as pi does, and lookups first catch the database up with changed or deleted files.
+	 */
+	static useFiles(on: boolean): void;
+	/** Whether managers write pi's files too. */
+	static usesFiles(): boolean;
+	/** Imports the session files below `dirs` the database does not hold yet (a progress line on stderr when asked). */
+	static importFolders(dirs: string[], progress?: boolean): { files?: number; sessions?: number; unchanged?: number; failures?: number; failed?: string[] };
+	/** Removes the session recorded at `file` from the database; true when there was one. */
+	static deleteSession(file: string): boolean;
 
 	static create(cwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager;
 	static open(path: string, sessionDir?: string, cwdOverride?: string): SessionManager;
@@ -84,6 +95,10 @@ export declare class SessionManager {
 	buildSessionContext(): SessionContext;
 	getHeader(): SessionHeader | null;
 	getEntryCount(): number;
+	/** True once the session is in the database (pi writes its file then). */
+	isSaved(): boolean;
+	/** Writes the session as pi's JSONL file (the stored lines, byte for byte) to `file`. */
+	writeSessionFile(file: string): void;
 	getEntries(): SessionEntry[];
 	getTree(): SessionTreeNode[];
 	branch(branchFromId: string): void;

@@ -12,4 +12,8 @@ cd "$here"
 npm install --no-audit --no-fund --loglevel=error
 cargo build --release --bin sessiondb --manifest-path "$root/Cargo.toml"
 export SESSIONDB_BIN="${CARGO_TARGET_DIR:-$root/target}/release/sessiondb"
+# The TUI test (test/launcher-tui.test.mjs) drives sessiondb-pi in tmux; it is skipped without it.
+if ! command -v tmux >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+	apt-get install -y -qq tmux >/dev/null || echo "test.sh: could not install tmux; the TUI test is skipped" >&2
+fi
 node --test 'test/*.test.mjs'

@@ -218,6 +218,9 @@ pub fn sync_dir(
         if path.exists() {
             continue; // not a *.jsonl any more, or outside the walk: leave it alone
         }
+        if k.size.is_none() {
+            continue; // never read from a file nor written to one (as on a server): no file to miss
+        }
         if opts.prune {
             sessions::delete(conn, k.sid)?;
             s.pruned += 1;

@@ -8,6 +8,8 @@
 
 mod append;
 mod branch;
+mod files;
+mod lazy;
 mod read;
 
 use crate::error::{Error, Result};

@@ -106,6 +106,20 @@ pub fn fill_all_text(db: &Db, infos: &mut [SessionInfo]) -> Result<()> {
     })
 }
 
+/// `allMessagesText` of the sessions `(sid, last_seq)` (as [`SessionInfo::sid`] and
+/// [`SessionInfo::last_seq`]), in that order: what a host that lists first and reads the texts
+/// only when they are searched asks for.
+pub fn texts_of(db: &Db, sessions: &[(i64, i64)]) -> Result<Vec<String>> {
+    db.reading(|| {
+        let sids: Vec<i64> = sessions.iter().map(|s| s.0).collect();
+        let mut out = Vec::with_capacity(sessions.len());
+        for (&(sid, last_seq), c) in sessions.iter().zip(stored::list_texts_of(db, &sids)?) {
+            out.push(complete_text(db, sid, last_seq, c)?);
+        }
+        Ok(out)
+    })
+}
+
 /// The session's `allMessagesText` from its joined text (exact up to a line), reading the
 /// messages of later lines.
 fn complete_text(db: &Db, sid: i64, last_seq: i64, cached: Option<(i64, String)>) -> Result<String> {

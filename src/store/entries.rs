@@ -2,10 +2,6 @@
 //! children, labels) and its lines in file order, the same on every backend ([`Entries`],
 //! implemented in `store::sqlite::entries` and `store::postgres::entries`).
 
-//! Entry rows: a session's tree (the entry by id, by key, the last one, paths up to the root,
-//! children, labels) and its lines in file order, the same on every backend ([`Entries`],
-//! implemented in `store::sqlite::entries` and `store::postgres::entries`).
-
 use crate::error::Result;
 use crate::store::handle::Db;
 

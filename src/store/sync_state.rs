@@ -12,6 +12,11 @@ pub use crate::store::interface::sync_state::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+/// Whether `db` keeps the read position and signature of local session files.
+pub fn keeps_file_states(db: &Db) -> bool {
+    db.store().keeps_file_states()
+}
+
 /// The sync state of every session whose file is below `dir`, by path.
 pub fn states_under(db: &Db, dir: &Path) -> crate::error::Result<HashMap<PathBuf, SyncState>> {
     db.store().states_under(dir)

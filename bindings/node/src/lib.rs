@@ -77,6 +77,84 @@ impl Native {
         guard("epoch", || Ok(self.server.current().map(SessionManager::cache_epoch).unwrap_or_default()))
     }
 
+    /// True once the session is in the database (pi has written its file by then).
+    #[napi]
+    pub fn is_saved(&self) -> Result<bool> {
+        guard("isSaved", || Ok(self.manager()?.is_saved()))
+    }
+
+    /// The header line exactly as stored.
+    #[napi]
+    pub fn header_line(&self) -> Result<String> {
+        guard("headerLine", || self.manager()?.header_line())
+    }
+
+    /// The storage key of the session's last line, if it has one.
+    #[napi]
+    pub fn last_key(&self) -> Result<Option<f64>> {
+        guard("lastKey", || Ok(self.manager()?.last_key()?.map(|k| k as f64)))
+    }
+
+    /// The lines after storage key `after` (from the first when absent) exactly as stored,
+    /// each followed by `\n`, as pi appends them to its file; `lastKey` is the key of the last.
+    #[napi]
+    pub fn file_lines_after(&self, after: Option<f64>) -> Result<FileLines> {
+        guard("fileLinesAfter", || {
+            let mut text = Vec::new();
+            let mut last = None;
+            self.manager()?.lines_after(after.map(|k| k as i64), i64::MAX, &mut |k, line| {
+                text.extend_from_slice(line);
+                text.push(b'\n');
+                last = Some(k as f64);
+            })?;
+            Ok(FileLines { last_key: last, text: Buffer::from(text) })
+        })
+    }
+
+    /// Records that the session's file now holds every stored line (see
+    /// `SessionManager::note_file_written`).
+    #[napi]
+    pub fn note_file_written(&mut self) -> Result<()> {
+        let server = &mut self.server;
+        guard("noteFileWritten", || match server.current_mut() {
+            Some(m) => m.note_file_written(),
+            None => Ok(()),
+        })
+    }
+
+    /// The storage keys, ids, types and message roles of `getBranch(from)` (its last `limit`
+    /// when given), root first (no line read), as the JSON text
+    /// `{"keys": [...], "ids": [...], "types": [...], "roles": [...]}`.
+    #[napi]
+    pub fn branch_steps(&self, from: Option<String>, limit: Option<f64>) -> Result<String> {
+        guard("getBranch", || {
+            let steps = self.manager()?.branch_steps(from.as_deref(), limit.map(|l| l as i64))?;
+            let keys: Vec<i64> = steps.iter().map(|s| s.key).collect();
+            let ids: Vec<Option<&str>> = steps.iter().map(|s| s.id.as_deref()).collect();
+            let types: Vec<Option<&str>> = steps.iter().map(|s| s.kind.as_deref()).collect();
+            let roles: Vec<Option<&str>> = steps.iter().map(|s| s.role.as_deref()).collect();
+            Ok(serde_json::json!({ "keys": keys, "ids": ids, "types": types, "roles": roles }).to_string())
+        })
+    }
+
+    /// The lines stored under `keys`, as the UTF-8 JSON text `[line, ...]`.
+    #[napi]
+    pub fn lines_at(&self, keys: Vec<f64>) -> Result<Buffer> {
+        guard("getBranch", || {
+            let keys: Vec<i64> = keys.into_iter().map(|k| k as i64).collect();
+            let mut out = Vec::with_capacity(64 * 1024);
+            out.push(b'[');
+            self.manager()?.lines_at(&keys, &mut |_, line| {
+                if out.len() > 1 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(line);
+            })?;
+            out.push(b']');
+            Ok(Buffer::from(out))
+        })
+    }
+
     /// At most `limit` entry lines after storage key `after` (from the first when absent),
     /// in file order, as the UTF-8 JSON text `[[key, ...], [line, ...]]` (a Buffer: Node
     /// decodes it faster than N-API makes a string).
@@ -100,6 +178,139 @@ impl Native {
             keys.extend_from_slice(&lines);
             keys.extend_from_slice(b"]]");
             Ok(Buffer::from(keys))
+        })
+    }
+}
+
+/// Lines copied out of the database, for a session file.
+#[napi(object)]
+pub struct FileLines {
+    pub last_key: Option<f64>,
+    pub text: Buffer,
+}
+
+/// The database as the launcher's file side sees it: catching up session folders that
+/// changed behind its back, and the first import of a user's folders.
+#[napi]
+pub struct Catalog {
+    target: Target,
+}
+
+enum Target {
+    Local(sessiondb::db::Db),
+    Server(Box<sessiondb::pg::Server>),
+}
+
+#[napi]
+impl Catalog {
+    /// Opens the database at `db` (a path or a `postgres://` URL).
+    #[napi(constructor)]
+    pub fn new(db: String) -> Result<Self> {
+        guard("Catalog", || {
+            let target = if sessiondb::pg::is_url(&db) {
+                Target::Server(Box::new(sessiondb::pg::connect(&db)?))
+            } else {
+                Target::Local(sessiondb::db::open(Path::new(&db))?)
+            };
+            Ok(Catalog { target })
+        })
+    }
+
+    /// Brings every `*.jsonl` below `dir` up to date (new, grown and rewritten files read,
+    /// unchanged ones only stat'ed; the sessions of files gone removed with `prune`, else
+    /// marked missing); the summary as JSON. A folder that does not exist is nothing to do.
+    #[napi]
+    pub fn sync_dir(&mut self, dir: String, prune: bool) -> Result<String> {
+        let target = &mut self.target;
+        guard("syncDir", || {
+            let dir = Path::new(&dir);
+            if !dir.is_dir() {
+                return Ok("{}".into());
+            }
+            let opts = sessiondb::sync::SyncOptions { prune };
+            let s = match target {
+                Target::Local(db) => sessiondb::sync::sync_dir(db, dir, opts, |_, _| {})?,
+                Target::Server(server) => sessiondb::pg::sync_dir(server, dir, opts, |_, _| {})?,
+            };
+            Ok(serde_json::to_string(&s).unwrap_or_default())
+        })
+    }
+
+    /// Brings the given files below `dir` up to date (a file gone is marked missing).
+    #[napi]
+    pub fn sync_paths(&mut self, dir: String, paths: Vec<String>) -> Result<String> {
+        let target = &mut self.target;
+        guard("syncPaths", || {
+            let paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
+            let mut s = sessiondb::sync::SyncSummary::default();
+            match target {
+                Target::Local(db) => sessiondb::sync::sync_paths(db, Path::new(&dir), &paths, &mut s)?,
+                Target::Server(server) => sessiondb::pg::sync_paths(server, Path::new(&dir), &paths, &mut s)?,
+            }
+            Ok(serde_json::to_string(&s).unwrap_or_default())
+        })
+    }
+
+    /// Removes the session recorded at `path` from the database; false when there is none.
+    /// (On a PostgreSQL server sessions are removed with `sessiondb push --prune` instead.)
+    #[napi]
+    pub fn delete_session(&mut self, path: String) -> Result<bool> {
+        let target = &mut self.target;
+        guard("deleteSession", || match target {
+            Target::Local(db) => {
+                use sessiondb::internals::sessions;
+                let Some(sid) = sessions::sid_by_path(db, &path)? else { return Ok(false) };
+                let tx = db.write()?;
+                sessions::delete(&tx, sid)?;
+                tx.commit()?;
+                Ok(true)
+            }
+            Target::Server(_) => Err(sessiondb::Error::InvalidArgument(
+                "deleting a session kept on a PostgreSQL server is not done from pi: use `sessiondb push --prune`"
+                    .into(),
+            )),
+        })
+    }
+
+    /// Imports every `*.jsonl` below the folders that exist in `dirs` (unchanged files
+    /// skipped); with `progress`, a line on stderr counts the files. The summary as JSON.
+    #[napi]
+    pub fn import_folders(&mut self, dirs: Vec<String>, progress: bool) -> Result<String> {
+        let target = &mut self.target;
+        guard("importFolders", || {
+            use std::io::Write;
+            let dirs: Vec<PathBuf> = dirs.into_iter().map(PathBuf::from).filter(|d| d.is_dir()).collect();
+            if dirs.is_empty() {
+                return Ok("{}".into());
+            }
+            let targets = sessiondb::import::collect_targets(&dirs)?;
+            let total = targets.len();
+            let mut done = 0usize;
+            let mut shown = std::time::Instant::now();
+            let mut tick = |_: &sessiondb::import::FileReport| {
+                done += 1;
+                if progress && (done == total || shown.elapsed().as_millis() >= 100) {
+                    shown = std::time::Instant::now();
+                    let mut err = std::io::stderr();
+                    let _ = write!(err, "\rsessiondb-pi: importing your pi sessions into the database: {done}/{total}");
+                    let _ = err.flush();
+                }
+            };
+            let opts = sessiondb::import::ImportOptions::default();
+            let s = match target {
+                Target::Local(db) => sessiondb::import::import_targets(db, &targets, opts, &mut tick),
+                Target::Server(server) => sessiondb::pg::import_targets(server, &targets, opts, &mut tick)?,
+            };
+            if progress && total > 0 {
+                eprintln!();
+            }
+            Ok(serde_json::json!({
+                "files": s.files, "sessions": s.sessions, "unchanged": s.unchanged, "failures": s.failures,
+                "failed": s.reports.iter().filter(|r| r.status == sessiondb::import::FileStatus::Failed)
+                    .map(|r| format!("{}: {}", r.path.display(), r.reason.as_deref().unwrap_or("unknown reason")))
+                    .collect::<Vec<_>>(),
+            })
+            .to_string())
         })
     }
 }

@@ -29,6 +29,9 @@ pub struct Position {
 
 /// What `sync` keeps per session file.
 pub(crate) trait SyncStates {
+    /// Whether this database keeps the read position and signature of local session files
+    /// (a server keeps those of its own sessions elsewhere).
+    fn keeps_file_states(&self) -> bool;
     /// The sync state of every session whose file is below `dir`, by path.
     fn states_under(&self, dir: &Path) -> crate::error::Result<HashMap<PathBuf, SyncState>>;
     /// The sync state of the session whose file is at `path`.

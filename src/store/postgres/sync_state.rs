@@ -7,6 +7,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 impl SyncStates for Pg {
+    fn keeps_file_states(&self) -> bool {
+        false
+    }
+
     fn states_under(&self, _dir: &Path) -> crate::error::Result<HashMap<PathBuf, SyncState>> {
         Err(self.unsupported("reading the sync state of a local folder's files"))
     }

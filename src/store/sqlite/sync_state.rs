@@ -35,6 +35,10 @@ fn sync_state(r: &Row<'_>) -> rusqlite::Result<SyncState> {
 }
 
 impl SyncStates for Sqlite {
+    fn keeps_file_states(&self) -> bool {
+        true
+    }
+
     fn states_under(&self, dir: &Path) -> crate::error::Result<HashMap<PathBuf, SyncState>> {
         let db = &self.conn;
         let conn = db;

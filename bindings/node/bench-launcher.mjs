@@ -1,0 +1,184 @@
+#!/usr/bin/env node
+// sessiondb-pi against plain pi 1.6.0 (its bundled `pi`, dist/bundle/cli.js), end to end
+// through the CLI, in one sitting, on the bench's corpora (shared/bench-pi/make-corpus.mjs):
+//   (1) -p --session HUGE, and each side's own -p --no-session floor (time, peak RSS);
+//   (2) -p --continue and -p --session-id NEW in the busiest project of the 10k corpus;
+//   (3) /resume in the TUI (tmux): Enter to the first screen of sessions, current folder and
+//       all folders (Tab), and the process's peak RSS;
+//   (4) the launcher's own start: -p --no-session against plain pi's.
+// The scripted model (test/pi/faux-provider-ext.mjs) answers; both sides load it.
+//
+//   node bench-launcher.mjs --huge /tmp/pi-bench/huge --c10k /tmp/pi-bench/c10k \
+//     [--runs 5] [--scratch /tmp/sessiondb-pi-bench] [--sides pi,sessiondb-pi] [--no-tui] [--json]
+//
+// Each side gets its own copy of the corpus in the scratch folder (pi appends to the files;
+// the shared corpora are never touched); sessiondb-pi imports its copy on its first start
+// (timed and reported) before anything is measured.
+import { execFileSync, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const HOME = process.env.SESSIONDB_NODE_HOME || path.join(os.homedir(), ".cache", "sessiondb-node");
+const PI = path.join(HOME, "node_modules", "@earendil-works", "pi-coding-agent");
+const args = Object.fromEntries(
+	process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1]?.startsWith("--") || all[i + 1] === undefined ? "1" : all[i + 1]]] : acc), []),
+);
+const runs = Number(args.runs ?? 5);
+const scratch = path.resolve(args.scratch ?? path.join(os.tmpdir(), "sessiondb-pi-bench"));
+const ext = path.join(here, "test", "pi", "faux-provider-ext.mjs");
+const MODEL = ["-e", ext, "--provider", "faux", "--model", "faux-1"];
+const sides = {
+	pi: [path.join(PI, "dist", "bundle", "cli.js")],
+	"sessiondb-pi": [path.join(here, "pi", "launcher.mjs")],
+};
+if (args.sides) for (const k of Object.keys(sides)) if (!args.sides.split(",").includes(k)) delete sides[k];
+const log = (m) => process.stderr.write(`${m}\n`);
+
+function copyCorpus(corpus, name) {
+	const dir = path.join(scratch, name);
+	if (fs.existsSync(path.join(dir, ".ready"))) return dir;
+	fs.rmSync(dir, { recursive: true, force: true });
+	fs.mkdirSync(path.join(dir, "agent"), { recursive: true });
+	log(`copying ${corpus} to ${dir}`);
+	execFileSync("cp", ["-r", path.join(corpus, "sessions"), path.join(dir, "agent", "sessions")]);
+	fs.writeFileSync(path.join(dir, ".ready"), "");
+	return dir;
+}
+
+function envOf(dir) {
+	const env = { ...process.env, PI_CODING_AGENT_DIR: path.join(dir, "agent"), SESSIONDB_PATH: path.join(dir, "db.sqlite"), SESSIONDB_PI_PACKAGE: PI, FAUX_REPLIES: "" };
+	delete env.SESSIONDB_PI_FILES;
+	return env;
+}
+
+/** One run: wall time (s) and peak RSS (MiB, GNU time). */
+function once(argv, cwd, env) {
+	const t = process.hrtime.bigint();
+	const r = spawnSync("/usr/bin/time", ["-f", "RSS %M", process.execPath, ...argv], { cwd, env, encoding: "utf8", maxBuffer: 1 << 28 });
+	const s = Number(process.hrtime.bigint() - t) / 1e9;
+	if (r.status !== 0) throw new Error(`${argv.join(" ")} failed (${r.status}): ${r.stderr.slice(-2000)}`);
+	const rss = Number(/RSS (\d+)\s*$/.exec(r.stderr)?.[1] ?? NaN) / 1024;
+	return { s, rss };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Runs the scenarios `[name, argvOf, n]` round-robin (the machine's load drifts), n runs each. */
+function measureEach(scenarios, cwd, env, side) {
+	const got = scenarios.map(() => []);
+	const most = Math.max(...scenarios.map((sc) => sc[2]));
+	for (let i = 0; i < most; i++) {
+		scenarios.forEach(([, argvOf, n], k) => {
+			if (i < n) got[k].push(once(argvOf(), cwd, env));
+		});
+	}
+	scenarios.forEach(([name], k) => row(name, side, { s: median(got[k].map((g) => g.s)), rss: median(got[k].map((g) => g.rss)), runs: got[k].length }));
+}
+
+let resumeRuns = 0;
+
+/** /resume in tmux: Enter to the first screen of sessions (current folder, then all with Tab). */
+async function resume(side, dir, cwd) {
+	const socket = `sdbbench-${process.pid}-${++resumeRuns}`;
+	const tmux = (...a) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" });
+	const screen = () => tmux("capture-pane", "-p", "-t", "b");
+	const env = envOf(dir);
+	const vars = ["PI_CODING_AGENT_DIR", "SESSIONDB_PATH", "SESSIONDB_PI_PACKAGE", "FAUX_REPLIES", "PATH"].map((k) => `${k}=${JSON.stringify(env[k] ?? "")}`);
+	const cmd = `cd ${JSON.stringify(cwd)} && exec env TERM=xterm-256color ${vars.join(" ")} ${JSON.stringify(process.execPath)} ${[...sides[side], ...MODEL].map((a) => JSON.stringify(a)).join(" ")}`;
+	tmux("new-session", "-d", "-s", "b", "-x", "160", "-y", "50", cmd);
+	const pid = Number(tmux("list-panes", "-t", "b", "-F", "#{pane_pid}").trim());
+	const until = async (test, what, timeout = 120_000) => {
+		const end = Date.now() + timeout;
+		for (;;) {
+			const s = screen();
+			if (test(s)) return s;
+			if (Date.now() > end) throw new Error(`${side}: timed out waiting for ${what}:\n${s}`);
+			await new Promise((r) => setTimeout(r, 5));
+		}
+	};
+	const listed = (title) => (s) => s.includes(title) && !s.includes("Loading") && /^\s*› \S/m.test(s);
+	try {
+		await until((s) => s.includes("faux-1"), "the TUI");
+		tmux("send-keys", "-t", "b", "-l", "/resume");
+		await new Promise((r) => setTimeout(r, 300));
+		let t = performance.now();
+		tmux("send-keys", "-t", "b", "Enter");
+		await until(listed("Resume Session (Current Folder)"), "the current folder's sessions");
+		const current = (performance.now() - t) / 1000;
+		t = performance.now();
+		tmux("send-keys", "-t", "b", "Tab");
+		await until(listed("Resume Session (All)"), "all sessions");
+		const all = (performance.now() - t) / 1000;
+		const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+		const rss = Number(/VmHWM:\s+(\d+)/.exec(status)[1]) / 1024;
+		return { current, all, rss };
+	} finally {
+		spawnSync("tmux", ["-L", socket, "kill-server"]);
+	}
+}
+
+const results = { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, runs, rows: [] };
+const row = (what, side, r) => {
+	results.rows.push({ what, side, ...r });
+	log(`${what} [${side}]: ${JSON.stringify(r)}`);
+};
+
+if (args.huge) {
+	const corpus = JSON.parse(fs.readFileSync(path.join(args.huge, "corpus.json"), "utf8"));
+	const rel = path.relative(path.join(args.huge, "sessions"), corpus.huge_session_file);
+	const cwd = JSON.parse(fs.readFileSync(corpus.huge_session_file, "utf8").slice(0, 4096).split("\n")[0]).cwd;
+	fs.mkdirSync(cwd, { recursive: true });
+	for (const side of Object.keys(sides)) {
+		const dir = copyCorpus(args.huge, `huge-${side}`);
+		const env = envOf(dir);
+		const file = path.join(dir, "agent", "sessions", rel);
+		if (side === "sessiondb-pi" && !fs.existsSync(path.join(dir, "db.sqlite"))) {
+			row("first start (import)", side, once([...sides[side], ...MODEL, "-p", "--no-session", "hi"], cwd, env));
+		}
+		measureEach(
+			[
+				["-p --no-session", () => [...sides[side], ...MODEL, "-p", "--no-session", "hi"], runs],
+				["-p --session HUGE", () => [...sides[side], ...MODEL, "-p", "--session", file, "hi"], Math.min(runs, 3)],
+			],
+			cwd,
+			env,
+			side,
+		);
+	}
+}
+if (args.c10k) {
+	const corpus = JSON.parse(fs.readFileSync(path.join(args.c10k, "corpus.json"), "utf8"));
+	const busiest = corpus.sessions_per_cwd[0].dir;
+	const first = fs.readdirSync(path.join(args.c10k, "sessions", busiest))[0];
+	const cwd = JSON.parse(fs.readFileSync(path.join(args.c10k, "sessions", busiest, first), "utf8").split("\n")[0]).cwd;
+	fs.mkdirSync(cwd, { recursive: true });
+	for (const side of Object.keys(sides)) {
+		const dir = copyCorpus(args.c10k, `c10k-${side}`);
+		const env = envOf(dir);
+		if (side === "sessiondb-pi" && !fs.existsSync(path.join(dir, "db.sqlite"))) {
+			row("first start (import)", side, once([...sides[side], ...MODEL, "-p", "--no-session", "hi"], cwd, env));
+		}
+		measureEach(
+			[
+				["c10k -p --no-session", () => [...sides[side], ...MODEL, "-p", "--no-session", "hi"], runs],
+				["c10k -p --continue", () => [...sides[side], ...MODEL, "-p", "--continue", "hi"], runs],
+				["c10k -p --session-id NEW", () => [...sides[side], ...MODEL, "-p", "--session-id", randomUUID(), "hi"], runs],
+			],
+			cwd,
+			env,
+			side,
+		);
+		if (!args["no-tui"]) {
+			const tuiRuns = Math.min(runs, side === "pi" ? 2 : 5);
+			const got = [];
+			for (let i = 0; i < tuiRuns; i++) got.push(await resume(side, dir, cwd));
+			row("/resume", side, { current: median(got.map((g) => g.current)), all: median(got.map((g) => g.all)), rss: median(got.map((g) => g.rss)), runs: tuiRuns });
+		}
+	}
+}
+if (args.json) console.log(JSON.stringify(results, null, 2));
+else for (const r of results.rows) console.log(`${r.what}\t${r.side}\t${JSON.stringify(r)}`);

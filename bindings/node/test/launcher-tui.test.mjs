@@ -1,0 +1,171 @@
+// sessiondb-pi's interactive TUI in a real terminal (tmux): start, prompt, /resume listing the
+// sessions of several projects, pick one from another project, continue it, quit, `-c` again.
+// The panes are captured (and kept in $SESSIONDB_TUI_CAPTURES when set, to look at).
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const launcher = path.join(here, "..", "pi", "launcher.mjs");
+const piRoot = path.join(process.env.SESSIONDB_NODE_HOME ?? "", "node_modules", "@earendil-works", "pi-coding-agent");
+const ext = path.join(here, "pi", "faux-provider-ext.mjs");
+const cli = process.env.SESSIONDB_BIN;
+const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+
+/** Types /resume until pi's selector opens (pi refuses commands while its startup finishes). */
+async function openResume(tmux, screen) {
+	for (let attempt = 0; attempt < 20; attempt++) {
+		tmux("send-keys", "-t", "pi", "-l", "/resume");
+		tmux("send-keys", "-t", "pi", "Enter");
+		for (let i = 0; i < 20; i++) {
+			await new Promise((r) => setTimeout(r, 150));
+			if (screen().includes("Resume Session")) return;
+		}
+	}
+}
+
+test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, quit, -c", { timeout: 180_000, skip: !hasTmux && "tmux is not installed" }, async () => {
+	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-tui-"));
+	const socket = `sessiondb-tui-${process.pid}`;
+	const captures = process.env.SESSIONDB_TUI_CAPTURES;
+	const tmux = (...a) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" });
+	const screen = () => tmux("capture-pane", "-p", "-t", "pi");
+	let shot = 0;
+	const keep = (name, text) => {
+		if (captures) {
+			fs.mkdirSync(captures, { recursive: true });
+			fs.writeFileSync(path.join(captures, `${String(++shot).padStart(2, "0")}-${name}.txt`), text);
+		}
+	};
+	const waitFor = async (what, test, timeout = 30_000) => {
+		const until = Date.now() + timeout;
+		let last = "";
+		while (Date.now() < until) {
+			last = screen();
+			if (test(last)) {
+				keep(what, last);
+				return last;
+			}
+			await new Promise((r) => setTimeout(r, 150));
+		}
+		keep(`${what}-timeout`, last);
+		assert.fail(`timed out waiting for ${what}; the screen:\n${last}`);
+	};
+	const env = {
+		PI_CODING_AGENT_DIR: path.join(W, "agent"),
+		SESSIONDB_PATH: path.join(W, "db.sqlite"),
+		SESSIONDB_PI_PACKAGE: piRoot,
+		FAUX_REPLIES: path.join(W, "replies.json"),
+		TERM: "xterm-256color",
+	};
+	fs.writeFileSync(env.FAUX_REPLIES, JSON.stringify(["Hello from the scripted model."]));
+	const childEnv = { ...process.env, ...env };
+	delete childEnv.SESSIONDB_PI_FILES;
+	const model = ["-e", ext, "--provider", "faux", "--model", "faux-1"];
+	try {
+		// Two other projects, each with a session.
+		for (const name of ["alpha", "beta"]) {
+			const dir = path.join(W, name);
+			fs.mkdirSync(dir);
+			execFileSync(process.execPath, [launcher, ...model, "-p", `first words in ${name}`], { cwd: dir, env: { ...childEnv, FAUX_REPLIES: "" } });
+		}
+		const project = path.join(W, "project");
+		fs.mkdirSync(project);
+		const start = (extra) => {
+			const vars = Object.entries({ ...env, PATH: process.env.PATH }).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+			const command = `cd ${JSON.stringify(project)} && env ${vars.join(" ")} ${JSON.stringify(process.execPath)} ${JSON.stringify(launcher)} ${model.map((a) => JSON.stringify(a)).join(" ")} ${extra}`;
+			tmux("new-session", "-d", "-s", "pi", "-x", "150", "-y", "45", command);
+		};
+		start("");
+		await waitFor("started", (s) => s.includes("faux-1"));
+		tmux("send-keys", "-t", "pi", "-l", "what is here?");
+		tmux("send-keys", "-t", "pi", "Enter");
+		await waitFor("answered", (s) => s.includes("Hello from the scripted model."));
+		await openResume(tmux, screen);
+		const current = await waitFor("resume current folder", (s) => s.includes("Resume Session (Current Folder)") && s.includes("what is here?"));
+		assert.ok(!current.includes("first words in alpha"), `the current folder lists only its sessions:\n${current}`);
+		tmux("send-keys", "-t", "pi", "Tab");
+		await waitFor("resume all", (s) => s.includes("Resume Session (All)") && s.includes("first words in alpha") && s.includes("first words in beta") && s.includes("what is here?"));
+		tmux("send-keys", "-t", "pi", "-l", "alpha");
+		await waitFor("resume search", (s) => s.includes("first words in alpha") && !s.includes("first words in beta"));
+		tmux("send-keys", "-t", "pi", "Enter");
+		await waitFor("resumed alpha", (s) => !s.includes("Resume Session") && s.includes("first words in alpha"));
+		tmux("send-keys", "-t", "pi", "-l", "continue in alpha");
+		tmux("send-keys", "-t", "pi", "Enter");
+		// (pi reloads extensions on a switch: the scripted model starts its replies again)
+		await waitFor("continued alpha", (s) => s.slice(s.indexOf("continue in alpha")).includes("Hello from the scripted model."));
+		tmux("send-keys", "-t", "pi", "-l", "/quit");
+		tmux("send-keys", "-t", "pi", "Enter");
+		for (let i = 0; i < 100 && spawnSync("tmux", ["-L", socket, "has-session", "-t", "pi"]).status === 0; i++) await new Promise((r) => setTimeout(r, 100));
+		// -c in the project folder: its own session again.
+		start("-c");
+		await waitFor("continued with -c", (s) => s.includes("what is here?") && s.includes("Hello from the scripted model."));
+		tmux("send-keys", "-t", "pi", "-l", "/quit");
+		tmux("send-keys", "-t", "pi", "Enter");
+		for (let i = 0; i < 100 && spawnSync("tmux", ["-L", socket, "has-session", "-t", "pi"]).status === 0; i++) await new Promise((r) => setTimeout(r, 100));
+		// alpha's session file got the new turn, and the database exports it byte for byte.
+		const alphaDir = fs.readdirSync(path.join(W, "agent", "sessions")).find((d) => d.includes("alpha"));
+		const [alphaFile] = fs.readdirSync(path.join(W, "agent", "sessions", alphaDir)).map((f) => path.join(W, "agent", "sessions", alphaDir, f));
+		const text = fs.readFileSync(alphaFile, "utf8");
+		assert.ok(/"continue in alpha".*\n.*"Hello from the scripted model\."/.test(text), text.slice(-2000));
+		if (cli) {
+			const exported = execFileSync(cli, ["--db", env.SESSIONDB_PATH, "export", alphaFile]);
+			assert.ok(exported.equals(fs.readFileSync(alphaFile)), "sessiondb export equals alpha's file");
+		}
+	} finally {
+		spawnSync("tmux", ["-L", socket, "kill-server"]);
+		fs.rmSync(W, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+	}
+});
+
+test("SESSIONDB_PI_FILES=off: /resume deletes a session kept in the database only", { timeout: 120_000, skip: !hasTmux && "tmux is not installed" }, async () => {
+	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-tui-off-"));
+	const socket = `sessiondb-tui-off-${process.pid}`;
+	const tmux = (...a) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" });
+	const screen = () => tmux("capture-pane", "-p", "-t", "pi");
+	const waitFor = async (what, test, timeout = 30_000) => {
+		const until = Date.now() + timeout;
+		let last = "";
+		while (Date.now() < until) {
+			last = screen();
+			if (test(last)) return last;
+			await new Promise((r) => setTimeout(r, 150));
+		}
+		assert.fail(`timed out waiting for ${what}; the screen:\n${last}`);
+	};
+	const env = { PI_CODING_AGENT_DIR: path.join(W, "agent"), SESSIONDB_PATH: path.join(W, "db.sqlite"), SESSIONDB_PI_PACKAGE: piRoot, SESSIONDB_PI_FILES: "off", FAUX_REPLIES: "", TERM: "xterm-256color" };
+	const model = ["-e", ext, "--provider", "faux", "--model", "faux-1"];
+	try {
+		const project = path.join(W, "project");
+		fs.mkdirSync(project);
+		for (const words of ["keep this one", "delete this one"]) {
+			execFileSync(process.execPath, [launcher, ...model, "-p", words], { cwd: project, env: { ...process.env, ...env } });
+		}
+		const vars = Object.entries({ ...env, PATH: process.env.PATH }).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+		tmux("new-session", "-d", "-s", "pi", "-x", "150", "-y", "45", `cd ${JSON.stringify(project)} && env ${vars.join(" ")} ${JSON.stringify(process.execPath)} ${JSON.stringify(launcher)} ${model.map((a) => JSON.stringify(a)).join(" ")}`);
+		await waitFor("started", (s) => s.includes("faux-1"));
+		await openResume(tmux, screen);
+		await waitFor("both listed", (s) => s.includes("keep this one") && s.includes("delete this one"));
+		tmux("send-keys", "-t", "pi", "-l", "delete");
+		await waitFor("the one to delete", (s) => !s.includes("keep this one") && s.includes("delete this one"));
+		tmux("send-keys", "-t", "pi", "C-d");
+		await waitFor("the confirmation", (s) => s.includes("Delete session?"));
+		tmux("send-keys", "-t", "pi", "Enter");
+		await waitFor("deleted", (s) => !s.includes("Delete session?") && !/›\s+delete this one/.test(s));
+		tmux("send-keys", "-t", "pi", "C-u");
+		await waitFor("the rest listed", (s) => s.includes("keep this one") && !/›?\s+delete this one\s/.test(s.slice(s.indexOf("Resume Session"))));
+		const listed = execFileSync(
+			process.execPath,
+			["--input-type=module", "-e", `import { SessionManager } from ${JSON.stringify(path.join(here, "..", "index.js"))}; const l = await SessionManager.list(${JSON.stringify(project)}); console.log(JSON.stringify(l.map((s) => s.firstMessage)));`],
+			{ env: { ...process.env, ...env }, encoding: "utf8" },
+		);
+		assert.deepEqual(JSON.parse(listed), ["keep this one"]);
+	} finally {
+		spawnSync("tmux", ["-L", socket, "kill-server"]);
+		fs.rmSync(W, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+	}
+});

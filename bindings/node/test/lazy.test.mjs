@@ -1,0 +1,58 @@
+// A branch longer than 2,000 entries is read lazily: it must still be pi's getBranch(), entry
+// for entry (same JSON, same ids and types, array methods and spreading included), while only
+// what is looked at gets parsed.
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { SessionManager } from "../index.js";
+
+test("a long branch read lazily is pi's branch, entry for entry", () => {
+	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-lazy-"));
+	try {
+		SessionManager.useDatabase(path.join(W, "db.sqlite"));
+		const sm = SessionManager.create(path.join(W, "p"));
+		const ids = [];
+		for (let i = 0; i < 2600; i++) {
+			if (i % 500 === 250) ids.push(sm.appendModelChange("prov", `model-${i}`));
+			else ids.push(sm.appendMessage({ role: i % 2 ? "assistant" : "user", content: `message ${i} \u00e9`, timestamp: i }));
+		}
+		sm.branch(ids[1000]);
+		const side = sm.appendMessage({ role: "user", content: "a side branch", timestamp: 1 });
+		sm.branch(ids[2599]);
+		ids.push(sm.appendMessage({ role: "user", content: "the last", timestamp: 2 })); // the leaf again on the long branch
+		const file = sm.getSessionFile();
+		const lazy = SessionManager.open(file).getBranch();
+		const eager = SessionManager.open(file);
+		eager.getEntries(); // parsed whole: getBranch() walks the parsed entries as pi does
+		const expected = eager.getBranch();
+		assert.equal(lazy.length, 2601);
+		assert.equal(lazy.length, expected.length);
+		assert.ok(Array.isArray(lazy));
+		assert.equal(lazy.findIndex((e) => e.id === ids[2500]), 2500);
+		assert.equal(lazy[lazy.length - 1].type, "message");
+		assert.equal(lazy.filter((e) => e.type === "model_change").length, 5);
+		assert.equal(JSON.stringify(lazy), JSON.stringify(expected));
+		assert.deepEqual([...lazy].reverse()[0], expected[expected.length - 1]);
+		assert.deepEqual(Object.keys(lazy[3]), Object.keys(expected[3]));
+		assert.equal(lazy[3].message.content, "message 3 \u00e9");
+		assert.ok(!lazy.some((e) => e.id === side));
+		// From another entry, and an unknown one.
+		const from = SessionManager.open(file);
+		assert.equal(JSON.stringify(from.getBranch(ids[2100])), JSON.stringify(expected.slice(0, 2101)));
+		assert.deepEqual(from.getBranch("nope"), []);
+		// Appends below a path read before: the path grows by the new entries.
+		const grow = SessionManager.open(file);
+		assert.equal(grow.getBranch().length, 2601);
+		const added = [grow.appendMessage({ role: "user", content: "more", timestamp: 5 }), grow.appendCustomEntry("note", { n: 1 })];
+		const grown = grow.getBranch();
+		assert.equal(grown.length, 2603);
+		assert.deepEqual([grown[2601].id, grown[2602].id, grown[2602].type], [...added, "custom"]);
+		const check = SessionManager.open(file);
+		check.getEntries();
+		assert.equal(JSON.stringify(grown), JSON.stringify(check.getBranch()));
+	} finally {
+		fs.rmSync(W, { recursive: true, force: true });
+	}
+});

@@ -1,0 +1,43 @@
+//! What a host that keeps pi's JSONL files beside the database (the `sessiondb-pi` launcher)
+//! needs of the manager: the exact header line, the key of the last line, and recording that
+//! the session's file now holds every stored line, so that a later sync finds it unchanged.
+
+use super::{Persistence, SessionManager};
+use crate::error::Result;
+use crate::ingest::import::tail_hash;
+use crate::jsonl::signature::file_signature;
+use crate::read::tree::SessionTree;
+use crate::store::{sessions, signatures, sync_state};
+use std::path::Path;
+
+impl SessionManager {
+    /// The session's header line exactly as stored (and as pi writes it first in the file).
+    pub fn header_line(&self) -> Result<String> {
+        Ok(sessions::session_row(self.db()?, self.sid)?.header)
+    }
+
+    /// The storage key of the session's last line (`None` when it has no entries): what a
+    /// host that copies lines out asks [`SessionManager::lines_after`] to start after.
+    pub fn last_key(&self) -> Result<Option<i64>> {
+        Ok(SessionTree::open(self.db()?, self.sid)?.last_entry()?.map(|r| r.key))
+    }
+
+    /// Records that the saved session's file holds exactly its stored lines now: its size,
+    /// modification time and the hash of its last bytes, as a sync would after reading it. A
+    /// session not saved yet, or kept on a server (whose file signatures live elsewhere), is
+    /// left alone.
+    pub fn note_file_written(&mut self) -> Result<()> {
+        let Persistence::Saved { file, .. } = &self.persistence else { return Ok(()) };
+        if file.is_empty() || !sync_state::keeps_file_states(&self.conn) {
+            return Ok(());
+        }
+        let path = Path::new(file);
+        let sig = file_signature(path)?;
+        let tail = tail_hash(path, u64::try_from(sig.size).unwrap_or(0))?;
+        let sid = self.sid;
+        let tx = self.conn.write()?;
+        sync_state::set_position(&tx, sid, sig.size, tail)?;
+        signatures::set(&tx, sid, sig)?;
+        tx.commit()
+    }
+}

@@ -1,0 +1,71 @@
+//! Reads by storage key, for hosts that parse a large session lazily: the keys of a branch
+//! (keys, ids and types: no line read), then the lines of the few keys a caller looks at.
+
+use super::SessionManager;
+use crate::error::Result;
+use crate::read::tree::PathStep;
+use crate::store::{entries, write};
+use std::collections::HashMap;
+
+impl SessionManager {
+    /// The storage keys, ids and types of pi's `getBranch(from)` (default: from the leaf),
+    /// root first; empty for an unknown id. No line is read.
+    /// With `limit`, only the last `limit` steps of that path (the ones nearest `from`), for
+    /// a host that holds the path to an earlier entry already.
+    pub fn branch_steps(&self, from: Option<&str>, limit: Option<i64>) -> Result<Vec<PathStep>> {
+        let Some(id) = from.or(self.leaf.as_deref()) else { return Ok(Vec::new()) };
+        let Some(limit) = limit else {
+            let tree = self.tree()?;
+            if tree.is_regular() {
+                return Ok(walk_links(entries::links(self.db()?, self.sid)?, id));
+            }
+            return tree.branch_keys(id);
+        };
+        let db = self.db()?;
+        let Some((key, _)) = write::entry_node(db, self.sid, id)? else { return Ok(Vec::new()) };
+        let mut steps = entries::walk_up_steps(db, key, limit)?;
+        steps.reverse();
+        Ok(steps)
+    }
+
+    /// Hands `f` the line stored under each of `keys`, in that order (a key with no line is
+    /// skipped).
+    pub fn lines_at(&self, keys: &[i64], f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+        let tree = self.tree()?;
+        for &k in keys {
+            if let Some(row) = tree.entry_at(k)? {
+                f(k, row.body.as_bytes());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// pi's `getBranch` walk (from `id` up through `parentId`, the later line of a repeated id
+/// winning, stopping at a cycle) over the entries' links read in one pass: on a long path one
+/// sequential read is cheaper than a lookup per step.
+fn walk_links(links: Vec<entries::Link>, id: &str) -> Vec<PathStep> {
+    let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(links.len());
+    for (i, l) in links.iter().enumerate() {
+        if let Some(id) = l.id.as_deref() {
+            by_id.insert(id, i);
+        }
+    }
+    let mut seen = vec![false; links.len()];
+    let mut path = Vec::new();
+    let mut current = by_id.get(id).copied();
+    while let Some(i) = current {
+        if seen[i] {
+            break;
+        }
+        seen[i] = true;
+        path.push(i);
+        current = links[i].parent_id.as_deref().and_then(|p| by_id.get(p).copied());
+    }
+    path.reverse();
+    let mut links: Vec<Option<entries::Link>> = links.into_iter().map(Some).collect();
+    path.into_iter()
+        .filter_map(|i| links[i].take())
+        .map(|l| PathStep { key: l.key, id: l.id, kind: l.kind, role: l.role })
+        .collect()
+}
