@@ -16,16 +16,29 @@ const ext = path.join(here, "pi", "faux-provider-ext.mjs");
 const cli = process.env.SESSIONDB_BIN;
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 
-/** Types /resume until pi's selector opens (pi refuses commands while its startup finishes). */
+/**
+ * Types /resume until pi's selector opens (pi refuses commands while its startup finishes).
+ * Enter is pressed only once the editor shows the whole command: on a loaded machine pi can
+ * drop the first keys of its startup, and a bare "resume" would be sent as a prompt.
+ */
 async function openResume(tmux, screen) {
+	const pause = () => new Promise((r) => setTimeout(r, 150));
 	for (let attempt = 0; attempt < 20; attempt++) {
+		tmux("send-keys", "-t", "pi", "C-u");
 		tmux("send-keys", "-t", "pi", "-l", "/resume");
+		let typed = false;
+		for (let i = 0; i < 10 && !typed; i++) {
+			await pause();
+			typed = screen().includes("/resume");
+		}
+		if (!typed) continue;
 		tmux("send-keys", "-t", "pi", "Enter");
 		for (let i = 0; i < 20; i++) {
-			await new Promise((r) => setTimeout(r, 150));
+			await pause();
 			if (screen().includes("Resume Session")) return;
 		}
 	}
+	assert.fail(`/resume never opened the selector; the screen:\n${screen()}`);
 }
 
 test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, quit, -c", { timeout: 180_000, skip: !hasTmux && "tmux is not installed" }, async () => {
