@@ -5,6 +5,7 @@
 
 use crate::jsonl::signature::FileSignature;
 use crate::jsonl::{classify, LineKind, LineReader};
+use crate::store::codec::Packer;
 use crate::store::write::ParsedLine;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -83,12 +84,13 @@ pub struct ReadAhead {
 
 impl ReadAhead {
     /// Starts reading `paths` in order. A file whose size and modification time are those in
-    /// `known` (by absolute path) is not read: the writer will find it unchanged.
-    pub fn start(paths: Vec<PathBuf>, known: HashMap<PathBuf, FileSignature>) -> Self {
+    /// `known` (by absolute path) is not read: the writer will find it unchanged. With a
+    /// `packer` (the store keeps its lines packed), entry lines are packed here too.
+    pub fn start(paths: Vec<PathBuf>, known: HashMap<PathBuf, FileSignature>, mut packer: Option<Packer>) -> Self {
         let (tx, rx) = sync_channel(FILES_AHEAD);
         let worker = std::thread::Builder::new()
             .name("sessiondb-readahead".into())
-            .spawn(move || read_files(&paths, &known, &tx))
+            .spawn(move || read_files(&paths, &known, &tx, packer.as_mut()))
             .ok();
         ReadAhead { files: worker.is_some().then_some(rx), pending: None, worker }
     }
@@ -162,7 +164,12 @@ impl FileStream {
 }
 
 /// The reader: every path in order, each as an [`AheadFile`] followed by its pieces.
-fn read_files(paths: &[PathBuf], known: &HashMap<PathBuf, FileSignature>, files: &SyncSender<AheadFile>) {
+fn read_files(
+    paths: &[PathBuf],
+    known: &HashMap<PathBuf, FileSignature>,
+    files: &SyncSender<AheadFile>,
+    mut packer: Option<&mut Packer>,
+) {
     for (index, path) in paths.iter().enumerate() {
         let abs = crate::pi::layout::absolute(path);
         let signature = crate::jsonl::signature::file_signature(path).ok().filter(|sig| known.get(&abs) != Some(sig));
@@ -178,13 +185,13 @@ fn read_files(paths: &[PathBuf], known: &HashMap<PathBuf, FileSignature>, files:
         }
         // The writer dropping the stream (it found the file unchanged, or failed) ends this
         // file early; the next one follows.
-        let _ = read_file(path, &tx);
+        let _ = read_file(path, &tx, packer.as_deref_mut());
     }
 }
 
 /// Sends one file's lines in pieces, then `End` (or `Failed`). `Err` when the writer no
 /// longer listens.
-fn read_file(path: &std::path::Path, tx: &SyncSender<Piece>) -> Result<(), ()> {
+fn read_file(path: &std::path::Path, tx: &SyncSender<Piece>, mut packer: Option<&mut Packer>) -> Result<(), ()> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) => return tx.send(Piece::Failed(e)).map_err(drop),
@@ -195,7 +202,10 @@ fn read_file(path: &std::path::Path, tx: &SyncSender<Piece>) -> Result<(), ()> {
         match reader.next_line() {
             Ok(Some(line)) => {
                 bytes += line.text.len();
-                let scanned = Scanned::of(&line.text);
+                let mut scanned = Scanned::of(&line.text);
+                if let (Scanned::Entry(parsed), Some(p)) = (&mut scanned, packer.as_deref_mut()) {
+                    parsed.packed = p.pack(line.text.as_bytes());
+                }
                 piece.push(AheadLine {
                     number: line.number,
                     offset: line.offset,

@@ -52,6 +52,8 @@ pub enum Kind {
     ContextEditTarget,
     /// A fork's row shares a line with a row that is missing or itself a copy.
     SharedLine,
+    /// A stored (compressed) line cannot be read back as it was written.
+    DamagedLine,
 }
 
 impl Kind {
@@ -72,6 +74,7 @@ impl Kind {
             Kind::LabelTarget => "label-target",
             Kind::ContextEditTarget => "context-edit-target",
             Kind::SharedLine => "shared-line",
+            Kind::DamagedLine => "damaged-line",
         }
     }
 }
@@ -284,6 +287,14 @@ fn check_one(db: &Db, s: &SessionRow, out: &mut Vec<Finding>) -> Result<u64> {
             out.push(finding(Kind::NoCwd, None, "the header's cwd is empty: no project finds the session".into()))
         }
         Some(_) => {}
+    }
+
+    for l in &lines {
+        if let Some(why) = &l.damaged {
+            let message =
+                format!("the stored line cannot be read back as it was written ({why}); re-import the file (--force)");
+            out.push(finding(Kind::DamagedLine, Some(l), message));
+        }
     }
 
     let tree = Tree::build(&entries);

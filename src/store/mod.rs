@@ -3,6 +3,7 @@
 //! writes of session and entry rows.
 
 pub(crate) mod backend;
+pub mod codec;
 pub mod db;
 pub mod derive;
 pub mod discovery;

@@ -8,6 +8,7 @@ pub mod entries;
 pub mod extract;
 pub mod integrity;
 pub mod journal;
+pub mod lines;
 pub mod open;
 pub mod replica;
 pub mod search;
@@ -26,12 +27,18 @@ use std::any::Any;
 /// A SQLite database, open.
 pub struct Sqlite {
     pub(in crate::store) conn: Connection,
+    /// How this connection packs the lines it writes (`lines`).
+    pub(in crate::store) packing: std::cell::RefCell<lines::Packing>,
 }
 
 impl Sqlite {
-    /// Wraps an open connection.
+    /// Wraps an open connection, giving it the function that reads stored lines.
     pub(in crate::store) fn db(conn: Connection) -> Db {
-        Db::new(Sqlite { conn })
+        if let Err(e) = lines::register(&conn) {
+            // Only when SQLite is out of memory; every read of a line then says so.
+            eprintln!("sessiondb: cannot register {}: {e}", lines::LINE_FUNCTION);
+        }
+        Db::new(Sqlite { conn, packing: Default::default() })
     }
 }
 
@@ -52,6 +59,7 @@ impl Store for Sqlite {
     }
 
     fn begin(&self) -> Result<()> {
+        self.forget_saved_dictionaries();
         Ok(self.conn.execute_batch("BEGIN IMMEDIATE")?)
     }
 
