@@ -362,7 +362,8 @@ fn check_one(db: &Db, s: &SessionRow, out: &mut Vec<Finding>) -> Result<u64> {
                 ));
             }
         }
-        match e.kind.as_deref() {
+        // A damaged line's targets are unknown: it is reported as damaged only.
+        match e.kind.as_deref().filter(|_| e.damaged.is_none()) {
             Some("compaction") => {
                 if let Some(message) = tree.compaction_problem(i, e) {
                     out.push(finding(Kind::CompactionFirstKept, Some(e), message));

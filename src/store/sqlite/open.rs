@@ -245,6 +245,19 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     }
 }
 
+/// Creates a database file at `path` with the schema migrations up to `version` only, as an
+/// older sessiondb left it (tests of the migrations that follow).
+#[doc(hidden)]
+pub fn create_at_version(path: &Path, version: i32) -> Result<()> {
+    let mut conn = Connection::open(path).map_err(|e| with_path(path, e))?;
+    configure(&conn).map_err(|e| with_path(path, e))?;
+    migrations::runner()
+        .set_target(refinery::Target::Version(version))
+        .run(&mut conn)
+        .map_err(|e| Error::Migration(format!("{}: {e}", path.display())))?;
+    Ok(())
+}
+
 /// Newest applied schema migration.
 const SCHEMA_VERSION: &str = "SELECT max(version) AS version FROM refinery_schema_history";
 
