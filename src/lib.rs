@@ -117,6 +117,7 @@ pub mod internals {
         pub use crate::store::entries::*;
         pub use crate::store::postgres::entries::*;
         pub use crate::store::sqlite::entries::*;
+        pub use crate::store::sqlite::unpack_ahead::STORED_LINES;
     }
 
     /// One session's row: the types, and each backend's statements (for tests of their plans).

@@ -235,15 +235,8 @@ impl Entries for Sqlite {
     }
 
     fn each_line(&self, sid: i64, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
-        let db = &self.conn;
         let (lo, hi) = range(sid);
-        let mut st = db.prepare_cached(ENTRY_BODIES)?;
-        let [body] = columns(&st, ["body"])?;
-        let mut rows = st.query(named_params! { ":lo": lo.0, ":hi": hi.0 })?;
-        while let Some(r) = rows.next()? {
-            f(r.get_ref(body)?.as_str().map_err(rusqlite::Error::from)?)?;
-        }
-        Ok(())
+        crate::store::sqlite::unpack_ahead::each_line(&self.conn, lo.0, hi.0, f)
     }
 
     fn all_sessions(&self) -> Result<Vec<i64>> {

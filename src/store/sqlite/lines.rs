@@ -160,7 +160,7 @@ impl Sqlite {
         let Some(packed) = packed else { return Ok(Stored::Text(text)) };
         if let Some(d) = &packed.dict {
             // Saved once per transaction at most: a rolled-back one may have taken it away.
-            if !(p.saved.contains(&d.id) && !self.conn.is_autocommit()) {
+            if !p.saved.contains(&d.id) || self.conn.is_autocommit() {
                 save_dictionary(&self.conn, d)?;
                 p.saved.push(d.id);
             }

@@ -15,6 +15,7 @@ pub mod search;
 pub mod sessions;
 pub mod signatures;
 pub mod sync_state;
+pub mod unpack_ahead;
 pub mod usage;
 pub mod write;
 
