@@ -23,12 +23,16 @@ CREATE VIEW entry_lines AS
     FROM entries e;
 
 -- A session's rows leave with it: copies of its lines in other sessions get the line (as
--- stored, packed or not) first.
+-- stored, packed or not, with its dictionary) first (V7's trigger, copying body_dict too).
 DROP TRIGGER sessions_keep_shared_lines;
 CREATE TRIGGER sessions_keep_shared_lines BEFORE DELETE ON sessions BEGIN
     UPDATE entries SET (body, body_dict, body_key) =
         (SELECT o.body, o.body_dict, NULL FROM entries o WHERE o.key = entries.body_key)
-    WHERE body_key BETWEEN old.sid << 32 AND (old.sid << 32) | 4294967295;
+    WHERE key IN (
+        SELECT c.key FROM shares s JOIN entries c ON c.key BETWEEN s.copy << 32 AND (s.copy << 32) | 4294967295
+        WHERE s.owner = old.sid AND c.body_key BETWEEN old.sid << 32 AND (old.sid << 32) | 4294967295);
+    DELETE FROM shares WHERE owner = old.sid;
+    DELETE FROM shares WHERE copy = old.sid;
 END;
 
 -- The lines stored before are packed by sessiondb's code, a slice at a time (resumable).
