@@ -240,8 +240,10 @@ pub fn compress_stored_lines(conn: &mut Connection) -> Result<()> {
         if show {
             eprintln!("sessiondb: compacting the database file");
         }
-        // Give the freed pages back to the file system; a full disk leaves it as it is.
-        let _ = conn.execute_batch("VACUUM");
+        // Give the freed pages back to the file system (the copy VACUUM makes goes to a
+        // temporary file, not memory); a full disk leaves the file as it is.
+        let _ = conn.execute_batch("PRAGMA temp_store = FILE; VACUUM; PRAGMA temp_store = MEMORY;");
+        conn.execute_batch("PRAGMA temp_store = MEMORY")?;
     }
     Ok(())
 }
