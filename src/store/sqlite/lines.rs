@@ -148,7 +148,15 @@ impl Sqlite {
     pub(in crate::store) fn stored<'a>(&self, text: &'a str, packed: Option<Packed>) -> Result<Stored<'a>> {
         let mut p = self.packing.borrow_mut();
         let packed = match packed {
-            Some(p) => Some(p),
+            Some(packed) => {
+                // The read-ahead trained a dictionary: this connection's own writes (the
+                // joined texts) use it too, rather than train another.
+                let untrained = p.packer.as_ref().is_none_or(|k| k.dictionary().is_none());
+                if let Some(d) = packed.dict.as_ref().filter(|_| untrained) {
+                    p.packer = Some(Packer::new(Some(d.clone()), false));
+                }
+                Some(packed)
+            }
             None => {
                 if p.packer.is_none() {
                     // Trains a dictionary when the database has none (see `import_packer`).
