@@ -29,11 +29,22 @@ pub const NEWEST_DICTIONARY: &str = "SELECT id, dict FROM line_dicts ORDER BY tr
 pub const SAVE_DICTIONARY: &str =
     "INSERT OR IGNORE INTO line_dicts (id, dict, trained_ns) VALUES (:id, :dict, :trained_ns)";
 
+/// Bytes of unpacked lines a connection keeps, by frame: a session read again (pi builds its
+/// context on every turn) is not unpacked again.
+const UNPACKED_KEPT: usize = 4 << 20;
+
+/// Lines a connection unpacked last, by their frame (a frame always unpacks to the same line).
+#[derive(Default)]
+struct Unpacked {
+    lines: std::collections::HashMap<Vec<u8>, (Option<i64>, String)>,
+    bytes: usize,
+}
+
 /// Gives the connection `sessiondb_line(body, dict)`: `body` as it is when it is text, its frame
 /// unpacked (with dictionary `dict`, loaded from `line_dicts` once per connection) when it is a
 /// blob. A damaged frame is an error naming what is wrong.
 pub fn register(conn: &Connection) -> rusqlite::Result<()> {
-    let unpacker = RefCell::new(Unpacker::default());
+    let state = RefCell::new((Unpacker::default(), Unpacked::default()));
     let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
     conn.create_scalar_function(LINE_FUNCTION, 2, flags, move |ctx| {
         let dict: Option<i64> = ctx.get(1)?;
@@ -43,7 +54,13 @@ pub fn register(conn: &Connection) -> rusqlite::Result<()> {
             ValueRef::Null => return Ok(ToSqlOutput::Owned(Value::Null)),
             _ => return Err(user_error("a stored line is neither text nor a frame".into())),
         };
-        let mut un = unpacker.borrow_mut();
+        let mut state = state.borrow_mut();
+        let (un, kept) = &mut *state;
+        if let Some((d, line)) = kept.lines.get(frame) {
+            if *d == dict {
+                return Ok(ToSqlOutput::Owned(Value::Text(line.clone())));
+            }
+        }
         if let Some(id) = dict.filter(|&id| !un.knows(id)) {
             // SAFETY: the connection is only read here, not closed, while the function runs.
             let conn = unsafe { ctx.get_connection()? };
@@ -53,6 +70,14 @@ pub fn register(conn: &Connection) -> rusqlite::Result<()> {
             un.learn(id, &bytes).map_err(user_error)?;
         }
         let line = un.unpack(frame, dict).map_err(|e| user_error(format!("a stored line is damaged: {e}")))?;
+        if line.len() <= UNPACKED_KEPT / 8 {
+            if kept.bytes + line.len() > UNPACKED_KEPT {
+                kept.lines.clear();
+                kept.bytes = 0;
+            }
+            kept.bytes += line.len() + frame.len();
+            kept.lines.insert(frame.to_vec(), (dict, line.clone()));
+        }
         Ok(ToSqlOutput::Owned(Value::Text(line)))
     })
 }
