@@ -57,7 +57,7 @@ pub mod internals {
     pub use crate::pi::{entries, ids, layout, migrate, projection, system};
     pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
     pub use crate::store::sqlite::open::create_at_version;
-    pub use crate::store::sqlite::{bulk, journal};
+    pub use crate::store::sqlite::{bulk, journal, lines};
     pub use crate::store::{derive, keys, replica, stats, tokens};
 
     /// Discovery: the types, and each backend's statements (for tests of their plans).

@@ -187,6 +187,11 @@ impl Unpacker {
         self.dicts.contains_key(&id)
     }
 
+    /// The dictionaries it knows.
+    pub fn known(&self) -> impl Iterator<Item = i64> + '_ {
+        self.dicts.keys().copied()
+    }
+
     /// Learns dictionary `id` from its bytes.
     pub fn learn(&mut self, id: i64, bytes: &[u8]) -> Result<(), String> {
         let d = DDict::try_create(bytes).ok_or_else(|| format!("dictionary {id} cannot be loaded"))?;

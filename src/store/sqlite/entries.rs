@@ -236,7 +236,8 @@ impl Entries for Sqlite {
 
     fn each_line(&self, sid: i64, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
         let (lo, hi) = range(sid);
-        crate::store::sqlite::unpack_ahead::each_line(&self.conn, lo.0, hi.0, f)
+        let mut un = self.unpacker.borrow_mut();
+        crate::store::sqlite::unpack_ahead::each_line(&self.conn, &mut un, lo.0, hi.0, f)
     }
 
     fn all_sessions(&self) -> Result<Vec<i64>> {

@@ -2,7 +2,6 @@
 //! lines, and the columns `check` compares lines against.
 
 use crate::error::Result;
-use crate::store::codec::Unpacker;
 use crate::store::integrity::{CheckedEntry, CheckedSession, ForeignKeyProblem, Integrity, SharedLineProblem};
 use crate::store::keys::SessionKey;
 use crate::store::sqlite::lines::read_line;
@@ -116,7 +115,7 @@ impl Integrity for Sqlite {
         let (lo, hi) = SessionKey(sid).range();
         let mut st = db.prepare_cached(CHECK_ENTRIES)?;
         let c = columns(&st, ["seq", "id", "parent_id", "type", "body", "body_dict", "body_key"])?;
-        let mut unpacker = Unpacker::default();
+        let mut unpacker = self.unpacker.borrow_mut();
         let mut rows = st.query(named_params! { ":lo": lo.0, ":hi": hi.0 })?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {

@@ -264,7 +264,11 @@ const DONE: &str = "DELETE FROM maintenance WHERE task = 'compress-lines'";
 pub fn compress_stored_lines(conn: &mut Connection) -> Result<()> {
     let total: i64 = conn.query_row(COUNT_PLAIN, [], |r| r.get(0))?;
     let show = std::io::stderr().is_terminal() && total > 0;
-    let store = Sqlite { conn: std::mem::replace(conn, Connection::open_in_memory()?), packing: Default::default() };
+    let store = Sqlite {
+        conn: std::mem::replace(conn, Connection::open_in_memory()?),
+        packing: Default::default(),
+        unpacker: Default::default(),
+    };
     let result = pack_all(&store, total, show);
     *conn = store.conn;
     result?;

@@ -30,6 +30,8 @@ pub struct Sqlite {
     pub(in crate::store) conn: Connection,
     /// How this connection packs the lines it writes (`lines`).
     pub(in crate::store) packing: std::cell::RefCell<lines::Packing>,
+    /// What unpacks the lines read outside SQL (export, check), kept with its dictionaries.
+    pub(in crate::store) unpacker: std::cell::RefCell<crate::store::codec::Unpacker>,
 }
 
 impl Sqlite {
@@ -39,7 +41,7 @@ impl Sqlite {
             // Only when SQLite is out of memory; every read of a line then says so.
             eprintln!("sessiondb: cannot register {}: {e}", lines::LINE_FUNCTION);
         }
-        Db::new(Sqlite { conn, packing: Default::default() })
+        Db::new(Sqlite { conn, packing: Default::default(), unpacker: Default::default() })
     }
 }
 

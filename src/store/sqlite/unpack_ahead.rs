@@ -49,11 +49,20 @@ fn damaged(why: String) -> Error {
     Error::from(rusqlite::Error::UserFunctionError(why.into()))
 }
 
-/// Hands `f` each line of keys `lo..=hi` in order.
-pub fn each_line(conn: &Connection, lo: i64, hi: i64, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+/// Hands `f` each line of keys `lo..=hi` in order, unpacked with `un` (the connection's, which
+/// keeps the dictionaries it learnt from one session to the next).
+pub fn each_line(
+    conn: &Connection,
+    un: &mut Unpacker,
+    lo: i64,
+    hi: i64,
+    f: &mut dyn FnMut(&str) -> Result<()>,
+) -> Result<()> {
     let mut st = conn.prepare_cached(STORED_LINES)?;
     let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi })?;
     let mut known: Vec<i64> = Vec::new();
+    // Dictionaries the unpacker learnt before this session.
+    let already: Vec<i64> = un.known().collect();
     // Reads the next slice of rows (empty at the end).
     let mut next_slice = |rows: &mut rusqlite::Rows<'_>| -> Result<Slice> {
         let mut slice = Slice { values: Vec::new(), dicts: Vec::new() };
@@ -71,11 +80,15 @@ pub fn each_line(conn: &Connection, lo: i64, hi: i64, f: &mut dyn FnMut(&str) ->
                 Stored::Frame(b, _) => b.len() * 4,
             };
             if let Some(id) = dict.filter(|id| !known.contains(id)) {
+                known.push(id);
+                if already.contains(&id) {
+                    slice.values.push(value);
+                    continue;
+                }
                 let bytes: Vec<u8> = conn
                     .query_row(DICTIONARY, named_params! { ":id": id }, |r| r.get("dict"))
                     .map_err(|_| damaged(format!("the dictionary {id} of a stored line is missing")))?;
                 slice.dicts.push((id, bytes));
-                known.push(id);
             }
             slice.values.push(value);
         }
@@ -83,8 +96,7 @@ pub fn each_line(conn: &Connection, lo: i64, hi: i64, f: &mut dyn FnMut(&str) ->
     };
     let first = next_slice(&mut rows)?;
     let full = first.values.len();
-    let mut un = Unpacker::default();
-    let lines = unpack_slice(&mut un, first).map_err(damaged)?;
+    let lines = unpack_slice(un, first).map_err(damaged)?;
     let more = next_slice(&mut rows)?;
     if more.values.is_empty() || full == 0 {
         return lines.iter().try_for_each(|l| f(l));
@@ -94,7 +106,7 @@ pub fn each_line(conn: &Connection, lo: i64, hi: i64, f: &mut dyn FnMut(&str) ->
         let (to_caller, done) = sync_channel::<std::result::Result<Vec<String>, String>>(1);
         scope.spawn(move || {
             for slice in work {
-                if to_caller.send(unpack_slice(&mut un, slice)).is_err() {
+                if to_caller.send(unpack_slice(un, slice)).is_err() {
                     return;
                 }
             }
