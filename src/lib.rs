@@ -34,17 +34,14 @@ pub mod db {
 }
 
 /// PostgreSQL: `push` replicates a local database into a server, `import_targets`, `sync_dir`
-/// and `sync_paths` write session files into it (its own sessions, origin `''`), and `export`,
-/// `list` and `find` read from it across origins. The SessionManager, `rpc`, the tree,
-/// `resolve`, `discovery`, `search`, `usage_stats` and `check` run on a server given its URL
-/// where they take a database path (docs/postgres.md).
+/// and `sync_paths` write session files into it (its own sessions, origin `''`). Everything
+/// else (the SessionManager, `rpc`, `export`, `discovery`, the tree, `resolve`, `search`,
+/// `usage_stats`, `check`) runs on a server given its URL where it takes a database path
+/// (docs/postgres.md); `discovery::list_everything`, `list_cwd`, `list_folder` and
+/// `export::export_all` cover every origin there.
 pub mod pg {
     pub use crate::ingest::push::{default_origin, push, PushOptions, PushSummary};
     pub use crate::ingest::to_server::{import_targets, sync_dir, sync_paths, SERVER_ORIGIN};
-    pub use crate::read::remote::{
-        export_all, fill_all_text, find_everywhere, find_in_dir, find_prefix, list_cwd, list_dir, list_everything,
-        resolve, write_session, write_session_file, RemoteRef,
-    };
     pub use crate::store::postgres::{connect, is_url, shown, Server, KNOWN_VERSION};
 }
 
@@ -127,7 +124,7 @@ pub mod internals {
 
     /// The PostgreSQL store's statements (for tests of their plans).
     pub mod pg_store {
-        pub use crate::store::postgres::{push as write, read};
+        pub use crate::store::postgres::push as write;
     }
 
     /// Reading session files line by line.

@@ -11,6 +11,7 @@
 mod common;
 
 use sessiondb::db::Db;
+use sessiondb::discovery::Origins;
 use sessiondb::internals::keys::{EntryKey, SessionKey};
 use sessiondb::internals::{discovery, entry_rows, integrity, search_index, sessions, usage, write};
 use sessiondb::Error;
@@ -34,7 +35,7 @@ impl Side {
         search_index::catch_up(&mut db, |_, _| {}).unwrap();
         let mut by_id = HashMap::new();
         let mut ids = HashMap::new();
-        for info in discovery::infos_all(&db).unwrap() {
+        for info in discovery::infos_all(&db, Origins::Every).unwrap() {
             by_id.insert(info.id.clone(), info.sid);
             ids.insert(info.sid, info.id);
         }
@@ -248,15 +249,22 @@ fn discovery_and_references_agree() {
         out.sort();
         out
     };
-    same("infos all", &sides, |s| info(s, discovery::infos_all(&s.db).unwrap()));
+    // The corpus is imported, so every session is the database's own: both scopes agree.
+    for o in [Origins::Own, Origins::Every] {
+        same("infos all", &sides, |s| info(s, discovery::infos_all(&s.db, o).unwrap()));
+    }
     same("session count", &sides, |s| discovery::session_count(&s.db).unwrap());
-    let all = discovery::infos_all(&sides[0].db).unwrap();
+    let all = discovery::infos_all(&sides[0].db, Origins::Own).unwrap();
     for i in all.iter().take(20) {
         let dir_of = Path::new(&i.path).parent().unwrap().to_string_lossy().into_owned();
-        same("infos in dir", &sides, |s| info(s, discovery::infos_in_dir(&s.db, &dir_of).unwrap()));
+        for o in [Origins::Own, Origins::Every] {
+            same("infos in dir", &sides, |s| info(s, discovery::infos_in_dir(&s.db, &dir_of, o).unwrap()));
+        }
         same("infos under", &sides, |s| info(s, discovery::infos_under(&s.db, "/").unwrap()));
         if let Some(cwd) = &i.cwd {
-            same("infos for cwd", &sides, |s| info(s, discovery::infos_for_cwd(&s.db, cwd).unwrap()));
+            for o in [Origins::Own, Origins::Every] {
+                same("infos for cwd", &sides, |s| info(s, discovery::infos_for_cwd(&s.db, cwd, o).unwrap()));
+            }
         }
         same("refs by id", &sides, |s| {
             discovery::refs_by_id(&s.db, &i.id).unwrap().into_iter().map(|r| (r.id, r.path)).collect::<Vec<_>>()

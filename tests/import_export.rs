@@ -19,7 +19,8 @@ fn export_bytes(conn: &sessiondb::db::Db, path: &Path) -> Vec<u8> {
 #[allow(clippy::large_enum_variant)] // one of each, for the length of a test
 enum Store {
     Sqlite(sessiondb::db::Db),
-    Postgres(sessiondb::pg::Server),
+    /// The server (imports go through it) and its URL (exports read it as any `Db`).
+    Postgres(sessiondb::pg::Server, String),
 }
 
 impl Store {
@@ -29,7 +30,7 @@ impl Store {
             .into_iter()
             .map(|b| {
                 let store = match b.db.to_str().filter(|t| sessiondb::pg::is_url(t)) {
-                    Some(url) => Store::Postgres(sessiondb::pg::connect(url).unwrap()),
+                    Some(url) => Store::Postgres(sessiondb::pg::connect(url).unwrap(), url.to_string()),
                     None => Store::Sqlite(sessiondb::db::open(&b.db).unwrap()),
                 };
                 (b.name, store)
@@ -42,7 +43,7 @@ impl Store {
         let targets = sessiondb::import::collect_targets(files).unwrap();
         match self {
             Store::Sqlite(conn) => sessiondb::import::import_targets(conn, &targets, opts, |_| {}),
-            Store::Postgres(server) => sessiondb::pg::import_targets(server, &targets, opts, |_| {}).unwrap(),
+            Store::Postgres(server, _) => sessiondb::pg::import_targets(server, &targets, opts, |_| {}).unwrap(),
         }
     }
 
@@ -50,12 +51,7 @@ impl Store {
     fn export(&mut self, path: &Path) -> Vec<u8> {
         match self {
             Store::Sqlite(conn) => export_bytes(conn, path),
-            Store::Postgres(server) => {
-                let s = sessiondb::pg::resolve(server, &path.to_string_lossy()).unwrap();
-                let mut out = Vec::new();
-                sessiondb::pg::write_session(server, s.skey, &mut out).unwrap();
-                out
-            }
+            Store::Postgres(_, url) => export_bytes(&sessiondb::db::open(url.as_str()).unwrap(), path),
         }
     }
 }

@@ -12,13 +12,13 @@ use crate::store::handle::Db;
 pub use crate::store::interface::discovery::*;
 
 /// The sessions whose file is in folder `dir`, in no particular order.
-pub fn infos_in_dir(db: &Db, dir: &str) -> Result<Vec<InfoRow>> {
-    db.store().infos_in_dir(dir)
+pub fn infos_in_dir(db: &Db, dir: &str, origins: Origins) -> Result<Vec<InfoRow>> {
+    db.store().infos_in_dir(dir, origins)
 }
 
 /// Every session, in no particular order.
-pub fn infos_all(db: &Db) -> Result<Vec<InfoRow>> {
-    db.store().infos_all()
+pub fn infos_all(db: &Db, origins: Origins) -> Result<Vec<InfoRow>> {
+    db.store().infos_all(origins)
 }
 
 /// The sessions whose folder is below `root` (an index range over the folders).
@@ -27,8 +27,8 @@ pub fn infos_under(db: &Db, root: &str) -> Result<Vec<InfoRow>> {
 }
 
 /// The sessions whose header cwd is `cwd`.
-pub fn infos_for_cwd(db: &Db, cwd: &str) -> Result<Vec<InfoRow>> {
-    db.store().infos_for_cwd(cwd)
+pub fn infos_for_cwd(db: &Db, cwd: &str, origins: Origins) -> Result<Vec<InfoRow>> {
+    db.store().infos_for_cwd(cwd, origins)
 }
 
 /// How many sessions the database holds.

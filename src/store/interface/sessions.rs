@@ -20,6 +20,8 @@ pub struct SessionRow {
     pub id: String,
     /// Header `timestamp`, as written.
     pub created: Option<String>,
+    /// The machine a server's session was pushed from; `""` for the database's own.
+    pub origin: String,
 }
 
 /// A session's key, and its file's size and modification time when it was imported from one.

@@ -139,12 +139,22 @@ impl Store for Pg {
         0
     }
 
-    /// Each statement sees its own snapshot on PostgreSQL.
+    /// A read-only transaction at REPEATABLE READ: its statements see one snapshot (an export's
+    /// header and lines, say, with a push landing meanwhile seen whole or not at all).
     fn begin_read(&self) -> Result<bool> {
-        Ok(false)
+        if self.in_tx.get() {
+            return Ok(false);
+        }
+        self.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+        self.in_tx.set(true);
+        Ok(true)
     }
 
-    fn end_read(&self) {}
+    fn end_read(&self) {
+        if self.in_tx.replace(false) {
+            let _ = self.batch("ROLLBACK");
+        }
+    }
 
     fn as_any(&self) -> &dyn Any {
         self

@@ -1,6 +1,6 @@
-//! The PostgreSQL store: connecting (server checks, schema migrations under an advisory lock)
-//! and the typed statements of `push` ([`write`]) and of the commands served from a server
-//! ([`read`]). The schema is in `src/store/postgres/migrations/` (not `migrations/`: refinery's
+//! The PostgreSQL store: connecting (server checks, schema migrations under an advisory lock),
+//! the storage interface's implementation (one file per capability) and the typed statements
+//! of `push` ([`push`]) and of the files a server's `import` and `sync` read ([`files`]). The schema is in `src/store/postgres/migrations/` (not `migrations/`: refinery's
 //! `embed_migrations!` walks its folder recursively, and that one holds SQLite's).
 
 /// SQL for the whole `allMessagesText` of session row `s`: its `all_text`, joined up to line
@@ -23,7 +23,6 @@ pub mod entries;
 pub mod files;
 pub mod integrity;
 pub mod push;
-pub mod read;
 pub mod replica;
 pub mod search;
 pub mod sessions;

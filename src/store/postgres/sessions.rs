@@ -5,7 +5,7 @@ use crate::store::postgres::Pg;
 use crate::store::sessions::{SessionFile, SessionRow, Sessions};
 
 /// Header line and storage fields of a session.
-pub const PG_SESSION_HEADER: &str = "SELECT header, rel_path, cwd, id, created FROM sessions WHERE skey = $1";
+pub const PG_SESSION_HEADER: &str = "SELECT header, rel_path, cwd, id, created, origin FROM sessions WHERE skey = $1";
 
 /// The session made on the server (origin `''`, not pushed) at a path.
 pub const PG_SESSION_BY_PATH: &str = "SELECT skey FROM sessions WHERE origin = '' AND path = $1";
@@ -29,6 +29,7 @@ impl Sessions for Pg {
             cwd: r.get("cwd"),
             id: r.get("id"),
             created: r.get("created"),
+            origin: r.get("origin"),
         })
     }
 

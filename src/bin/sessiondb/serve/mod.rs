@@ -63,7 +63,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
     // does; from then on every connection is read-only.
     let is_pg = sessiondb::pg::is_url(&db.to_string_lossy());
     drop(sessiondb::db::open_existing(db)?);
-    let opener = Opener { path: db.to_path_buf(), is_pg };
+    let opener = Opener { path: db.to_path_buf() };
     opener.open()?;
     let server = tiny_http::Server::http(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     let bound = server.server_addr().to_ip().context("not an IP listener")?;
@@ -110,16 +110,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
 /// the library's usual connection (see docs/serve.md).
 pub struct Opener {
     path: PathBuf,
-    is_pg: bool,
 }
 
 impl Opener {
-    /// The PostgreSQL URL, when the database is a server: its sessions of every origin are
-    /// listed and exported through the library's server reads.
-    pub fn pg_url(&self) -> Option<&str> {
-        self.path.to_str().filter(|_| self.is_pg)
-    }
-
     fn open(&self) -> anyhow::Result<sessiondb::db::Db> {
         Ok(sessiondb::db::open_read_only(self.path.as_path())?)
     }

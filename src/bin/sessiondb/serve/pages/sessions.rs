@@ -46,20 +46,15 @@ impl<'a> Filters<'a> {
     }
 }
 
-pub fn page(db: &Db, cache: &Cache, pg_url: Option<&str>, q: &Query) -> anyhow::Result<Response> {
+pub fn page(db: &Db, cache: &Cache, q: &Query) -> anyhow::Result<Response> {
     let f = Filters::of(q);
     let since = f.since.and_then(format::parse_day);
     let until = f.until.and_then(format::parse_day_end);
     if let Some(text) = q.get("q") {
         return search_page(db, text, &f, since);
     }
-    let all = cache.list(|| {
-        Ok(match pg_url {
-            // Every origin's sessions (pushed from other machines too), keyed as the server keys them.
-            Some(url) => sessiondb::pg::list_everything(&mut sessiondb::pg::connect(url)?)?,
-            None => sessiondb::discovery::list_everything(db)?,
-        })
-    })?;
+    // Every origin's sessions on a server (pushed from other machines too).
+    let all = cache.list(|| Ok(sessiondb::discovery::list_everything(db)?))?;
     let mut projects: BTreeMap<&str, usize> = BTreeMap::new();
     for s in all.iter() {
         *projects.entry(s.cwd.as_str()).or_default() += 1;
