@@ -17,7 +17,6 @@ pub mod rpc;
 pub(crate) mod store;
 
 pub use error::{DbFailure, Error, Result};
-pub use ingest::{import, sync};
 pub use js::json;
 pub use manager::{NewSessionOptions, SessionManager};
 pub use pi::layout::default_session_dir;
@@ -33,6 +32,19 @@ pub mod db {
     };
 }
 
+/// Importing session files: `import_targets` into any database (on a server, through staging
+/// databases and `push`).
+pub mod import {
+    pub use crate::ingest::import::*;
+    pub use crate::ingest::route::import_targets;
+}
+
+/// Following a sessions folder pi is still writing: `sync_dir`, `sync_paths` into any database.
+pub mod sync {
+    pub use crate::ingest::route::{sync_dir, sync_paths};
+    pub use crate::ingest::sync::*;
+}
+
 /// PostgreSQL: `push` replicates a local database into a server, `import_targets`, `sync_dir`
 /// and `sync_paths` write session files into it (its own sessions, origin `''`). Everything
 /// else (the SessionManager, `rpc`, `export`, `discovery`, the tree, `resolve`, `search`,
@@ -41,8 +53,8 @@ pub mod db {
 /// `export::export_all` cover every origin there.
 pub mod pg {
     pub use crate::ingest::push::{default_origin, push, PushOptions, PushSummary};
-    pub use crate::ingest::to_server::{import_targets, sync_dir, sync_paths, SERVER_ORIGIN};
-    pub use crate::store::postgres::{connect, is_url, shown, Server, KNOWN_VERSION};
+    pub use crate::ingest::to_server::SERVER_ORIGIN;
+    pub use crate::store::postgres::{is_url, shown, KNOWN_VERSION};
 }
 
 /// Not part of the API: the layers below the public modules, reachable for the `sessiondb`

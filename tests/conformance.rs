@@ -477,6 +477,28 @@ fn writes_forks_and_appends_agree() {
 }
 
 #[test]
+fn deleting_a_session_agrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sides = sides(dir.path());
+    let id = same("a session to delete", &sides, |s| {
+        let mut ids: Vec<&String> = s.by_id.keys().collect();
+        ids.sort();
+        ids[0].clone()
+    });
+    for s in sides.iter_mut() {
+        let sid = s.by_id[&id];
+        let tx = s.db.write().unwrap();
+        sessions::delete(&tx, sid).unwrap();
+        tx.commit().unwrap();
+    }
+    same("deleted", &sides, |s| {
+        let sid = s.by_id[&id];
+        let left = discovery::infos_all(&s.db, Origins::Every).unwrap();
+        (discovery::info_by_sid(&s.db, sid).unwrap().is_none(), left.iter().any(|i| i.id == id), left.len())
+    });
+}
+
+#[test]
 fn what_one_backend_cannot_do_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let sides = sides(dir.path());
@@ -491,6 +513,10 @@ fn what_one_backend_cannot_do_is_named() {
         let _ = or_unsupported(sessiondb::internals::replica::sessions(&s.db));
         let _ = or_unsupported(discovery::stale_list_texts(&s.db));
         let _ = or_unsupported(discovery::last_seq(&s.db, sid));
+        // Receiving pushes: a server does; a SQLite file says it cannot, by name.
+        let receives = sessiondb::internals::replica::imports_by_push(&s.db);
+        let held = or_unsupported(sessiondb::internals::replica::origin_sessions(&s.db, "elsewhere"));
+        assert_eq!(held.is_some(), receives, "{}", s.name);
         let mut problems = 0;
         integrity::integrity_check(&s.db, |l| {
             problems += usize::from(l != "ok");

@@ -900,10 +900,10 @@ fn pushed_sessions_read_through_the_tree_as_on_sqlite() {
     let db_url = fresh_db(&url);
     let (_d, _p, mut local) = common::temp_db();
     let targets = sessiondb::import::collect_targets(&[common::oracle().join("sessions")]).unwrap();
-    sessiondb::import::import_targets(&mut local, &targets, Default::default(), |_| {});
-    let mut server = sessiondb::pg::connect(&db_url).unwrap();
+    sessiondb::import::import_targets(&mut local, &targets, Default::default(), |_| {}).unwrap();
+    let server = sessiondb::db::open(db_url.as_str()).unwrap();
     let opts = sessiondb::pg::PushOptions::new("");
-    sessiondb::pg::push(&local, &mut server, &opts, |_, _| {}).unwrap();
+    sessiondb::pg::push(&local, &server, &opts, |_, _| {}).unwrap();
     let pg = sessiondb::db::open(Path::new(&db_url)).unwrap();
     let sessions = sessiondb::discovery::list_everything(&local).unwrap();
     assert!(sessions.len() > 20, "{}", sessions.len());

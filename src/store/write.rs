@@ -107,3 +107,19 @@ pub fn entry_node(db: &Db, sid: i64, id: &str) -> Result<Option<(i64, Derived)>>
 pub fn branch_source_rows(db: &Db, keys: &[i64]) -> Result<Vec<(SharedLine, String)>> {
     db.store().branch_source_rows(keys)
 }
+
+/// Starts a bulk write by this process (an import) until [`leave_bulk`] (see
+/// [`Writes::enter_bulk`]).
+pub fn enter_bulk(db: &Db) {
+    db.store().enter_bulk();
+}
+
+/// Between two transactions of a bulk write.
+pub fn between_bulk_transactions(db: &Db) {
+    db.store().between_bulk_transactions();
+}
+
+/// Ends [`enter_bulk`]'s mode.
+pub fn leave_bulk(db: &Db) {
+    db.store().leave_bulk();
+}

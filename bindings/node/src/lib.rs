@@ -193,12 +193,7 @@ pub struct FileLines {
 /// changed behind its back, and the first import of a user's folders.
 #[napi]
 pub struct Catalog {
-    target: Target,
-}
-
-enum Target {
-    Local(sessiondb::db::Db),
-    Server(Box<sessiondb::pg::Server>),
+    db: sessiondb::db::Db,
 }
 
 #[napi]
@@ -206,14 +201,7 @@ impl Catalog {
     /// Opens the database at `db` (a path or a `postgres://` URL).
     #[napi(constructor)]
     pub fn new(db: String) -> Result<Self> {
-        guard("Catalog", || {
-            let target = if sessiondb::pg::is_url(&db) {
-                Target::Server(Box::new(sessiondb::pg::connect(&db)?))
-            } else {
-                Target::Local(sessiondb::db::open(Path::new(&db))?)
-            };
-            Ok(Catalog { target })
-        })
+        guard("Catalog", || Ok(Catalog { db: sessiondb::db::open(db.as_str())? }))
     }
 
     /// Brings every `*.jsonl` below `dir` up to date (new, grown and rewritten files read,
@@ -221,17 +209,14 @@ impl Catalog {
     /// marked missing); the summary as JSON. A folder that does not exist is nothing to do.
     #[napi]
     pub fn sync_dir(&mut self, dir: String, prune: bool) -> Result<String> {
-        let target = &mut self.target;
+        let db = &mut self.db;
         guard("syncDir", || {
             let dir = Path::new(&dir);
             if !dir.is_dir() {
                 return Ok("{}".into());
             }
             let opts = sessiondb::sync::SyncOptions { prune };
-            let s = match target {
-                Target::Local(db) => sessiondb::sync::sync_dir(db, dir, opts, |_, _| {})?,
-                Target::Server(server) => sessiondb::pg::sync_dir(server, dir, opts, |_, _| {})?,
-            };
+            let s = sessiondb::sync::sync_dir(db, dir, opts, |_, _| {})?;
             Ok(serde_json::to_string(&s).unwrap_or_default())
         })
     }
@@ -239,36 +224,26 @@ impl Catalog {
     /// Brings the given files below `dir` up to date (a file gone is marked missing).
     #[napi]
     pub fn sync_paths(&mut self, dir: String, paths: Vec<String>) -> Result<String> {
-        let target = &mut self.target;
+        let db = &mut self.db;
         guard("syncPaths", || {
             let paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
             let mut s = sessiondb::sync::SyncSummary::default();
-            match target {
-                Target::Local(db) => sessiondb::sync::sync_paths(db, Path::new(&dir), &paths, &mut s)?,
-                Target::Server(server) => sessiondb::pg::sync_paths(server, Path::new(&dir), &paths, &mut s)?,
-            }
+            sessiondb::sync::sync_paths(db, Path::new(&dir), &paths, &mut s)?;
             Ok(serde_json::to_string(&s).unwrap_or_default())
         })
     }
 
     /// Removes the session recorded at `path` from the database; false when there is none.
-    /// (On a PostgreSQL server sessions are removed with `sessiondb push --prune` instead.)
     #[napi]
     pub fn delete_session(&mut self, path: String) -> Result<bool> {
-        let target = &mut self.target;
-        guard("deleteSession", || match target {
-            Target::Local(db) => {
-                use sessiondb::internals::sessions;
-                let Some(sid) = sessions::sid_by_path(db, &path)? else { return Ok(false) };
-                let tx = db.write()?;
-                sessions::delete(&tx, sid)?;
-                tx.commit()?;
-                Ok(true)
-            }
-            Target::Server(_) => Err(sessiondb::Error::InvalidArgument(
-                "deleting a session kept on a PostgreSQL server is not done from pi: use `sessiondb push --prune`"
-                    .into(),
-            )),
+        let db = &mut self.db;
+        guard("deleteSession", || {
+            use sessiondb::internals::sessions;
+            let Some(sid) = sessions::sid_by_path(db, &path)? else { return Ok(false) };
+            let tx = db.write()?;
+            sessions::delete(&tx, sid)?;
+            tx.commit()?;
+            Ok(true)
         })
     }
 
@@ -276,7 +251,7 @@ impl Catalog {
     /// skipped); with `progress`, a line on stderr counts the files. The summary as JSON.
     #[napi]
     pub fn import_folders(&mut self, dirs: Vec<String>, progress: bool) -> Result<String> {
-        let target = &mut self.target;
+        let db = &mut self.db;
         guard("importFolders", || {
             use std::io::Write;
             let dirs: Vec<PathBuf> = dirs.into_iter().map(PathBuf::from).filter(|d| d.is_dir()).collect();
@@ -297,10 +272,7 @@ impl Catalog {
                 }
             };
             let opts = sessiondb::import::ImportOptions::default();
-            let s = match target {
-                Target::Local(db) => sessiondb::import::import_targets(db, &targets, opts, &mut tick),
-                Target::Server(server) => sessiondb::pg::import_targets(server, &targets, opts, &mut tick)?,
-            };
+            let s = sessiondb::import::import_targets(db, &targets, opts, &mut tick)?;
             if progress && total > 0 {
                 eprintln!();
             }

@@ -45,8 +45,10 @@ impl Sessions for Pg {
         Ok(self.query_opt(PG_DISTINCT_ENTRY_IDS, &[&sid])?.map_or(0, |r| r.get("n")))
     }
 
-    fn delete_session(&self, _sid: i64) -> Result<()> {
-        Err(self.unsupported("deleting a session"))
+    /// Its lines go with it (`entries.session` cascades).
+    fn delete_session(&self, sid: i64) -> Result<()> {
+        self.execute(super::push::DELETE_SESSIONS, &[&vec![sid]])?;
+        Ok(())
     }
 
     fn file_at(&self, _path: &str) -> Result<Option<SessionFile>> {

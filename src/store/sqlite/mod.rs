@@ -26,12 +26,14 @@ use std::any::Any;
 /// A SQLite database, open.
 pub struct Sqlite {
     pub(in crate::store) conn: Connection,
+    /// The journal mode of a bulk write under way ([`bulk::BulkJournal`]).
+    pub(in crate::store) bulk: std::cell::RefCell<Option<bulk::BulkJournal>>,
 }
 
 impl Sqlite {
     /// Wraps an open connection.
     pub(in crate::store) fn db(conn: Connection) -> Db {
-        Db::new(Sqlite { conn })
+        Db::new(Sqlite { conn, bulk: Default::default() })
     }
 }
 

@@ -373,6 +373,22 @@ impl<'t> LineWriter for BulkWriter<'t> {
 }
 
 impl Writes for Sqlite {
+    fn enter_bulk(&self) {
+        *self.bulk.borrow_mut() = Some(super::bulk::BulkJournal::enter(&self.conn));
+    }
+
+    fn between_bulk_transactions(&self) {
+        if let Some(b) = self.bulk.borrow_mut().as_mut() {
+            b.between_transactions(&self.conn);
+        }
+    }
+
+    fn leave_bulk(&self) {
+        if let Some(mut b) = self.bulk.borrow_mut().take() {
+            b.leave(&self.conn);
+        }
+    }
+
     fn line_writer<'a>(&'a self, sid: i64) -> Result<Box<dyn LineWriter + 'a>> {
         Ok(Box::new(BulkWriter::new(self, sid)?))
     }
