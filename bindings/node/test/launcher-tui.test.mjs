@@ -41,7 +41,37 @@ async function openResume(tmux, screen) {
 	assert.fail(`/resume never opened the selector; the screen:\n${screen()}`);
 }
 
-test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, quit, -c", { timeout: 180_000, skip: !hasTmux && "tmux is not installed" }, async () => {
+/**
+ * Types `text` as a prompt and presses Enter until `done(screen)`. The text is typed again
+ * until the editor shows all of it (a loaded machine can drop the first keys of pi's
+ * startup), and Enter is pressed again while pi's startup finishes (it keeps a prompt
+ * submitted before then in the editor: "Startup is still in progress").
+ */
+async function submit(tmux, screen, text, done, timeout = 90_000) {
+	const pause = () => new Promise((r) => setTimeout(r, 150));
+	const until = Date.now() + timeout;
+	let typed = false;
+	while (!typed && Date.now() < until) {
+		tmux("send-keys", "-t", "pi", "C-u");
+		tmux("send-keys", "-t", "pi", "-l", text);
+		for (let i = 0; i < 10 && !typed; i++) {
+			await pause();
+			typed = screen().includes(text);
+		}
+	}
+	let last = "";
+	while (Date.now() < until) {
+		tmux("send-keys", "-t", "pi", "Enter");
+		for (let i = 0; i < 10; i++) {
+			await pause();
+			last = screen();
+			if (done(last)) return last;
+		}
+	}
+	assert.fail(`no answer to ${JSON.stringify(text)}; the screen:\n${last}`);
+}
+
+test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, quit, -c", { timeout: 300_000, skip: !hasTmux && "tmux is not installed" }, async () => {
 	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-tui-"));
 	const socket = `sessiondb-tui-${process.pid}`;
 	const captures = process.env.SESSIONDB_TUI_CAPTURES;
@@ -54,7 +84,7 @@ test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, qui
 			fs.writeFileSync(path.join(captures, `${String(++shot).padStart(2, "0")}-${name}.txt`), text);
 		}
 	};
-	const waitFor = async (what, test, timeout = 30_000) => {
+	const waitFor = async (what, test, timeout = 60_000) => {
 		const until = Date.now() + timeout;
 		let last = "";
 		while (Date.now() < until) {
@@ -95,9 +125,7 @@ test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, qui
 		};
 		start("");
 		await waitFor("started", (s) => s.includes("faux-1"));
-		tmux("send-keys", "-t", "pi", "-l", "what is here?");
-		tmux("send-keys", "-t", "pi", "Enter");
-		await waitFor("answered", (s) => s.includes("Hello from the scripted model."));
+		keep("answered", await submit(tmux, screen, "what is here?", (s) => s.includes("Hello from the scripted model.")));
 		await openResume(tmux, screen);
 		const current = await waitFor("resume current folder", (s) => s.includes("Resume Session (Current Folder)") && s.includes("what is here?"));
 		assert.ok(!current.includes("first words in alpha"), `the current folder lists only its sessions:\n${current}`);
@@ -107,10 +135,9 @@ test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, qui
 		await waitFor("resume search", (s) => s.includes("first words in alpha") && !s.includes("first words in beta"));
 		tmux("send-keys", "-t", "pi", "Enter");
 		await waitFor("resumed alpha", (s) => !s.includes("Resume Session") && s.includes("first words in alpha"));
-		tmux("send-keys", "-t", "pi", "-l", "continue in alpha");
-		tmux("send-keys", "-t", "pi", "Enter");
 		// (pi reloads extensions on a switch: the scripted model starts its replies again)
-		await waitFor("continued alpha", (s) => s.slice(s.indexOf("continue in alpha")).includes("Hello from the scripted model."));
+		const continued = (s) => s.includes("continue in alpha") && s.slice(s.indexOf("continue in alpha")).includes("Hello from the scripted model.");
+		keep("continued alpha", await submit(tmux, screen, "continue in alpha", continued));
 		tmux("send-keys", "-t", "pi", "-l", "/quit");
 		tmux("send-keys", "-t", "pi", "Enter");
 		for (let i = 0; i < 100 && spawnSync("tmux", ["-L", socket, "has-session", "-t", "pi"]).status === 0; i++) await new Promise((r) => setTimeout(r, 100));
@@ -135,12 +162,12 @@ test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, qui
 	}
 });
 
-test("SESSIONDB_PI_FILES=off: /resume deletes a session kept in the database only", { timeout: 120_000, skip: !hasTmux && "tmux is not installed" }, async () => {
+test("SESSIONDB_PI_FILES=off: /resume deletes a session kept in the database only", { timeout: 240_000, skip: !hasTmux && "tmux is not installed" }, async () => {
 	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-tui-off-"));
 	const socket = `sessiondb-tui-off-${process.pid}`;
 	const tmux = (...a) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" });
 	const screen = () => tmux("capture-pane", "-p", "-t", "pi");
-	const waitFor = async (what, test, timeout = 30_000) => {
+	const waitFor = async (what, test, timeout = 60_000) => {
 		const until = Date.now() + timeout;
 		let last = "";
 		while (Date.now() < until) {
