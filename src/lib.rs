@@ -65,7 +65,8 @@ pub mod internals {
     pub use crate::js::{canonical, collate, jstime};
     pub use crate::pi::{entries, ids, layout, migrate, projection, system};
     pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
-    pub use crate::store::sqlite::{bulk, journal};
+    pub use crate::store::journal;
+    pub use crate::store::sqlite::bulk;
     pub use crate::store::{derive, keys, replica, stats, tokens};
 
     /// Discovery: the types, and each backend's statements (for tests of their plans).

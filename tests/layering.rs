@@ -288,16 +288,6 @@ fn in_backend(module: &str) -> bool {
     ["store::sqlite", "store::postgres"].iter().any(|b| module == *b || module.starts_with(&format!("{b}::")))
 }
 
-/// Library modules outside `store/` that still name a backend's folder, and why (issue 28).
-const BACKEND_MODULE_ALLOWED: &[(&str, &str)] = &[
-    (
-        "manager",
-        "the SessionManager's append journal (store::sqlite::journal), used where the store says \
-         appends_through_journal",
-    ),
-    ("rpc", "settles that journal before answering from the database"),
-];
-
 /// `code` with the text of its string literals blanked (SQL may pack keys; Rust may not).
 fn without_strings(code: &str) -> String {
     let mut out = String::with_capacity(code.len());
@@ -384,8 +374,7 @@ fn drivers_outside_backends(c: &Crate) -> Vec<String> {
 fn backend_modules_named_above_store(c: &Crate) -> Vec<String> {
     let mut problems = Vec::new();
     for (module, code) in &c.files {
-        let allowed = BACKEND_MODULE_ALLOWED.iter().any(|(m, _)| m == module);
-        if module.is_empty() || module == "store" || module.starts_with("store::") || allowed {
+        if module.is_empty() || module == "store" || module.starts_with("store::") {
             continue;
         }
         let code = without_strings(code);

@@ -36,8 +36,8 @@ fn open_file(path: &Path) -> Result<Db> {
 /// as it is.
 fn settle_journal(db: &Db, path: &Path) -> Result<()> {
     let Some(conn) = db.downcast::<Sqlite>().map(|s| &s.conn) else { return Ok(()) };
-    if crate::store::sqlite::journal::has_pending(path) && !conn.is_readonly(rusqlite::MAIN_DB)? {
-        crate::store::sqlite::journal::settle(db, path)?;
+    if crate::store::journal::has_pending(path) && !conn.is_readonly(rusqlite::MAIN_DB)? {
+        crate::store::journal::settle(db, path)?;
     }
     Ok(())
 }
