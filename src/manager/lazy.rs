@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::read::tree::PathStep;
 use crate::store::{entries, write};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 impl SessionManager {
     /// The storage keys, ids and types of pi's `getBranch(from)` (default: from the leaf),
@@ -45,7 +46,8 @@ impl SessionManager {
 /// winning, stopping at a cycle) over the entries' links read in one pass: on a long path one
 /// sequential read is cheaper than a lookup per step.
 fn walk_links(links: Vec<entries::Link>, id: &str) -> Vec<PathStep> {
-    let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(links.len());
+    let mut by_id: HashMap<&str, usize, BuildHasherDefault<Fnv>> =
+        HashMap::with_capacity_and_hasher(links.len(), BuildHasherDefault::default());
     for (i, l) in links.iter().enumerate() {
         if let Some(id) = l.id.as_deref() {
             by_id.insert(id, i);
@@ -68,4 +70,27 @@ fn walk_links(links: Vec<entries::Link>, id: &str) -> Vec<PathStep> {
         .filter_map(|i| links[i].take())
         .map(|l| PathStep { key: l.key, id: l.id, kind: l.kind, role: l.role })
         .collect()
+}
+
+/// FNV-1a as a `Hasher`: entry ids are short, and SipHash's setup costs more than hashing them
+/// (a 100,000-entry path is walked at every resume). Ids are the session's own text, but a
+/// collision only slows this one walk.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }

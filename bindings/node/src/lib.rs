@@ -11,6 +11,7 @@ use napi::{Error, Result};
 use napi_derive::napi;
 use sessiondb::manager::SessionManager;
 use sessiondb::rpc::RpcServer;
+use sessiondb::tree::PathStep;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
@@ -124,16 +125,46 @@ impl Native {
 
     /// The storage keys, ids, types and message roles of `getBranch(from)` (its last `limit`
     /// when given), root first (no line read), as the JSON text
-    /// `{"keys": [...], "ids": [...], "types": [...], "roles": [...]}`.
+    /// `{"keys": [...], "ids": [...], "types": [...], "roles": [...]}` (UTF-8, in a Buffer).
     #[napi]
-    pub fn branch_steps(&self, from: Option<String>, limit: Option<f64>) -> Result<String> {
+    pub fn branch_steps(&self, from: Option<String>, limit: Option<f64>) -> Result<Buffer> {
         guard("getBranch", || {
             let steps = self.manager()?.branch_steps(from.as_deref(), limit.map(|l| l as i64))?;
-            let keys: Vec<i64> = steps.iter().map(|s| s.key).collect();
-            let ids: Vec<Option<&str>> = steps.iter().map(|s| s.id.as_deref()).collect();
-            let types: Vec<Option<&str>> = steps.iter().map(|s| s.kind.as_deref()).collect();
-            let roles: Vec<Option<&str>> = steps.iter().map(|s| s.role.as_deref()).collect();
-            Ok(serde_json::json!({ "keys": keys, "ids": ids, "types": types, "roles": roles }).to_string())
+            // Written straight out: a JSON value tree of a 100,000-step path costs more than
+            // reading the path.
+            let mut out = Vec::with_capacity(64 + steps.len() * 48);
+            out.extend_from_slice(b"{\"keys\":[");
+            for (i, s) in steps.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(s.key.to_string().as_bytes());
+            }
+            fn id(s: &PathStep) -> Option<&str> {
+                s.id.as_deref()
+            }
+            fn kind(s: &PathStep) -> Option<&str> {
+                s.kind.as_deref()
+            }
+            fn role(s: &PathStep) -> Option<&str> {
+                s.role.as_deref()
+            }
+            let columns: [(&str, fn(&PathStep) -> Option<&str>); 3] = [("ids", id), ("types", kind), ("roles", role)];
+            for (name, column) in columns {
+                out.extend_from_slice(format!("],\"{name}\":[").as_bytes());
+                for (i, s) in steps.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    match column(s) {
+                        Some(v) => serde_json::to_writer(&mut out, v)
+                            .map_err(|e| sessiondb::Error::InvalidArgument(e.to_string()))?,
+                        None => out.extend_from_slice(b"null"),
+                    }
+                }
+            }
+            out.extend_from_slice(b"]}");
+            Ok(Buffer::from(out))
         })
     }
 

@@ -45,10 +45,17 @@ test("a long branch read lazily is pi's branch, entry for entry", () => {
 		// Appends below a path read before: the path grows by the new entries.
 		const grow = SessionManager.open(file);
 		assert.equal(grow.getBranch().length, 2601);
-		const added = [grow.appendMessage({ role: "user", content: "more", timestamp: 5 }), grow.appendCustomEntry("note", { n: 1 })];
+		const more = { role: "user", content: "more", timestamp: 5 };
+		const added = [grow.appendMessage(more), grow.appendCustomEntry("note", { n: 1 })];
 		const grown = grow.getBranch();
 		assert.equal(grown.length, 2603);
 		assert.deepEqual([grown[2601].id, grown[2602].id, grown[2602].type], [...added, "custom"]);
+		// As with pi: the appended message is the caller's object (pi's AgentSession looks its
+		// entry up by identity), and each getBranch() holds the same entry objects.
+		assert.equal(grown[2601].message, more);
+		assert.equal(grow.getBranch()[17], grown[17]);
+		assert.notEqual(grow.getBranch(), grown);
+		assert.equal(grow.getEntries().find((e) => e.id === added[0]).message, more);
 		const check = SessionManager.open(file);
 		check.getEntries();
 		assert.equal(JSON.stringify(grown), JSON.stringify(check.getBranch()));
