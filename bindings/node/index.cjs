@@ -86,6 +86,7 @@ function sessionInfo(info) {
 const TOKEN = Symbol("sessiondb.SessionManager");
 const LAZY_BRANCH = 2000; // a longer branch is parsed as its entries are looked at
 const WINDOW = 256; // entries read at once from a lazy branch
+const USAGE_WINDOW = 4096; // usages read at once (pi's usage totals walk every entry)
 const STEPS_TAIL = 64; // steps read to extend the last path to an entry appended below it
 const BATCH = 20000; // lines per crossing: one JSON text stays far below V8's string limit
 
@@ -96,6 +97,7 @@ class SessionManager {
 	#parsed = null; // { epoch, byKey }: entries parsed by key for getBranch, see #linesAt
 	#steps = null; // { epoch, start, keys, ids, types }: the last path getBranch read, see #branchSteps
 	#messages = null; // { epoch, byId }: messages appended by this manager, see #own
+	#all = null; // { epoch, lazy }: a long session's entries, see getEntries
 
 	/** @private Use the static constructors, as with pi's SessionManager. */
 	constructor(token, n) {
@@ -443,6 +445,11 @@ class SessionManager {
 			types,
 			roles,
 			messages: new Array(keys.length),
+			usages: new Map(), // index -> [usage, message.usage]: see #usage
+			usage: (i, which) => {
+				const u = branch.usages.get(i) ?? this.#usage(branch, i);
+				return u[which] === null ? undefined : u[which][0];
+			},
 			own: (i) => (this.#messages?.epoch === epoch ? this.#messages.byId.has(ids[i]) : false),
 			isParsed: (i) => this.#parsed?.byKey.has(keys[i]) ?? false,
 			parsed: (i) => {
@@ -459,11 +466,47 @@ class SessionManager {
 		const kept = prefix?.length ?? 0;
 		for (let i = 0; i < kept; i++) entries[i] = prefix[i];
 		for (let i = kept; i < keys.length; i++) entries[i] = new Proxy({ [SLOT]: branch, [INDEX]: i }, entryHandler);
+		Object.defineProperty(entries, "branch", { value: branch }); // slices do not keep it
 		return entries;
 	}
 
+	/**
+	 * Every entry, in file order. A long session not parsed yet gives its entries as a lazy
+	 * branch does (#lazy), so that pi's footer, which sums the usage of every entry on each
+	 * change, parses nothing: an entry's `usage` and its message's `usage` are read from the
+	 * lines without parsing them (#usage).
+	 */
 	getEntries() {
-		return this.#sync().entries.slice();
+		const epoch = this.#n.epoch();
+		if (this.#mirror?.epoch === epoch) return this.#sync().entries.slice();
+		let all = this.#all?.epoch === epoch ? this.#all : null;
+		if (all === null) {
+			if (this.getEntryCount() <= LAZY_BRANCH) return this.#sync().entries.slice();
+			all = this.#all = { epoch, lazy: this.#lazy(JSON.parse(this.#n.entrySteps(undefined).toString())) };
+		} else {
+			const last = all.lazy.length > 0 ? all.lazy.branch.keys[all.lazy.length - 1] : undefined;
+			const more = JSON.parse(this.#n.entrySteps(last).toString());
+			if (more.keys.length > 0) {
+				const b = all.lazy.branch;
+				all.lazy = this.#lazy({
+					keys: b.keys.concat(more.keys),
+					ids: b.ids.concat(more.ids),
+					types: b.types.concat(more.types),
+					roles: b.roles.concat(more.roles),
+					prefix: all.lazy,
+				});
+			}
+		}
+		return all.lazy.slice();
+	}
+
+	/** The usages of the entries around `i` of `branch` (a window), read without parsing lines. */
+	#usage(branch, i) {
+		const from = Math.max(0, i - 16);
+		const keys = branch.keys.slice(from, Math.min(branch.keys.length, from + USAGE_WINDOW));
+		const got = JSON.parse(this.#n.usagesAt(keys).toString());
+		for (let k = 0; k < keys.length; k++) branch.usages.set(from + k, [got[2 * k], got[2 * k + 1]]);
+		return branch.usages.get(i);
 	}
 	getTree() {
 		return this.#call("getTree");
@@ -526,6 +569,7 @@ const entryHandler = {
 		if (prop === "message" && branch.roles[i] !== null && !branch.isParsed(i) && !branch.own(i)) {
 			return (branch.messages[i] ??= new Proxy({ [SLOT]: branch, [INDEX]: i, [MESSAGE]: true }, messageHandler));
 		}
+		if (prop === "usage" && !branch.isParsed(i)) return branch.usage(i, 0);
 		return branch.parsed(i)?.[prop];
 	},
 };
@@ -533,7 +577,9 @@ const messageHandler = {
 	...forward,
 	get(t, prop) {
 		const i = t[INDEX];
-		return prop === "role" ? t[SLOT].roles[i] : t[SLOT].parsed(i)?.message?.[prop];
+		if (prop === "role") return t[SLOT].roles[i];
+		if (prop === "usage" && !t[SLOT].isParsed(i)) return t[SLOT].usage(i, 1);
+		return t[SLOT].parsed(i)?.message?.[prop];
 	},
 };
 
