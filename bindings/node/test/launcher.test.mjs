@@ -33,6 +33,7 @@ const REPLIES = [
 	"In a new session.",
 	"Continued.",
 	"Printed.",
+	"On a fork of the first.",
 ];
 
 function setUp() {
@@ -101,6 +102,9 @@ async function scenario(argv, t) {
 	// Print mode on the first session, by path.
 	const printed = execFileSync(process.execPath, [...argv, ...MODEL, "-p", "--session", first, "Print it."], { cwd: t.project, env, encoding: "utf8" });
 	out.push({ what: "print", r: printed });
+	// --fork: a new session holding a copy of the first, then the turn.
+	const forked = execFileSync(process.execPath, [...argv, ...MODEL, "-p", "--fork", first, "Fork it."], { cwd: t.project, env, encoding: "utf8" });
+	out.push({ what: "print --fork", r: forked });
 	return out;
 }
 
