@@ -304,6 +304,13 @@ test("a postgres:// database: --db URL, -c continues, the file is what the serve
 		assert.deepEqual(userTexts(file), ["on a server", "still there"]);
 		const exported = execFileSync(cli, ["--db", url, "export", file], { env });
 		assert.ok(exported.equals(fs.readFileSync(file)), "the server exports the file's bytes");
+		// The server recorded the file as written: a catch-up finds it unchanged, reads nothing.
+		const synced = execFileSync(
+			process.execPath,
+			["-e", `const n = require(${JSON.stringify(path.join(here, "..", "sessiondb.node"))}); console.log(new n.Catalog(${JSON.stringify(url)}).syncPaths(${JSON.stringify(path.dirname(file))}, [${JSON.stringify(file)}]));`],
+			{ env, encoding: "utf8" },
+		);
+		assert.deepEqual([JSON.parse(synced).unchanged, JSON.parse(synced).rewritten, JSON.parse(synced).grown], [1, 0, 0], synced);
 	} finally {
 		fs.rmSync(t.W, { recursive: true, force: true });
 	}
