@@ -35,7 +35,7 @@ const HOT: &[(&str, &str, &str)] = &[
     ("LAST_ENTRY", e::LAST_ENTRY, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("ALL_ENTRIES", e::ALL_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("LINES_FROM", e::LINES_FROM, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
-    ("LINKS", e::LINKS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("LINKS", e::LINKS, "USING COVERING INDEX entries_links (key>? AND key<?)"),
     ("ENTRY_BY_KEY", e::ENTRY_BY_KEY, "USING INTEGER PRIMARY KEY (rowid=?)"),
     ("ENTRY_BY_ID", e::ENTRY_BY_ID, "USING INDEX entries_by_id (session=? AND id=?)"),
     ("CHILDREN", e::CHILDREN, "USING INDEX entries_by_parent (session=? AND parent_id=?)"),

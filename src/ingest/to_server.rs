@@ -9,7 +9,9 @@
 //! when a file grew. The server keeps each file's signature (`store::postgres::files`): a file
 //! unchanged since it was read is not read again, and nothing is written for it. The
 //! SessionManager's sessions of origin `''` have no file and are never touched, unless a file
-//! is imported at their very path (then it replaces them, as on SQLite).
+//! is imported at their very path (then it replaces them, as on SQLite), or a host writing pi's
+//! files recorded the file it wrote (`SessionManager::note_file_written`, sessiondb-pi's files
+//! mode): then the file is theirs as an imported one's is.
 
 use crate::error::{Error, Result};
 use crate::ingest::import::{self, FileReport, FileStatus, ImportOptions, ImportSummary, ImportTarget};

@@ -11,6 +11,7 @@ use napi::{Error, Result};
 use napi_derive::napi;
 use sessiondb::manager::SessionManager;
 use sessiondb::rpc::RpcServer;
+use sessiondb::tree::PathStep;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
@@ -124,16 +125,47 @@ impl Native {
 
     /// The storage keys, ids, types and message roles of `getBranch(from)` (its last `limit`
     /// when given), root first (no line read), as the JSON text
-    /// `{"keys": [...], "ids": [...], "types": [...], "roles": [...]}`.
+    /// `{"keys": [...], "ids": [...], "types": [...], "roles": [...]}` (UTF-8, in a Buffer).
     #[napi]
-    pub fn branch_steps(&self, from: Option<String>, limit: Option<f64>) -> Result<String> {
+    pub fn branch_steps(&self, from: Option<String>, limit: Option<f64>) -> Result<Buffer> {
         guard("getBranch", || {
             let steps = self.manager()?.branch_steps(from.as_deref(), limit.map(|l| l as i64))?;
-            let keys: Vec<i64> = steps.iter().map(|s| s.key).collect();
-            let ids: Vec<Option<&str>> = steps.iter().map(|s| s.id.as_deref()).collect();
-            let types: Vec<Option<&str>> = steps.iter().map(|s| s.kind.as_deref()).collect();
-            let roles: Vec<Option<&str>> = steps.iter().map(|s| s.role.as_deref()).collect();
-            Ok(serde_json::json!({ "keys": keys, "ids": ids, "types": types, "roles": roles }).to_string())
+            Ok(Buffer::from(steps_json(&steps)?))
+        })
+    }
+
+    /// The keys, ids, types and roles of the session's entries after key `after` (all when
+    /// absent), in file order, as `branchSteps` writes them.
+    #[napi]
+    pub fn entry_steps(&self, after: Option<f64>) -> Result<Buffer> {
+        guard("getEntries", || Ok(Buffer::from(steps_json(&self.manager()?.entry_steps(after.map(|k| k as i64))?)?)))
+    }
+
+    /// For each of `keys`, the entry's `usage` and its `message.usage`, each as `[value]`, or
+    /// null where absent: the UTF-8 JSON text `[[usage], [messageUsage], null, ...]`.
+    #[napi]
+    pub fn usages_at(&self, keys: Vec<f64>) -> Result<Buffer> {
+        guard("getEntries", || {
+            let keys: Vec<i64> = keys.into_iter().map(|k| k as i64).collect();
+            let mut out = Vec::with_capacity(64 * 1024);
+            out.push(b'[');
+            self.manager()?.usages_at(&keys, &mut |(usage, message_usage)| {
+                for raw in [usage, message_usage] {
+                    if out.len() > 1 {
+                        out.push(b',');
+                    }
+                    match raw {
+                        Some(raw) => {
+                            out.push(b'[');
+                            out.extend_from_slice(raw);
+                            out.push(b']');
+                        }
+                        None => out.extend_from_slice(b"null"),
+                    }
+                }
+            })?;
+            out.push(b']');
+            Ok(Buffer::from(out))
         })
     }
 
@@ -314,4 +346,36 @@ pub fn panic_for_test() -> Result<()> {
 #[napi]
 pub fn default_session_dir(cwd: String) -> Result<String> {
     guard("usesDefaultSessionDir", || Ok(sessiondb::default_session_dir(&cwd).to_string_lossy().into_owned()))
+}
+
+/// Steps as the JSON text `{"keys": [...], "ids": [...], "types": [...], "roles": [...]}`,
+/// written straight out: a JSON value tree of a 100,000-step path costs more than reading it.
+fn steps_json(steps: &[PathStep]) -> sessiondb::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(64 + steps.len() * 48);
+    out.extend_from_slice(b"{\"keys\":[");
+    for (i, s) in steps.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(s.key.to_string().as_bytes());
+    }
+    type Column = fn(&PathStep) -> Option<&str>;
+    let columns: [(&str, Column); 3] =
+        [("ids", |s| s.id.as_deref()), ("types", |s| s.kind.as_deref()), ("roles", |s| s.role.as_deref())];
+    for (name, column) in columns {
+        out.extend_from_slice(format!("],\"{name}\":[").as_bytes());
+        for (i, s) in steps.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            match column(s) {
+                Some(v) => {
+                    serde_json::to_writer(&mut out, v).map_err(|e| sessiondb::Error::InvalidArgument(e.to_string()))?
+                }
+                None => out.extend_from_slice(b"null"),
+            }
+        }
+    }
+    out.extend_from_slice(b"]}");
+    Ok(out)
 }
