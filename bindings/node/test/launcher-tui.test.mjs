@@ -257,8 +257,7 @@ test("sessiondb-pi's TUI commands: /name, /session, /export, /compact, /tree, /f
 	try {
 		start("");
 		await waitFor("started", (s) => s.includes("faux-1"));
-		await type("first question");
-		await waitFor("answer one", (s) => s.includes("Answer one."));
+		await submit(tmux, screen, "first question", (s) => s.includes("Answer one."));
 		await type("second question");
 		await waitFor("answer two", (s) => s.includes("Answer two."));
 		const [first] = files();
