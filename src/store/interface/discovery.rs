@@ -2,10 +2,6 @@
 //! `allMessagesText` kept per session, and session references, the same on every backend
 //! ([`Discovery`], implemented in `store::sqlite::discovery` and `store::postgres::discovery`).
 
-//! What discovery reads (pi's `list`, `listAll`, `findById`, continue-recent), the joined
-//! `allMessagesText` kept per session, and session references, the same on every backend
-//! ([`Discovery`], implemented in `store::sqlite::discovery` and `store::postgres::discovery`).
-
 use crate::error::Result;
 
 /// The stored columns a `SessionInfo` is made of.

@@ -2,10 +2,6 @@
 //! `store::sqlite::write` and `store::postgres::write`): session rows, appends, forks and
 //! branch sources, and the types they take.
 
-//! Writing sessions and entry lines, the same on every backend ([`Writes`], implemented in
-//! `store::sqlite::write` and `store::postgres::write`): session rows, appends, forks and
-//! branch sources, and the types they take.
-
 use crate::error::Result;
 use crate::js::json::{self, RawObject};
 use crate::jsonl::signature::FileSignature;
