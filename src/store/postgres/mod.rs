@@ -26,6 +26,7 @@ pub mod push;
 pub mod read;
 pub mod replica;
 pub mod search;
+pub mod search_merge;
 pub mod sessions;
 pub mod signatures;
 pub mod sync_state;
@@ -207,7 +208,7 @@ fn check_server(s: &mut Server) -> Result<()> {
 
 /// Newest migration this build knows (`postgres/migrations/`; a unit test keeps them equal). A
 /// constant: asking refinery compiles its migration-name regex, on every connection.
-pub const KNOWN_VERSION: i64 = 9;
+pub const KNOWN_VERSION: i64 = 10;
 
 /// Newest migration applied to the server's database (`None` for a new one).
 fn applied_version(s: &mut Server) -> Result<Option<i64>> {

@@ -11,6 +11,7 @@ pub mod journal;
 pub mod open;
 pub mod replica;
 pub mod search;
+pub mod search_merge;
 pub mod sessions;
 pub mod signatures;
 pub mod sync_state;
