@@ -11,7 +11,8 @@ DB is a SQLite file (not existing yet) or a postgres:// URL of an empty database
    message (copied from random corpus sessions, given fresh ids, chained by parentId) appended
    to a session file of WORK/sessions, then `sync --sessions-dir WORK/sessions FILE --json`.
    A session takes 25 turns, then the next one starts (a new file: its first sync imports it).
-   Each sync's wall time (the process included) is recorded. On PostgreSQL `sync` does not
+   Each sync's wall time and CPU time (user + system, the process included) are recorded:
+   on a loaded machine the CPU time is the steadier figure. On PostgreSQL `sync` does not
    catch the index up (the next search does): `--index-each` runs `index` after each sync, the
    worst case (a search after every turn), timed apart.
 3. `index --json` (postings rows and batches), then each query timed (`search Q --limit 10
@@ -23,6 +24,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -32,10 +34,18 @@ import uuid
 TURNS_PER_SESSION = 25
 
 
-def run(bin_, db, args, check=True):
+def child_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run(bin_, db, args, check=True, cpu=None):
     t = time.perf_counter()
+    c = child_cpu()
     p = subprocess.run([bin_, "--db", db, *args], capture_output=True, text=True)
     dt = time.perf_counter() - t
+    if cpu is not None:
+        cpu.append((child_cpu() - c) * 1000)
     if check and p.returncode not in (0, 1):
         sys.exit(f"{args}: exit {p.returncode}: {p.stderr}")
     return dt, p.stdout
@@ -75,8 +85,9 @@ def rare_word(users, assistants, bin_, db, rng):
                 if w not in candidates:
                     candidates.append(w)
     best = ("zyzzyva", 0)
-    for w in candidates[:120]:
-        _, out = run(bin_, db, ["search", w, "--limit", "5000", "--json"])
+    for w in candidates[:60]:
+        # Up to 20 hits: a common word stops the search early.
+        _, out = run(bin_, db, ["search", w, "--limit", "20", "--json"])
         n = len(json.loads(out)) if out.strip() else 0
         if n > 0 and (best[1] == 0 or n < best[1]):
             best = (w, n)
@@ -109,26 +120,31 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--seed", type=int, default=29)
     ap.add_argument("--out")
+    ap.add_argument("--rare", help="the rare word (else picked: on c10k `sessiondb bench` picks managerTree)")
+    ap.add_argument("--imported", type=float, help="the corpus is imported already (in this many s)")
     ap.add_argument("--index-each", action="store_true", help="run `index` after each sync (PostgreSQL)")
     a = ap.parse_args()
     rng = random.Random(a.seed)
-    sessions = os.path.join(a.work, "sessions", "--home-dev-work-turns--")
+    sessions = os.path.join(a.work, "sessions", f"--home-dev-work-turns-{a.seed}--")
     os.makedirs(sessions, exist_ok=True)
     root = os.path.join(a.work, "sessions")
     r = {"db": a.db.split("@")[-1], "syncs_asked": a.syncs, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
-    dt, out = run(a.bin, a.db, ["import", a.corpus, "--json"])
-    r["import_s"] = round(dt, 1)
-    print(f"import {dt:.1f} s", flush=True)
+    if a.imported is None:
+        dt, out = run(a.bin, a.db, ["import", a.corpus, "--json"])
+        r["import_s"] = round(dt, 1)
+        print(f"import {dt:.1f} s", flush=True)
+    else:
+        r["import_s"] = a.imported
     r["after_import"] = shape(a.bin, a.db)
 
     users, assistants = message_lines(a.corpus, 400, rng)
-    word = rare_word(users, assistants, a.bin, a.db, rng)
+    word = a.rare or rare_word(users, assistants, a.bin, a.db, rng)
     queries = [word, "function", "the", "error handling", "backoff retry", "zzqxjv"]
     r["queries"] = queries
     print(f"queries {queries}", flush=True)
 
-    sync_ms, index_ms = [], []
+    sync_ms, index_ms, sync_cpu_ms = [], [], []
     path, last_id, ts = None, None, 1_800_000_000_000
     started = time.perf_counter()
     deadline = float(os.environ.get("BENCH_DEADLINE", "inf"))
@@ -156,19 +172,23 @@ def main():
             lines.append(json.dumps(e, separators=(",", ":"), ensure_ascii=False))
         with open(path, "a", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
-        dt, _ = run(a.bin, a.db, ["sync", "--sessions-dir", root, path, "--json"])
+        dt, _ = run(a.bin, a.db, ["sync", "--sessions-dir", root, path, "--json"], cpu=sync_cpu_ms)
         sync_ms.append(dt * 1000)
         if a.index_each:
             # On a server `sync` leaves the index to the next search: catch up as one per turn would.
             dt, _ = run(a.bin, a.db, ["index", "--json"])
             index_ms.append(dt * 1000)
         if (i + 1) % 1000 == 0:
-            print(f"{i + 1} syncs, p50 {statistics.median(sync_ms[-1000:]):.1f} ms, "
+            print(f"{i + 1} syncs, p50 {statistics.median(sync_ms[-1000:]):.1f} ms "
+                  f"(CPU {statistics.median(sync_cpu_ms[-1000:]):.1f} ms), "
                   f"{time.perf_counter() - started:.0f} s", flush=True)
     r["syncs"] = len(sync_ms)
     q = statistics.quantiles(sync_ms, n=100)
     r["sync_ms"] = {"p50": round(statistics.median(sync_ms), 1), "p90": round(q[89], 1), "p99": round(q[98], 1),
                     "max": round(max(sync_ms), 1), "mean": round(statistics.mean(sync_ms), 1)}
+    q = statistics.quantiles(sync_cpu_ms, n=100)
+    r["sync_cpu_ms"] = {"p50": round(statistics.median(sync_cpu_ms), 1), "p90": round(q[89], 1),
+                        "p99": round(q[98], 1), "max": round(max(sync_cpu_ms), 1)}
     if index_ms:
         q = statistics.quantiles(index_ms, n=100)
         r["index_ms"] = {"p50": round(statistics.median(index_ms), 1), "p90": round(q[89], 1),

@@ -4,6 +4,20 @@
 -- batches' rows (by batch: the index below) and the tail's rows of their tokens, and drops the
 -- keys of entries deleted since that no entry holds now.
 
+-- The postings become a rowid table with its key as a unique index: a WITHOUT ROWID table
+-- keeps each row in its key's b-tree, and a seek there reads every overflowing row it compares
+-- against whole (SQLite assembles an overflowing cell to compare it), so writing a per-turn
+-- batch's rows next to the common words' import rows (100 KiB and more each) read megabytes.
+-- Copied in key order: a token's rows stay together in the table.
+CREATE TABLE search_postings_v12 (
+    token TEXT    NOT NULL,
+    batch INTEGER NOT NULL,                    -- the build batch that wrote the row (or merged into)
+    keys  BLOB    NOT NULL                     -- entry keys: the first, then the gaps, as varints
+);
+INSERT INTO search_postings_v12 (token, batch, keys) SELECT token, batch, keys FROM search_postings ORDER BY token, batch;
+DROP TABLE search_postings;
+ALTER TABLE search_postings_v12 RENAME TO search_postings;
+CREATE UNIQUE INDEX search_postings_token ON search_postings (token, batch);
 CREATE INDEX search_postings_batch ON search_postings (batch);
 
 -- Every build batch holding postings, with the bytes of its key lists (the merge policy's
