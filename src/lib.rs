@@ -104,8 +104,10 @@ pub mod internals {
     /// The search index: the shared pipeline, and each backend's statements.
     pub mod search_index {
         pub use crate::store::postgres::search::*;
+        pub use crate::store::postgres::search_merge::*;
         pub use crate::store::search::*;
         pub use crate::store::sqlite::search::*;
+        pub use crate::store::sqlite::search_merge::*;
     }
 
     /// What is stored beside each line, and SQLite's statements rebuilding it.

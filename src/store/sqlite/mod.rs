@@ -10,6 +10,7 @@ pub mod integrity;
 pub mod open;
 pub mod replica;
 pub mod search;
+pub mod search_merge;
 pub mod sessions;
 pub mod signatures;
 pub mod sync_state;
