@@ -139,26 +139,19 @@ impl Corpus {
 /// The database, and how a file or the folder is synced into it (as the `sync` command does).
 struct Target {
     db: Db,
-    server: Option<sessiondb::pg::Server>,
 }
 
 impl Target {
     fn sync_file(&mut self, dir: &Path, file: &Path) {
         let mut s = SyncSummary::default();
         let paths = [file.to_path_buf()];
-        match &mut self.server {
-            Some(server) => sessiondb::pg::sync_paths(server, dir, &paths, &mut s).unwrap(),
-            None => sessiondb::sync::sync_paths(&mut self.db, dir, &paths, &mut s).unwrap(),
-        }
+        sessiondb::sync::sync_paths(&mut self.db, dir, &paths, &mut s).unwrap();
         search_index::catch_up(&mut self.db, |_, _| {}).unwrap();
     }
 
     fn sync_dir(&mut self, dir: &Path) {
         let opts = SyncOptions { prune: true };
-        match &mut self.server {
-            Some(server) => drop(sessiondb::pg::sync_dir(server, dir, opts, |_, _| {}).unwrap()),
-            None => drop(sessiondb::sync::sync_dir(&mut self.db, dir, opts, |_, _| {}).unwrap()),
-        }
+        drop(sessiondb::sync::sync_dir(&mut self.db, dir, opts, |_, _| {}).unwrap());
         search_index::catch_up(&mut self.db, |_, _| {}).unwrap();
     }
 }
@@ -182,7 +175,7 @@ fn posting_keys(db: &Db, of: Option<&[i64]>) -> usize {
 
 /// The session keys of some files.
 fn sids_of(db: &Db, files: &[&Path]) -> Vec<i64> {
-    let all = sessiondb::internals::discovery::infos_all(db).unwrap();
+    let all = sessiondb::internals::discovery::infos_all(db, sessiondb::discovery::Origins::Every).unwrap();
     files
         .iter()
         .map(|f| all.iter().find(|i| Path::new(&i.path) == *f).unwrap_or_else(|| panic!("{f:?} not stored")).sid)
@@ -204,7 +197,7 @@ fn answers(db: &Db, queries: &[String]) -> Vec<BTreeSet<(String, String)>> {
         .collect()
 }
 
-fn run(name: &str, location: &str, server: Option<sessiondb::pg::Server>) {
+fn run(name: &str, location: &str) {
     let dir = tempfile::tempdir().unwrap();
     let mut c = Corpus::new(dir.path());
     let root = dir.path().to_path_buf();
@@ -215,7 +208,7 @@ fn run(name: &str, location: &str, server: Option<sessiondb::pg::Server>) {
         }
     }
     let db = sessiondb::db::open(Path::new(location)).unwrap();
-    let mut t = Target { db, server };
+    let mut t = Target { db };
     t.sync_dir(&root);
     let (import_rows, _) = search_index::posting_shape(&t.db).unwrap();
 
@@ -296,13 +289,12 @@ fn run(name: &str, location: &str, server: Option<sessiondb::pg::Server>) {
 fn postings_stay_merged_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("merge.sqlite");
-    run("SQLite", path.to_str().unwrap(), None);
+    run("SQLite", path.to_str().unwrap());
 }
 
 #[test]
 fn postings_stay_merged_on_postgres() {
     let Some(url) = common::pg::server() else { return };
     let url = common::pg::fresh_db_named(&url, "merge");
-    let server = sessiondb::pg::connect(&url).unwrap();
-    run("PostgreSQL", &url, Some(server));
+    run("PostgreSQL", &url);
 }
