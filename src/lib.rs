@@ -43,9 +43,9 @@ pub mod pg {
     pub use crate::ingest::to_server::{import_targets, sync_dir, sync_paths, SERVER_ORIGIN};
     pub use crate::read::remote::{
         export_all, fill_all_text, find_everywhere, find_in_dir, find_prefix, list_cwd, list_dir, list_everything,
-        resolve, write_session, write_session_file, RemoteRef,
+        list_everything_with_origin, resolve, write_session, write_session_file, RemoteRef,
     };
-    pub use crate::store::postgres::{connect, is_url, shown, Server, KNOWN_VERSION};
+    pub use crate::store::postgres::{connect, connect_read_only, is_url, shown, Server, KNOWN_VERSION};
 }
 
 /// Not part of the API: the layers below the public modules, reachable for the `sessiondb`

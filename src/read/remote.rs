@@ -147,16 +147,30 @@ fn file_name(path: &str) -> &str {
 }
 
 fn newest_first(mut v: Vec<SessionInfo>) -> Vec<SessionInfo> {
-    v.sort_by(|a, b| match (a.modified_ms, b.modified_ms) {
+    v.sort_by(newer);
+    v
+}
+
+fn newer(a: &SessionInfo, b: &SessionInfo) -> std::cmp::Ordering {
+    match (a.modified_ms, b.modified_ms) {
         (Some(x), Some(y)) => y.cmp(&x),
         _ => std::cmp::Ordering::Equal,
-    });
-    v
+    }
 }
 
 /// Every session on the server, newest first (`list` without a scope).
 pub fn list_everything(s: &mut Server) -> Result<Vec<SessionInfo>> {
-    Ok(newest_first(read::sessions(s, Which::All)?.into_iter().map(to_info).collect()))
+    Ok(list_everything_with_origin(s)?.into_iter().map(|(_, i)| i).collect())
+}
+
+/// [`list_everything`] with the origin each session was pushed from (`sessiondb push`'s
+/// `--origin`, by default the machine's name; `""` for the server's own sessions, imported or
+/// made there).
+pub fn list_everything_with_origin(s: &mut Server) -> Result<Vec<(String, SessionInfo)>> {
+    let mut v: Vec<(String, SessionInfo)> =
+        read::sessions(s, Which::All)?.into_iter().map(|i| (i.origin.clone(), to_info(i))).collect();
+    v.sort_by(|a, b| newer(&a.1, &b.1));
+    Ok(v)
 }
 
 /// Sessions with header cwd `cwd`, newest first.
