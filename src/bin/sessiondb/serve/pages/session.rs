@@ -116,7 +116,7 @@ pub fn export(db: &Db, pg_url: Option<&str>, sid: i64) -> anyhow::Result<Respons
     let mut file = tempfile::tempfile()?;
     let mut out = std::io::BufWriter::new(&mut file);
     let bytes = match pg_url {
-        Some(url) => sessiondb::pg::write_session(&mut sessiondb::pg::connect(url)?, sid, &mut out)?,
+        Some(url) => sessiondb::pg::write_session(&mut sessiondb::pg::connect_read_only(url)?, sid, &mut out)?,
         None => sessiondb::export::write_session(db, sid, &mut out)?,
     };
     use std::io::Write;
