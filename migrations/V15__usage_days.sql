@@ -53,11 +53,13 @@ CREATE TRIGGER usage_days_apply INSTEAD OF INSERT ON usage_days_change BEGIN
             THEN (cost - (cost + excluded.cost)) + excluded.cost
             ELSE (excluded.cost - (cost + excluded.cost)) + cost END,
         invalid = invalid + excluded.invalid;
-    DELETE FROM usage_days WHERE entries = 0 AND session = new.session;
+    DELETE FROM usage_days WHERE new.sign < 0 AND entries = 0 AND session = new.session;
 END;
 
 -- A new row is first unless an earlier copy exists; when it is, the copy that was first is not.
-CREATE TRIGGER usage_days_ai AFTER INSERT ON usage BEGIN
+-- (A fork's or branched session's copies are written with first = 0, their source coming
+-- before them: nothing to do for them.)
+CREATE TRIGGER usage_days_ai AFTER INSERT ON usage WHEN new.first = 1 BEGIN
     UPDATE usage SET first = 0 WHERE key = new.key AND new.entry_id IS NOT NULL AND EXISTS (
         SELECT 1 FROM usage o WHERE o.entry_id = new.entry_id AND o.ts IS new.ts AND o.key < new.key);
     INSERT INTO usage_days_change
