@@ -65,6 +65,10 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
     let is_pg = sessiondb::pg::is_url(&db.to_string_lossy());
     let mut first = sessiondb::db::open_existing(db)?;
     if is_pg {
+        let pending = sessiondb::search::pending(&first)?;
+        if pending > 0 {
+            eprintln!("sessiondb: indexing {pending} lines pushed since the last index (as `sessiondb index` does)");
+        }
         sessiondb::search::catch_up(&mut first, |_, _| {})?;
         let db = db.to_path_buf();
         std::thread::spawn(move || index_pushes(&db));
