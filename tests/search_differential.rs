@@ -338,7 +338,16 @@ fn a_database_indexed_at_schema_9_migrates_and_finds_the_same_hits() {
         assert!(tables.contains(&"texts".to_string()), "{tables:?}");
         let tx = v9.transaction().unwrap();
         for t in &tables {
-            tx.execute(&format!("INSERT INTO main.{t} SELECT * FROM src.{t}"), []).unwrap();
+            // The columns schema 9 has (later migrations added some, e.g. usage.first).
+            let cols: Vec<String> = tx
+                .prepare(&format!("SELECT name FROM pragma_table_info('{t}', 'main')"))
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            let cols = cols.join(", ");
+            tx.execute(&format!("INSERT INTO main.{t} ({cols}) SELECT {cols} FROM src.{t}"), []).unwrap();
         }
         let keys: Vec<(i64, String)> = tx
             .prepare("SELECT p.key, e.body FROM fts_pending p JOIN entry_lines e ON e.key = p.key")

@@ -19,6 +19,9 @@ pub struct Pg {
     /// Statements prepared on this connection, by their text: one round trip per statement
     /// run instead of two.
     prepared: RefCell<HashMap<&'static str, postgres::Statement>>,
+    /// Whether the connection was opened read-only (`db::open_read_only`): every transaction
+    /// on it is, and nothing is extracted before a read.
+    read_only: bool,
 }
 
 /// Parameters of a PostgreSQL statement.
@@ -87,6 +90,12 @@ impl Pg {
         self.in_tx.get()
     }
 
+    /// Whether the connection is read-only (reads then take the search and usage rows as the
+    /// last catch-up left them).
+    pub(in crate::store) fn read_only(&self) -> bool {
+        self.read_only
+    }
+
     /// `host:port/dbname` of the server, for messages.
     pub fn name(&self) -> String {
         self.server.borrow().name.clone()
@@ -96,7 +105,22 @@ impl Pg {
 impl Pg {
     /// Wraps a connection (made by [`crate::store::postgres::connect`]).
     pub(in crate::store) fn db(server: Server) -> Db {
-        Db::new(Pg { server: RefCell::new(server), in_tx: Cell::new(false), prepared: RefCell::default() })
+        Db::new(Pg {
+            server: RefCell::new(server),
+            in_tx: Cell::new(false),
+            prepared: RefCell::default(),
+            read_only: false,
+        })
+    }
+
+    /// Wraps a connection made by [`crate::store::postgres::connect_read_only`].
+    pub(in crate::store) fn db_read_only(server: Server) -> Db {
+        Db::new(Pg {
+            server: RefCell::new(server),
+            in_tx: Cell::new(false),
+            prepared: RefCell::default(),
+            read_only: true,
+        })
     }
 
     /// The error for `what`, an operation PostgreSQL's store cannot do.

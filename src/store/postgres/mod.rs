@@ -157,6 +157,20 @@ pub(crate) fn open(url: &str) -> Result<crate::store::handle::Db> {
     connect(url).map(Pg::db)
 }
 
+/// Opens the database `url` names for reading only: every transaction of the connection is
+/// read-only, so no statement run through it can write.
+pub(crate) fn open_read_only(url: &str) -> Result<crate::store::handle::Db> {
+    connect_read_only(url).map(Pg::db_read_only)
+}
+
+/// [`connect`], then makes every transaction of the connection read-only: a statement that
+/// writes fails on the server (`cannot execute … in a read-only transaction`).
+pub fn connect_read_only(url: &str) -> Result<Server> {
+    let mut server = connect(url)?;
+    server.client.batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY").map_err(|e| server.pg(e))?;
+    Ok(server)
+}
+
 /// Connects to the database `url` names, checks the server (version, encoding) and brings the
 /// schema up to date. Each failure is one line naming the server and the cause.
 pub fn connect(url: &str) -> Result<Server> {
@@ -207,7 +221,7 @@ fn check_server(s: &mut Server) -> Result<()> {
 
 /// Newest migration this build knows (`postgres/migrations/`; a unit test keeps them equal). A
 /// constant: asking refinery compiles its migration-name regex, on every connection.
-pub const KNOWN_VERSION: i64 = 12;
+pub const KNOWN_VERSION: i64 = 13;
 
 /// Newest migration applied to the server's database (`None` for a new one).
 fn applied_version(s: &mut Server) -> Result<Option<i64>> {

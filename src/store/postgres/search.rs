@@ -261,6 +261,9 @@ pub(crate) fn pg_catch_up(
     if pg.in_transaction() {
         return Err(Error::InvalidArgument("the search index cannot catch up inside a transaction".into()));
     }
+    if pg.read_only() {
+        return Err(Error::database(pg.name(), "the search index cannot catch up in a read-only transaction"));
+    }
     let mut s = pg.server()?;
     let name = s.name.clone();
     let err = pg_err(&name);

@@ -310,11 +310,13 @@ pub const COPY_ENTRIES: &str = "INSERT INTO entries (key, session, seq, id, pare
 pub const COPY_TEXTS: &str = "INSERT INTO texts (key, session, role, ts_ms, list_text) \
     SELECT key - :base + :new_base, :copy, role, ts_ms, list_text FROM texts WHERE key BETWEEN :from AND :to";
 
-/// Copies usage rows along with `write::COPY_ENTRIES` (same parameters).
+/// Copies usage rows along with `write::COPY_ENTRIES` (same parameters). A copy comes after
+/// the row it copies (the new session's keys are the largest), so it is not the first of its
+/// entry id and timestamp (migration 15), unless it has no entry id.
 pub const COPY_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
-        cache_read, cache_write, total, cost, invalid) \
+        cache_read, cache_write, total, cost, invalid, first) \
     SELECT key - :base + :new_base, :copy, entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost, \
-        invalid \
+        invalid, entry_id IS NULL \
     FROM usage WHERE key BETWEEN :from AND :to";
 
 /// Gives session `:copy` the statistics of session `:source` (a copy of all its entries).

@@ -96,9 +96,9 @@ fn route(db: &Db, cache: &Cache, q: &Query) -> anyhow::Result<Response> {
     Ok(pages::layout::not_found())
 }
 
-/// Fills the cache with what the first visits ask for: the session list, usage by day.
+/// Fills the cache with what the first visit asks for: the session list. (Usage answers are
+/// read from the totals the store keeps per day, a few milliseconds: nothing to prepare.)
 pub fn warm(opener: &Opener, cache: &Cache) {
     let Ok(db) = opener.open() else { return };
     let _ = pages::sessions::page(&db, cache, &Query::parse("/"));
-    let _ = pages::usage::page(&db, cache, &Query::parse("/usage"));
 }
