@@ -36,8 +36,13 @@ once() { # name url: one request, nothing kept yet
 
 start "$c10k"
 base="http://127.0.0.1:$port"
-once "usage by week, cold" "$base/usage?by=week"
-once "usage by project, cold" "$base/usage?by=project"
+# The first requests after the start: nothing of usage is kept by the server (it reads the
+# totals the store keeps per day), every grouping and a chosen period.
+for by in day week month model provider project session; do
+  once "usage by $by, cold" "$base/usage?by=$by"
+done
+once "usage by day, a period, cold" "$base/usage?by=day&since=2026-10-15&until=2026-11-10"
+once "usage by model, a period, cold" "$base/usage?by=model&since=2026-10-15&until=2026-11-10"
 measure "sessions page (10k sessions)" "$base/"
 measure "sessions page, page 150" "$base/?page=150"
 project=$(curl -s "$base/" | grep -o '<option value="[^"]*"' | sed -n 2p | sed 's/<option value="//; s/"$//')
@@ -45,6 +50,7 @@ measure "sessions page, one project" "$base/?project=$(python3 -c 'import sys, u
 measure "search (common word)" "$base/?q=function"
 measure "search (rare phrase)" "$base/?q=%22error+handling%22"
 measure "usage by day (10k sessions)" "$base/usage?by=day"
+measure "usage by week, a period" "$base/usage?by=week&since=2026-10-15&until=2026-11-10"
 measure "usage by model" "$base/usage?by=model"
 measure "usage by session (10k rows)" "$base/usage?by=session"
 echo "c10k server peak RSS: $(grep VmHWM /proc/$pid/status | awk '{print $2 / 1024 " MiB"}')"

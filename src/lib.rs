@@ -17,7 +17,6 @@ pub mod rpc;
 pub(crate) mod store;
 
 pub use error::{DbFailure, Error, Result};
-pub use ingest::{import, sync};
 pub use js::json;
 pub use manager::{NewSessionOptions, SessionManager};
 pub use pi::layout::default_session_dir;
@@ -33,19 +32,29 @@ pub mod db {
     };
 }
 
+/// Importing session files: `import_targets` into any database (on a server, through staging
+/// databases and `push`).
+pub mod import {
+    pub use crate::ingest::import::*;
+    pub use crate::ingest::route::import_targets;
+}
+
+/// Following a sessions folder pi is still writing: `sync_dir`, `sync_paths` into any database.
+pub mod sync {
+    pub use crate::ingest::route::{sync_dir, sync_paths};
+    pub use crate::ingest::sync::*;
+}
+
 /// PostgreSQL: `push` replicates a local database into a server, `import_targets`, `sync_dir`
-/// and `sync_paths` write session files into it (its own sessions, origin `''`), and `export`,
-/// `list` and `find` read from it across origins. The SessionManager, `rpc`, the tree,
-/// `resolve`, `discovery`, `search`, `usage_stats` and `check` run on a server given its URL
-/// where they take a database path (docs/postgres.md).
+/// and `sync_paths` write session files into it (its own sessions, origin `''`). Everything
+/// else (the SessionManager, `rpc`, `export`, `discovery`, the tree, `resolve`, `search`,
+/// `usage_stats`, `check`) runs on a server given its URL where it takes a database path
+/// (docs/postgres.md); `discovery::list_everything`, `list_cwd`, `list_folder` and
+/// `export::export_all` cover every origin there.
 pub mod pg {
     pub use crate::ingest::push::{default_origin, push, PushOptions, PushSummary};
-    pub use crate::ingest::to_server::{import_targets, sync_dir, sync_paths, SERVER_ORIGIN};
-    pub use crate::read::remote::{
-        export_all, fill_all_text, find_everywhere, find_in_dir, find_prefix, list_cwd, list_dir, list_everything,
-        resolve, write_session, write_session_file, RemoteRef,
-    };
-    pub use crate::store::postgres::{connect, is_url, shown, Server, KNOWN_VERSION};
+    pub use crate::ingest::to_server::SERVER_ORIGIN;
+    pub use crate::store::postgres::{is_url, shown, KNOWN_VERSION};
 }
 
 /// Not part of the API: the layers below the public modules, reachable for the `sessiondb`
@@ -56,8 +65,9 @@ pub mod internals {
     pub use crate::js::{canonical, collate, jstime};
     pub use crate::pi::{entries, ids, layout, migrate, projection, system};
     pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
+    pub use crate::store::journal;
     pub use crate::store::sqlite::open::create_at_version;
-    pub use crate::store::sqlite::{bulk, journal, lines};
+    pub use crate::store::sqlite::{bulk, lines};
     pub use crate::store::{derive, keys, replica, stats, tokens};
 
     /// Discovery: the types, and each backend's statements (for tests of their plans).
@@ -95,8 +105,10 @@ pub mod internals {
     /// The search index: the shared pipeline, and each backend's statements.
     pub mod search_index {
         pub use crate::store::postgres::search::*;
+        pub use crate::store::postgres::search_merge::*;
         pub use crate::store::search::*;
         pub use crate::store::sqlite::search::*;
+        pub use crate::store::sqlite::search_merge::*;
     }
 
     /// What is stored beside each line, and SQLite's statements rebuilding it.
@@ -129,7 +141,7 @@ pub mod internals {
 
     /// The PostgreSQL store's statements (for tests of their plans).
     pub mod pg_store {
-        pub use crate::store::postgres::{push as write, read};
+        pub use crate::store::postgres::push as write;
     }
 
     /// Reading session files line by line.

@@ -169,8 +169,8 @@ impl RpcServer {
         }
         match &self.lookups {
             None => self.lookups = Some(crate::store::db::open(&self.db)?),
-            Some(conn) if crate::store::sqlite::journal::has_pending(&self.db) => {
-                crate::store::sqlite::journal::settle(conn, &self.db)?;
+            Some(conn) if crate::store::journal::has_pending(&self.db) => {
+                crate::store::journal::settle(conn, &self.db)?;
             }
             Some(_) => {}
         }

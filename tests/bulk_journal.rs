@@ -13,12 +13,12 @@ fn journal_mode(conn: &sessiondb::db::Db) -> String {
 #[test]
 fn an_import_alone_uses_a_rollback_journal_and_leaves_wal_mode_behind() {
     let (_d, db, conn) = common::temp_db();
-    let mut bulk = BulkJournal::enter(&conn);
+    let mut bulk = BulkJournal::enter(conn.sqlite());
     assert!(bulk.is_rollback());
     assert_eq!(journal_mode(&conn), "truncate");
     let sync: i64 = conn.sqlite().query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
     assert_eq!(sync, 2, "FULL while in rollback mode");
-    bulk.leave(&conn);
+    bulk.leave(conn.sqlite());
     assert_eq!(journal_mode(&conn), "wal");
     let sync: i64 = conn.sqlite().query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
     assert_eq!(sync, 1, "NORMAL again");
@@ -30,7 +30,7 @@ fn an_import_beside_another_connection_stays_in_wal_mode() {
     let (_d, db, conn) = common::temp_db();
     let other = sessiondb::db::open(&db).unwrap();
     let _: i64 = other.sqlite().query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap();
-    let bulk = BulkJournal::enter(&conn);
+    let bulk = BulkJournal::enter(conn.sqlite());
     assert!(!bulk.is_rollback());
     assert_eq!(journal_mode(&conn), "wal");
 }
@@ -38,7 +38,7 @@ fn an_import_beside_another_connection_stays_in_wal_mode() {
 #[test]
 fn a_process_opening_the_database_mid_import_gets_wal_mode_back_at_the_next_transaction() {
     let (_d, db, mut conn) = common::temp_db();
-    let mut bulk = BulkJournal::enter(&conn);
+    let mut bulk = BulkJournal::enter(conn.sqlite());
     assert!(bulk.is_rollback());
     // A batch in progress: its write lock keeps the newcomer out.
     let tx = conn.sqlite_mut().transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).unwrap();
@@ -62,7 +62,7 @@ fn a_process_opening_the_database_mid_import_gets_wal_mode_back_at_the_next_tran
     assert!(!newcomer.is_finished());
     // ... which it does once the batch is committed.
     tx.commit().unwrap();
-    bulk.between_transactions(&conn);
+    bulk.between_transactions(conn.sqlite());
     assert!(!bulk.is_rollback());
     let (mode, seen) = newcomer.join().unwrap().unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((mode.as_str(), seen), ("wal", 1));

@@ -14,7 +14,7 @@ use std::path::Path;
 fn import_corpus(conn: &mut sessiondb::db::Db) {
     let c = common::oracle();
     let targets = collect_targets(&[c.join("sessions"), c.join("cycles")]).unwrap();
-    import_targets(conn, &targets, ImportOptions::default(), |_| {});
+    import_targets(conn, &targets, ImportOptions::default(), |_| {}).unwrap();
 }
 
 fn file_name(path: &Option<String>) -> String {

@@ -170,7 +170,7 @@ fn check_is_clean_on_a_healthy_server() {
     // The corpus files SQLite's check finds nothing in.
     let (_d, local_path, mut local) = common::temp_db();
     let targets = sessiondb::import::collect_targets(&[common::oracle().join("sessions")]).unwrap();
-    sessiondb::import::import_targets(&mut local, &targets, Default::default(), |_| {});
+    sessiondb::import::import_targets(&mut local, &targets, Default::default(), |_| {}).unwrap();
     let report = sessiondb::check::check_all(&local, |_| {}).unwrap();
     let damaged: std::collections::BTreeSet<String> =
         report.problems.iter().filter_map(|f| f.session_path.clone()).collect();
@@ -185,7 +185,7 @@ fn check_is_clean_on_a_healthy_server() {
     std::fs::remove_file(&local_path).unwrap();
     let (_d2, _p2, mut clean) = common::temp_db();
     let targets = sessiondb::import::collect_targets(&healthy).unwrap();
-    sessiondb::import::import_targets(&mut clean, &targets, Default::default(), |_| {});
+    sessiondb::import::import_targets(&mut clean, &targets, Default::default(), |_| {}).unwrap();
     let pg = common::pg::pushed(&clean, &url);
 
     let home = tempfile::tempdir().unwrap();

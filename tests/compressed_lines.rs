@@ -87,7 +87,7 @@ fn a_database_written_before_packing_is_packed_in_place_and_exports_the_same_byt
     // pi's corpus (every method, forks, edge and legacy files) imported by this build...
     let (_d, fresh_path, mut fresh) = common::temp_db();
     let targets = sessiondb::import::collect_targets(&[common::oracle().join("sessions")]).unwrap();
-    let summary = sessiondb::import::import_targets(&mut fresh, &targets, ImportOptions::default(), |_| {});
+    let summary = sessiondb::import::import_targets(&mut fresh, &targets, ImportOptions::default(), |_| {}).unwrap();
     assert!(summary.reports.len() > 20);
     // Short lines compress to no less than themselves without a dictionary (the corpus is too
     // small to train one from): those are kept as they are.

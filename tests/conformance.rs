@@ -11,6 +11,7 @@
 mod common;
 
 use sessiondb::db::Db;
+use sessiondb::discovery::Origins;
 use sessiondb::internals::keys::{EntryKey, SessionKey};
 use sessiondb::internals::{discovery, entry_rows, integrity, search_index, sessions, usage, write};
 use sessiondb::Error;
@@ -34,7 +35,7 @@ impl Side {
         search_index::catch_up(&mut db, |_, _| {}).unwrap();
         let mut by_id = HashMap::new();
         let mut ids = HashMap::new();
-        for info in discovery::infos_all(&db).unwrap() {
+        for info in discovery::infos_all(&db, Origins::Every).unwrap() {
             by_id.insert(info.id.clone(), info.sid);
             ids.insert(info.sid, info.id);
         }
@@ -248,15 +249,22 @@ fn discovery_and_references_agree() {
         out.sort();
         out
     };
-    same("infos all", &sides, |s| info(s, discovery::infos_all(&s.db).unwrap()));
+    // The corpus is imported, so every session is the database's own: both scopes agree.
+    for o in [Origins::Own, Origins::Every] {
+        same("infos all", &sides, |s| info(s, discovery::infos_all(&s.db, o).unwrap()));
+    }
     same("session count", &sides, |s| discovery::session_count(&s.db).unwrap());
-    let all = discovery::infos_all(&sides[0].db).unwrap();
+    let all = discovery::infos_all(&sides[0].db, Origins::Own).unwrap();
     for i in all.iter().take(20) {
         let dir_of = Path::new(&i.path).parent().unwrap().to_string_lossy().into_owned();
-        same("infos in dir", &sides, |s| info(s, discovery::infos_in_dir(&s.db, &dir_of).unwrap()));
+        for o in [Origins::Own, Origins::Every] {
+            same("infos in dir", &sides, |s| info(s, discovery::infos_in_dir(&s.db, &dir_of, o).unwrap()));
+        }
         same("infos under", &sides, |s| info(s, discovery::infos_under(&s.db, "/").unwrap()));
         if let Some(cwd) = &i.cwd {
-            same("infos for cwd", &sides, |s| info(s, discovery::infos_for_cwd(&s.db, cwd).unwrap()));
+            for o in [Origins::Own, Origins::Every] {
+                same("infos for cwd", &sides, |s| info(s, discovery::infos_for_cwd(&s.db, cwd, o).unwrap()));
+            }
         }
         same("refs by id", &sides, |s| {
             discovery::refs_by_id(&s.db, &i.id).unwrap().into_iter().map(|r| (r.id, r.path)).collect::<Vec<_>>()
@@ -469,6 +477,28 @@ fn writes_forks_and_appends_agree() {
 }
 
 #[test]
+fn deleting_a_session_agrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sides = sides(dir.path());
+    let id = same("a session to delete", &sides, |s| {
+        let mut ids: Vec<&String> = s.by_id.keys().collect();
+        ids.sort();
+        ids[0].clone()
+    });
+    for s in sides.iter_mut() {
+        let sid = s.by_id[&id];
+        let tx = s.db.write().unwrap();
+        sessions::delete(&tx, sid).unwrap();
+        tx.commit().unwrap();
+    }
+    same("deleted", &sides, |s| {
+        let sid = s.by_id[&id];
+        let left = discovery::infos_all(&s.db, Origins::Every).unwrap();
+        (discovery::info_by_sid(&s.db, sid).unwrap().is_none(), left.iter().any(|i| i.id == id), left.len())
+    });
+}
+
+#[test]
 fn what_one_backend_cannot_do_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let sides = sides(dir.path());
@@ -483,6 +513,10 @@ fn what_one_backend_cannot_do_is_named() {
         let _ = or_unsupported(sessiondb::internals::replica::sessions(&s.db));
         let _ = or_unsupported(discovery::stale_list_texts(&s.db));
         let _ = or_unsupported(discovery::last_seq(&s.db, sid));
+        // Receiving pushes: a server does; a SQLite file says it cannot, by name.
+        let receives = sessiondb::internals::replica::imports_by_push(&s.db);
+        let held = or_unsupported(sessiondb::internals::replica::origin_sessions(&s.db, "elsewhere"));
+        assert_eq!(held.is_some(), receives, "{}", s.name);
         let mut problems = 0;
         integrity::integrity_check(&s.db, |l| {
             problems += usize::from(l != "ok");

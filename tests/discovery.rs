@@ -107,7 +107,7 @@ fn imported_corpus() -> (tempfile::TempDir, sessiondb::db::Db) {
     std::env::set_var("PI_CODING_AGENT_DIR", corpus_path);
     let (d, _p, mut conn) = common::temp_db();
     let targets = sessiondb::import::collect_targets(&[corpus_path.join("sessions")]).unwrap();
-    sessiondb::import::import_targets(&mut conn, &targets, Default::default(), |_| {});
+    sessiondb::import::import_targets(&mut conn, &targets, Default::default(), |_| {}).unwrap();
     (d, conn)
 }
 
@@ -161,7 +161,7 @@ fn joined_list_texts_stay_exact() {
     }
     std::fs::write(&big, lines.join("\n") + "\n").unwrap();
     let targets = sessiondb::import::collect_targets(&[common::oracle().join("sessions"), big.clone()]).unwrap();
-    sessiondb::import::import_targets(&mut conn, &targets, Default::default(), |_| {});
+    sessiondb::import::import_targets(&mut conn, &targets, Default::default(), |_| {}).unwrap();
     let sessions = count(&conn, "SELECT count(*) FROM sessions");
     assert!(sessions > 10, "{sessions}");
     // Every session but the big one has its text joined, exact up to its last line.

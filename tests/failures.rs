@@ -74,6 +74,7 @@ fn a_database_from_a_newer_sessiondb_is_refused_untouched() {
     let (newer, applied) = {
         let conn = rusqlite::Connection::open(&db).unwrap();
         let known: i64 = conn.query_row("SELECT max(version) FROM refinery_schema_history", [], |r| r.get(0)).unwrap();
+        // Versions may have gaps (migrations numbered apart on branches): count the rows.
         let applied: i64 = conn.query_row("SELECT count(*) FROM refinery_schema_history", [], |r| r.get(0)).unwrap();
         conn.execute(
             "INSERT INTO refinery_schema_history (version, name, applied_on, checksum) \
@@ -81,7 +82,7 @@ fn a_database_from_a_newer_sessiondb_is_refused_untouched() {
             [known + 1],
         )
         .unwrap();
-        (known + 1, applied + 1)
+        (known + 1, applied)
     };
     let says = format!("database schema version {newer} is newer than this sessiondb knows");
     for args in read_commands().into_iter().chain([vec!["import", examples().to_str().unwrap()], vec!["index"]]) {
@@ -98,7 +99,7 @@ fn a_database_from_a_newer_sessiondb_is_refused_untouched() {
     // Nothing was migrated or written.
     let conn = rusqlite::Connection::open(&db).unwrap();
     let versions: i64 = conn.query_row("SELECT count(*) FROM refinery_schema_history", [], |r| r.get(0)).unwrap();
-    assert_eq!(versions, applied);
+    assert_eq!(versions, applied + 1);
     let sessions: i64 = conn.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0)).unwrap();
     assert_eq!(sessions, 4);
 }

@@ -15,48 +15,27 @@ fn export_bytes(conn: &sessiondb::db::Db, path: &Path) -> Vec<u8> {
 
 /// A fresh database of one backend, with the import and export the oracle tests use: every
 /// oracle test below runs on SQLite and, when the test server is given, on PostgreSQL
-/// (`common::backends`), and must give the same answers on both.
-#[allow(clippy::large_enum_variant)] // one of each, for the length of a test
-enum Store {
-    Sqlite(sessiondb::db::Db),
-    Postgres(sessiondb::pg::Server),
-}
+/// (`common::backends`), and must give the same answers on both, through the same calls.
+struct Store(sessiondb::db::Db);
 
 impl Store {
     /// A fresh database of each backend under test, by name.
     fn each(dir: &Path, label: &str) -> Vec<(&'static str, Store)> {
         common::backends(dir, label)
             .into_iter()
-            .map(|b| {
-                let store = match b.db.to_str().filter(|t| sessiondb::pg::is_url(t)) {
-                    Some(url) => Store::Postgres(sessiondb::pg::connect(url).unwrap()),
-                    None => Store::Sqlite(sessiondb::db::open(&b.db).unwrap()),
-                };
-                (b.name, store)
-            })
+            .map(|b| (b.name, Store(sessiondb::db::open(b.db.as_path()).unwrap())))
             .collect()
     }
 
     /// Imports `files` (each as a single file) as `sessiondb import` does.
     fn import(&mut self, files: &[PathBuf], opts: ImportOptions) -> ImportSummary {
         let targets = sessiondb::import::collect_targets(files).unwrap();
-        match self {
-            Store::Sqlite(conn) => sessiondb::import::import_targets(conn, &targets, opts, |_| {}),
-            Store::Postgres(server) => sessiondb::pg::import_targets(server, &targets, opts, |_| {}).unwrap(),
-        }
+        sessiondb::import::import_targets(&mut self.0, &targets, opts, |_| {}).unwrap()
     }
 
     /// The export of the session imported from `path`.
     fn export(&mut self, path: &Path) -> Vec<u8> {
-        match self {
-            Store::Sqlite(conn) => export_bytes(conn, path),
-            Store::Postgres(server) => {
-                let s = sessiondb::pg::resolve(server, &path.to_string_lossy()).unwrap();
-                let mut out = Vec::new();
-                sessiondb::pg::write_session(server, s.skey, &mut out).unwrap();
-                out
-            }
-        }
+        export_bytes(&self.0, path)
     }
 }
 
@@ -293,20 +272,21 @@ fn importing_again_changes_nothing() {
     let (_d, _p, mut conn) = common::temp_db();
     let dir = common::oracle().join("sessions");
     let targets = sessiondb::import::collect_targets(&[dir]).unwrap();
-    let first = sessiondb::import::import_targets(&mut conn, &targets, ImportOptions::default(), |_| {});
+    let first = sessiondb::import::import_targets(&mut conn, &targets, ImportOptions::default(), |_| {}).unwrap();
     let snapshot = |conn: &sessiondb::db::Db| -> Vec<(String, i64, String)> {
         let mut st = conn.sqlite().prepare("SELECT s.path, e.seq, sessiondb_line(e.body, e.body_dict) FROM entries e JOIN sessions s ON s.sid = e.session ORDER BY s.path, e.seq").unwrap();
         st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
     };
     let before = snapshot(&conn);
-    let second = sessiondb::import::import_targets(&mut conn, &targets, ImportOptions::default(), |_| {});
+    let second = sessiondb::import::import_targets(&mut conn, &targets, ImportOptions::default(), |_| {}).unwrap();
     assert_eq!(second.sessions, 0);
     assert_eq!(second.unchanged, first.sessions);
     assert_eq!(second.failures, first.failures);
     assert_eq!(snapshot(&conn), before);
     // Forced: every session is replaced by an identical one (migration ids aside).
     let third =
-        sessiondb::import::import_targets(&mut conn, &targets, ImportOptions { force: true, live: false }, |_| {});
+        sessiondb::import::import_targets(&mut conn, &targets, ImportOptions { force: true, live: false }, |_| {})
+            .unwrap();
     assert_eq!((third.sessions, third.replaced), (first.sessions, first.sessions));
     let after = snapshot(&conn);
     assert_eq!(after.len(), before.len());
@@ -361,7 +341,7 @@ fn a_file_failing_midway_leaves_nothing_and_its_batch_mates_stay() {
     )
     .unwrap();
     let targets = sessiondb::import::collect_targets(&[dir.path().to_path_buf()]).unwrap();
-    let s = sessiondb::import::import_targets(&mut conn, &targets, ImportOptions::default(), |_| {});
+    let s = sessiondb::import::import_targets(&mut conn, &targets, ImportOptions::default(), |_| {}).unwrap();
     let statuses: Vec<FileStatus> = s.reports.iter().map(|r| r.status).collect();
     assert_eq!(statuses, [FileStatus::Imported, FileStatus::Failed, FileStatus::Imported]);
     assert!(s.reports[1].reason.as_deref().is_some_and(|r| r.contains("boom")), "{:?}", s.reports[1].reason);

@@ -288,12 +288,6 @@ fn in_backend(module: &str) -> bool {
     ["store::sqlite", "store::postgres"].iter().any(|b| module == *b || module.starts_with(&format!("{b}::")))
 }
 
-/// Library modules outside the backends' folders that still name the postgres crate, and why:
-/// the PostgreSQL replication and the server's own file import, not yet behind the storage
-/// interface (issue 28).
-const DRIVER_ALLOWED: &[(&str, &str)] =
-    &[("ingest::push", "push's transaction of rows and COPY, written through store::postgres::push")];
-
 /// `code` with the text of its string literals blanked (SQL may pack keys; Rust may not).
 fn without_strings(code: &str) -> String {
     let mut out = String::with_capacity(code.len());
@@ -342,11 +336,16 @@ fn drivers_outside_backends(c: &Crate) -> Vec<String> {
             continue;
         }
         let code = without_strings(code);
-        let mut words =
-            vec!["rusqlite", ".sqlite(", ".sqlite_mut(", ".into_sqlite(", "from_sqlite(", ".pg()", ".conn()"];
-        if !DRIVER_ALLOWED.iter().any(|(m, _)| m == module) {
-            words.push("postgres::");
-        }
+        let mut words = vec![
+            "rusqlite",
+            ".sqlite(",
+            ".sqlite_mut(",
+            ".into_sqlite(",
+            "from_sqlite(",
+            ".pg()",
+            ".conn()",
+            "postgres::",
+        ];
         // `Db::backend` names the backend for messages: only the interface that defines it and
         // the handle read it.
         if module != "store::handle" && module != "store::backend" {
@@ -364,8 +363,33 @@ fn drivers_outside_backends(c: &Crate) -> Vec<String> {
             }
         }
     }
+    problems.extend(backend_modules_named_above_store(c));
     problems.sort();
     problems.dedup();
+    problems
+}
+
+/// The library modules above `store/` (the crate root aside, which re-exports for the tests)
+/// that name a backend's folder (`store::sqlite`, `store::postgres`) in code.
+fn backend_modules_named_above_store(c: &Crate) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (module, code) in &c.files {
+        if module.is_empty() || module == "store" || module.starts_with("store::") {
+            continue;
+        }
+        let code = without_strings(code);
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for folder in ["store::sqlite", "store::postgres"] {
+                if line.contains(folder) {
+                    problems.push(format!(
+                        "src/{}: `{folder}` above store/: {}",
+                        module.replace("::", "/"),
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
     problems
 }
 
@@ -446,19 +470,21 @@ fn the_checks_find_planted_violations() {
     let mut c = library();
     c.files.get_mut("read::tree").unwrap().push_str("\nfn f(c: &rusqlite::Connection) {}\n");
     c.files.get_mut("manager").unwrap().push_str("\nfn h(e: postgres::Error) {}\n");
-    c.files.get_mut("rpc").unwrap().push_str("\nfn g(db: &Db) { db.sqlite(); }\n");
+    c.files.get_mut("read::tree").unwrap().push_str("\nfn g(db: &Db) { db.sqlite(); }\n");
     c.files
         .get_mut("read::search")
         .unwrap()
         .push_str("\nfn k(db: &Db) -> bool { db.backend() == Backend::Postgres }\n");
     c.files.get_mut("store::entries").unwrap().push_str("\nconst Q: &str = \"x\"; use crate::store::postgres::Pg;\n");
+    c.files.get_mut("ingest::import").unwrap().push_str("\nuse crate::store::sqlite::bulk::BulkJournal;\n");
     let problems = drivers_outside_backends(&c);
     assert!(problems.iter().any(|p| p.starts_with("src/read/tree: `rusqlite`")), "{problems:?}");
     assert!(problems.iter().any(|p| p.starts_with("src/manager: `postgres::`")), "{problems:?}");
-    assert!(problems.iter().any(|p| p.starts_with("src/rpc: `.sqlite(`")), "{problems:?}");
+    assert!(problems.iter().any(|p| p.starts_with("src/read/tree: `.sqlite(`")), "{problems:?}");
     assert!(problems.iter().any(|p| p.starts_with("src/read/search: `.backend()`")), "{problems:?}");
     assert!(problems.iter().any(|p| p.starts_with("src/read/search: `Backend::`")), "{problems:?}");
-    assert_eq!(problems.len(), 5, "{problems:?}");
+    assert!(problems.iter().any(|p| p.starts_with("src/ingest/import: `store::sqlite` above store/")), "{problems:?}");
+    assert_eq!(problems.len(), 6, "{problems:?}");
 
     let mut c = library();
     c.files

@@ -399,7 +399,7 @@ fn what_postgresql_cannot_serve_is_refused_in_one_line() {
 /// index (checked with sequential scans disabled: a plan that still scans has no index to use).
 #[test]
 fn per_session_queries_use_an_index() {
-    use sessiondb::internals::pg_store::{read, write};
+    use sessiondb::internals::pg_store::write;
     let Some(url) = server() else { return };
     let url = fresh_db(&url);
     let dir = tempfile::tempdir().unwrap();
@@ -414,12 +414,12 @@ fn per_session_queries_use_an_index() {
     let key: &(dyn postgres::types::ToSql + Sync) = &1i64;
     use sessiondb::internals::{discovery, entry_rows, integrity, sessions, write as local_write};
     let cases: Vec<(&str, &str, Vec<&(dyn postgres::types::ToSql + Sync)>)> = vec![
-        ("in dir", read::SESSIONS_IN_DIR, vec![text]),
-        ("for cwd", read::SESSIONS_FOR_CWD, vec![text]),
-        ("by id", read::SESSIONS_BY_ID, vec![text]),
-        ("by id prefix", read::SESSIONS_BY_ID_PREFIX, vec![text, text]),
-        ("at path", read::SESSIONS_AT_PATH, vec![text]),
-        ("lines", read::SESSION_LINES, vec![key]),
+        // A look across origins (`list`, `serve`) and export.
+        ("in dir, every origin", discovery::PG_SESSION_INFOS_IN_DIR_EVERY, vec![text]),
+        ("for cwd, every origin", discovery::PG_SESSION_INFOS_FOR_CWD_EVERY, vec![text]),
+        ("for cwd", discovery::PG_SESSION_INFOS_FOR_CWD, vec![text]),
+        ("info by key", discovery::PG_SESSION_INFO_BY_SID, vec![key]),
+        ("lines", entry_rows::PG_ENTRY_BODIES, vec![key]),
         ("origin", write::ORIGIN_SESSIONS, vec![text]),
         ("drop lines", write::DELETE_LINES, vec![key]),
         // The SessionManager's statements.
@@ -900,10 +900,10 @@ fn pushed_sessions_read_through_the_tree_as_on_sqlite() {
     let db_url = fresh_db(&url);
     let (_d, _p, mut local) = common::temp_db();
     let targets = sessiondb::import::collect_targets(&[common::oracle().join("sessions")]).unwrap();
-    sessiondb::import::import_targets(&mut local, &targets, Default::default(), |_| {});
-    let mut server = sessiondb::pg::connect(&db_url).unwrap();
+    sessiondb::import::import_targets(&mut local, &targets, Default::default(), |_| {}).unwrap();
+    let server = sessiondb::db::open(db_url.as_str()).unwrap();
     let opts = sessiondb::pg::PushOptions::new("");
-    sessiondb::pg::push(&local, &mut server, &opts, |_, _| {}).unwrap();
+    sessiondb::pg::push(&local, &server, &opts, |_, _| {}).unwrap();
     let pg = sessiondb::db::open(Path::new(&db_url)).unwrap();
     let sessions = sessiondb::discovery::list_everything(&local).unwrap();
     assert!(sessions.len() > 20, "{}", sessions.len());

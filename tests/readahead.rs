@@ -46,7 +46,7 @@ fn an_import_read_ahead_stores_exactly_what_reading_file_by_file_stores() {
     assert!(targets.len() > 20, "{}", targets.len());
 
     let (_d1, _p1, mut ahead) = common::temp_db();
-    let summary = import::import_targets(&mut ahead, &targets, ImportOptions::default(), |_| {});
+    let summary = import::import_targets(&mut ahead, &targets, ImportOptions::default(), |_| {}).unwrap();
     let (_d2, _p2, mut direct) = common::temp_db();
     let reports: Vec<_> = targets
         .iter()

@@ -516,3 +516,77 @@ fn two_catch_ups_at_once_on_postgresql_extract_each_line_once() {
     assert_eq!(text_count(&pg).unwrap(), text_count(&sqlite).unwrap());
     same_answers(&db, &url, &["the", "session-manager.ts", "中文"]);
 }
+
+/// Every grouping of the totals kept per day (no filter) and of the usage rows themselves (a
+/// period starting 1 ms after 1970, which the kept totals cannot answer), side by side.
+fn kept_and_regrouped(conn: &sessiondb::db::Db) -> Vec<(Vec<usage_stats::Totals>, Vec<usage_stats::Totals>)> {
+    let rows = StatsFilter { since_ms: Some(1), ..Default::default() };
+    let groups = [None, Some(GroupBy::Day), Some(GroupBy::Week), Some(GroupBy::Month), Some(GroupBy::Model)];
+    let groups = groups.into_iter().chain([Some(GroupBy::Provider), Some(GroupBy::Project), Some(GroupBy::Session)]);
+    groups
+        .map(|by| {
+            let kept = usage_stats::totals(conn, by, &StatsFilter::default()).unwrap();
+            let regrouped = usage_stats::totals(conn, by, &rows).unwrap();
+            (kept, regrouped)
+        })
+        .collect()
+}
+
+#[test]
+fn usage_kept_per_day_follows_copies_appends_and_replaced_sessions() {
+    let (dir, db, mut conn) = common::temp_db();
+    let sessions = dir.path().join("sessions");
+    let folder = sessions.join("--p-a--");
+    std::fs::create_dir_all(&folder).unwrap();
+    // A pi fork file: A's entries (same ids and timestamps) under another header, and one
+    // entry more that A itself gets later.
+    let extra = r#"{"type":"message","id":"a8","parentId":"a7","timestamp":"2025-03-04T10:00:08.000Z","message":{"role":"assistant","content":[{"type":"text","text":"late"}],"provider":"p","model":"late-model","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"total":0.1}},"timestamp":1741082408000}}"#;
+    let fork = A.replacen("\"id\":\"sess-a\"", "\"id\":\"sess-c\"", 1) + extra + "\n";
+    let (a, c) =
+        (folder.join("2025-03-01T10-00-00-000Z_sess-a.jsonl"), folder.join("2025-03-05T10-00-00-000Z_sess-c.jsonl"));
+    std::fs::write(&a, A).unwrap();
+    let sync = |conn: &mut sessiondb::db::Db| {
+        let (code, _, err) = common::run(&db, &["sync", "--sessions-dir", sessions.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        *conn = sessiondb::db::open(&db).unwrap();
+    };
+    sync(&mut conn);
+    std::fs::write(&c, &fork).unwrap();
+    sync(&mut conn);
+    let session_of = |conn: &sessiondb::db::Db, model: &str| {
+        let by_session = usage_stats::totals(conn, Some(GroupBy::Session), &StatsFilter::default()).unwrap();
+        let by_model = usage_stats::totals(conn, Some(GroupBy::Model), &StatsFilter::default()).unwrap();
+        assert_eq!(by_model.iter().filter(|t| t.group == model).count(), 1, "{by_model:?}");
+        by_session.into_iter().map(|t| (t.group, t.entries)).collect::<Vec<_>>()
+    };
+    // The copies count once, for sess-a; the entry only sess-c has, for sess-c.
+    assert_eq!(session_of(&conn, "late-model"), [("sess-a".to_string(), 3), ("sess-c".to_string(), 1)]);
+    for (kept, regrouped) in kept_and_regrouped(&conn) {
+        assert_eq!(kept, regrouped);
+    }
+    // sess-a grows by the entry sess-c holds a copy of (appended to the earlier session): it
+    // counts for sess-a now.
+    std::fs::write(&a, format!("{A}{extra}\n")).unwrap();
+    sync(&mut conn);
+    assert_eq!(session_of(&conn, "late-model"), [("sess-a".to_string(), 4)]);
+    for (kept, regrouped) in kept_and_regrouped(&conn) {
+        assert_eq!(kept, regrouped);
+    }
+    // sess-a rewritten (replaced: its rows leave, its new ones come after sess-c's): sess-c's
+    // copies count now.
+    std::fs::write(&a, A.replace("parseHeaderLine", "parseHeader")).unwrap();
+    sync(&mut conn);
+    assert_eq!(session_of(&conn, "late-model"), [("sess-c".to_string(), 4)]);
+    for (kept, regrouped) in kept_and_regrouped(&conn) {
+        assert_eq!(kept, regrouped);
+    }
+    let all = usage_stats::sum(&usage_stats::totals(&conn, None, &StatsFilter::default()).unwrap());
+    let want = independent_totals(&[&format!("{A}{extra}\n")]);
+    assert_eq!((all.entries, all.total_tokens), (want.6, want.4));
+    // The same on a server the database is pushed to.
+    if let Some(server) = backends::server() {
+        let url = backends::fresh_db(&server);
+        backends::push(&db, &url, &[]);
+        same_answers(&db, &url, &["zebra"]);
+    }
+}

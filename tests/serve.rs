@@ -225,6 +225,74 @@ fn on_postgresql_pushed_sessions_are_listed_shown_and_exported() {
         assert_eq!(got.body.len(), want.len(), "{:?}", got.headers);
         assert_eq!(got.body, want);
     }
-    assert_eq!(get(s.port, "/usage?by=model").status, 200);
-    assert_eq!(get(s.port, "/?q=hello").status, 200);
+    let usage = get(s.port, "/usage?by=model");
+    assert_eq!(usage.status, 200);
+    let search = get(s.port, "/?q=hello");
+    assert_eq!(search.status, 200);
+    assert!(!usage.body.contains("class=\"error\"") && !search.body.contains("class=\"error\""), "{}", search.body);
+}
+
+#[test]
+fn on_postgresql_the_origin_of_each_session_is_shown_and_filtered() {
+    let (_dir, db) = sample_db();
+    let Some(server) = backends::server() else { return };
+    let url = backends::fresh_db(&server);
+    for origin in ["laptop", "desk<top>"] {
+        let (code, _, err) = backends::sdb(db.to_str().unwrap(), &["push", "--to", &url, "--origin", origin]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let s = serve(Path::new(&url), &["--listen", "127.0.0.1:0"]);
+    let rows = |path: &str| {
+        let page = get(s.port, path);
+        assert_eq!(page.status, 200);
+        let cells: Vec<String> = page
+            .body
+            .split("<td class=\"origin\">")
+            .skip(1)
+            .map(|c| c[c.find('>').unwrap() + 1..c.find("</a>").unwrap()].to_string())
+            .collect();
+        (page.body, cells)
+    };
+    let (page, all) = rows("/?page=1");
+    assert!(page.contains("<th>Origin</th>") && page.contains("<select name=\"origin\">"), "{page}");
+    let (_, listed, _) = backends::sdb(&url, &["list", "--json"]);
+    let n = serde_json::from_str::<serde_json::Value>(&listed).unwrap().as_array().unwrap().len();
+    assert_eq!(n % 2, 0);
+    assert_eq!(all.len(), n.min(50));
+    assert!(all.iter().any(|o| o == "laptop") && all.iter().any(|o| o == "desk&lt;top&gt;"), "{all:?}");
+    let (_, only) = rows("/?origin=desk%3Ctop%3E");
+    assert_eq!(only.len(), (n / 2).min(50));
+    assert!(only.iter().all(|o| o == "desk&lt;top&gt;"), "{only:?}");
+    // A SQLite database has no origins: no column.
+    let local = serve(&db, &["--listen", "127.0.0.1:0"]);
+    assert!(!get(local.port, "/").body.contains("<th>Origin</th>"));
+}
+
+#[test]
+fn on_postgresql_serve_connections_cannot_write() {
+    let (_dir, db) = sample_db();
+    let Some(server) = backends::server() else { return };
+    let url = backends::fresh_db(&server);
+    backends::push(&db, &url, &[]);
+    // The connections serve's pages read through, as serve opens them.
+    let mut pages = sessiondb::db::open_read_only(Path::new(&url)).unwrap();
+    // Extracting the search and usage rows of the lines just pushed writes: refused.
+    let e = sessiondb::search::catch_up(&mut pages, |_, _| {}).unwrap_err();
+    assert!(format!("{e} {e:?}").contains("read-only transaction"), "{e:?}");
+    // A write through them (deleting a session) is refused by the server.
+    let sid = sessiondb::discovery::list_everything(&pages).unwrap()[0].sid;
+    let deleted = (|| {
+        let tx = pages.write()?;
+        sessiondb::internals::sessions::delete(&tx, sid)?;
+        tx.commit()
+    })();
+    let e = deleted.unwrap_err();
+    assert!(format!("{e} {e:?}").contains("read-only transaction"), "{e:?}");
+    assert!(sessiondb::discovery::info(&pages, sid).unwrap().is_some(), "the session is still there");
+    // They still read: usage as the last catch-up left it, equal to stats.
+    let (_, want, _) = backends::sdb(&url, &["stats", "--json", "--by", "day"]);
+    let want: serde_json::Value = serde_json::from_str(&want).unwrap();
+    let got = sessiondb::usage_stats::totals(&pages, Some(sessiondb::usage_stats::GroupBy::Day), &Default::default())
+        .unwrap();
+    assert_eq!(serde_json::to_value(&got).unwrap(), want["groups"]);
 }

@@ -35,7 +35,7 @@ fn assert_equals_fresh_import(db: &Path, dir: &Path, step: &str) {
     let fresh = fresh_dir.path().join("fresh.sqlite");
     let mut conn = sessiondb::db::open(&fresh).unwrap();
     let targets = sessiondb::import::collect_targets(&[dir.to_path_buf()]).unwrap();
-    sessiondb::import::import_targets(&mut conn, &targets, Default::default(), |_| {});
+    sessiondb::import::import_targets(&mut conn, &targets, Default::default(), |_| {}).unwrap();
     drop(conn);
     let (a, b) = (snapshot(db), snapshot(&fresh));
     assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>(), "{step}: sessions");

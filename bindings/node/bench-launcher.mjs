@@ -5,7 +5,9 @@
 //   (2) -p --continue and -p --session-id NEW in the busiest project of the 10k corpus;
 //   (3) /resume in the TUI (tmux): Enter to the first screen of sessions, current folder and
 //       all folders (Tab), and the process's peak RSS;
-//   (4) the launcher's own start: -p --no-session against plain pi's.
+//   (4) the launcher's own start: -p --no-session against plain pi's;
+//   (5) the TUI resuming HUGE (--session, tmux): process start to the first screen with the
+//       footer's usage totals, and the peak RSS then.
 // The scripted model (test/pi/faux-provider-ext.mjs) answers; both sides load it.
 //
 //   node bench-launcher.mjs --huge /tmp/pi-bench/huge --c10k /tmp/pi-bench/c10k \
@@ -121,6 +123,38 @@ async function resume(side, dir, cwd) {
 	}
 }
 
+/**
+ * The TUI resuming `file` (`--session`): from the start of the process to the first screen
+ * showing the session (the footer with its usage totals, which pi sums over every entry), and
+ * the process's peak RSS then.
+ */
+async function tuiSession(side, dir, cwd, file) {
+	const socket = `sdbbench-${process.pid}-${++resumeRuns}`;
+	const tmux = (...a) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" });
+	const env = envOf(dir);
+	const vars = ["PI_CODING_AGENT_DIR", "SESSIONDB_PATH", "SESSIONDB_PI_PACKAGE", "FAUX_REPLIES", "PATH"].map((k) => `${k}=${JSON.stringify(env[k] ?? "")}`);
+	const argv = [...sides[side], ...MODEL, "--session", file];
+	const cmd = `cd ${JSON.stringify(cwd)} && exec env TERM=xterm-256color ${vars.join(" ")} ${JSON.stringify(process.execPath)} ${argv.map((a) => JSON.stringify(a)).join(" ")}`;
+	const t = performance.now();
+	tmux("new-session", "-d", "-s", "b", "-x", "160", "-y", "50", cmd);
+	const pid = Number(tmux("list-panes", "-t", "b", "-F", "#{pane_pid}").trim());
+	try {
+		const end = Date.now() + 300_000;
+		for (;;) {
+			const s = tmux("capture-pane", "-p", "-t", "b");
+			// The footer: usage totals (↑ input) beside the model.
+			if (/↑\d/.test(s) && s.includes("faux-1")) break;
+			if (Date.now() > end) throw new Error(`${side}: timed out waiting for the session's first screen:\n${s}`);
+			await new Promise((r) => setTimeout(r, 5));
+		}
+		const s = (performance.now() - t) / 1000;
+		const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+		return { s, rss: Number(/VmHWM:\s+(\d+)/.exec(status)[1]) / 1024 };
+	} finally {
+		spawnSync("tmux", ["-L", socket, "kill-server"]);
+	}
+}
+
 const results = { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, runs, rows: [] };
 const row = (what, side, r) => {
 	results.rows.push({ what, side, ...r });
@@ -148,6 +182,11 @@ if (args.huge) {
 			env,
 			side,
 		);
+		if (!args["no-tui"]) {
+			const got = [];
+			for (let i = 0; i < Math.min(runs, 3); i++) got.push(await tuiSession(side, dir, cwd, file));
+			row("TUI --session HUGE (first screen)", side, { s: median(got.map((g) => g.s)), rss: median(got.map((g) => g.rss)), runs: got.length });
+		}
 	}
 }
 if (args.c10k) {

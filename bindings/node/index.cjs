@@ -86,6 +86,7 @@ function sessionInfo(info) {
 const TOKEN = Symbol("sessiondb.SessionManager");
 const LAZY_BRANCH = 2000; // a longer branch is parsed as its entries are looked at
 const WINDOW = 256; // entries read at once from a lazy branch
+const USAGE_WINDOW = 4096; // usages read at once (pi's usage totals walk every entry)
 const STEPS_TAIL = 64; // steps read to extend the last path to an entry appended below it
 const BATCH = 20000; // lines per crossing: one JSON text stays far below V8's string limit
 
@@ -95,6 +96,8 @@ class SessionManager {
 	#file = null; // FileMirror writing the session's JSONL file, in files mode
 	#parsed = null; // { epoch, byKey }: entries parsed by key for getBranch, see #linesAt
 	#steps = null; // { epoch, start, keys, ids, types }: the last path getBranch read, see #branchSteps
+	#messages = null; // { epoch, byId }: messages appended by this manager, see #own
+	#all = null; // { epoch, lazy }: a long session's entries, see getEntries
 
 	/** @private Use the static constructors, as with pi's SessionManager. */
 	constructor(token, n) {
@@ -241,7 +244,7 @@ class SessionManager {
 			// Entries getBranch() parsed already stay the same objects, as with pi.
 			const known = this.#parsed?.epoch === epoch ? this.#parsed.byKey : null;
 			for (let i = 0; i < lines.length; i++) {
-				const e = known?.get(keys[i]) ?? lines[i];
+				const e = known?.get(keys[i]) ?? this.#own(lines[i], epoch);
 				m.entries.push(e);
 				m.byId.set(e?.id, e);
 			}
@@ -303,7 +306,19 @@ class SessionManager {
 	appendMessage(message) {
 		const text = JSON.stringify(message);
 		if (text === undefined) return this.#appended(this.#call("appendMessage", message)); // as the rpc treats undefined
-		return this.#appended(this.#n.appendMessage(text));
+		const id = this.#appended(this.#n.appendMessage(text));
+		// pi's entry holds the caller's object: pi's AgentSession finds a message's entry by
+		// identity (`entry.message === message`), from the end of the branch.
+		const epoch = this.#n.epoch();
+		if (this.#messages?.epoch !== epoch) this.#messages = { epoch, byId: new Map() };
+		this.#messages.byId.set(id, message);
+		return id;
+	}
+	/** A parsed entry, holding the caller's own message object when this manager appended it. */
+	#own(entry, epoch) {
+		const m = this.#messages?.epoch === epoch ? this.#messages.byId.get(entry?.id) : undefined;
+		if (m !== undefined && entry.type === "message") entry.message = m;
+		return entry;
 	}
 	appendThinkingLevelChange(thinkingLevel) {
 		return this.#appended(this.#call("appendThinkingLevelChange", thinkingLevel));
@@ -354,7 +369,9 @@ class SessionManager {
 			// Not parsed yet: the branch's keys, then its lines, parsed as they are looked at
 			// when the branch is long (pi's callers mostly look at a few entries at one end).
 			const steps = this.#branchSteps(fromId);
-			return steps.keys.length > LAZY_BRANCH ? this.#lazy(steps) : this.#linesAt(steps.keys);
+			if (steps.keys.length <= LAZY_BRANCH) return this.#linesAt(steps.keys);
+			steps.lazy ??= this.#lazy(steps);
+			return steps.lazy.slice();
 		}
 		// pi's walk over its index (the later line of a repeated id wins), stopping at a cycle.
 		const { byId } = this.#sync();
@@ -383,7 +400,7 @@ class SessionManager {
 		if (held?.start === start) return held;
 		let steps = null;
 		if (held && held.keys.length > 0) {
-			const tail = JSON.parse(this.#n.branchSteps(start, STEPS_TAIL));
+			const tail = JSON.parse(this.#n.branchSteps(start, STEPS_TAIL).toString());
 			const at = tail.ids.lastIndexOf(held.start);
 			if (at !== -1 && tail.keys[at] === held.keys[held.keys.length - 1]) {
 				steps = {
@@ -391,10 +408,11 @@ class SessionManager {
 					ids: held.ids.concat(tail.ids.slice(at + 1)),
 					types: held.types.concat(tail.types.slice(at + 1)),
 					roles: held.roles.concat(tail.roles.slice(at + 1)),
+					prefix: held.lazy, // the entries of the path it extends, kept (see #lazy)
 				};
 			} else if (tail.keys.length < STEPS_TAIL) steps = tail; // the whole path
 		}
-		steps ??= JSON.parse(this.#n.branchSteps(start));
+		steps ??= JSON.parse(this.#n.branchSteps(start).toString());
 		this.#steps = { epoch, start, ...steps };
 		return this.#steps;
 	}
@@ -407,23 +425,32 @@ class SessionManager {
 		const missing = keys.filter((k) => !byKey.has(k));
 		if (missing.length > 0) {
 			const lines = JSON.parse(this.#n.linesAt(missing).toString());
-			for (let i = 0; i < missing.length; i++) byKey.set(missing[i], lines[i]);
+			for (let i = 0; i < missing.length; i++) byKey.set(missing[i], this.#own(lines[i], epoch));
 		}
 		return keys.map((k) => byKey.get(k));
 	}
 
 	/**
-	 * A long branch as an array whose entries are read and parsed (in windows) only when looked
-	 * at; an entry's `id` and `type` are known without reading it, so pi's searches of the
-	 * branch by id or type (findIndex, scans for the last compaction) parse nothing.
+	 * A long branch as an array of entries read and parsed (in windows) only when looked at; an
+	 * entry's `id`, `type` and message `role` are known without reading it, so pi's searches of
+	 * the branch by id, type or role (findIndex, scans for the last compaction) parse nothing.
+	 * The array is built once per path (getBranch returns copies): the same entry objects each
+	 * time, as with pi, and array methods run at native speed.
 	 */
-	#lazy({ keys, ids, types, roles }) {
+	#lazy({ keys, ids, types, roles, prefix }) {
+		const epoch = this.#n.epoch();
 		const branch = {
 			keys,
 			ids,
 			types,
 			roles,
-			elements: new Array(keys.length),
+			messages: new Array(keys.length),
+			usages: new Map(), // index -> [usage, message.usage]: see #usage
+			usage: (i, which) => {
+				const u = branch.usages.get(i) ?? this.#usage(branch, i);
+				return u[which] === null ? undefined : u[which][0];
+			},
+			own: (i) => (this.#messages?.epoch === epoch ? this.#messages.byId.has(ids[i]) : false),
 			isParsed: (i) => this.#parsed?.byKey.has(keys[i]) ?? false,
 			parsed: (i) => {
 				let e = this.#parsed?.byKey.get(keys[i]);
@@ -435,22 +462,51 @@ class SessionManager {
 				return e;
 			},
 		};
-		return new Proxy(new Array(keys.length), {
-			get(target, prop, receiver) {
-				const i = arrayIndex(prop, keys.length);
-				return i === -1 ? Reflect.get(target, prop, receiver) : lazyEntry(branch, i);
-			},
-			has: (target, prop) => arrayIndex(prop, keys.length) !== -1 || Reflect.has(target, prop),
-			getOwnPropertyDescriptor(target, prop) {
-				const i = arrayIndex(prop, keys.length);
-				if (i === -1) return Reflect.getOwnPropertyDescriptor(target, prop);
-				return { value: lazyEntry(branch, i), writable: true, enumerable: true, configurable: true };
-			},
-		});
+		const entries = new Array(keys.length);
+		const kept = prefix?.length ?? 0;
+		for (let i = 0; i < kept; i++) entries[i] = prefix[i];
+		for (let i = kept; i < keys.length; i++) entries[i] = new Proxy({ [SLOT]: branch, [INDEX]: i }, entryHandler);
+		Object.defineProperty(entries, "branch", { value: branch }); // slices do not keep it
+		return entries;
 	}
 
+	/**
+	 * Every entry, in file order. A long session not parsed yet gives its entries as a lazy
+	 * branch does (#lazy), so that pi's footer, which sums the usage of every entry on each
+	 * change, parses nothing: an entry's `usage` and its message's `usage` are read from the
+	 * lines without parsing them (#usage).
+	 */
 	getEntries() {
-		return this.#sync().entries.slice();
+		const epoch = this.#n.epoch();
+		if (this.#mirror?.epoch === epoch) return this.#sync().entries.slice();
+		let all = this.#all?.epoch === epoch ? this.#all : null;
+		if (all === null) {
+			if (this.getEntryCount() <= LAZY_BRANCH) return this.#sync().entries.slice();
+			all = this.#all = { epoch, lazy: this.#lazy(JSON.parse(this.#n.entrySteps(undefined).toString())) };
+		} else {
+			const last = all.lazy.length > 0 ? all.lazy.branch.keys[all.lazy.length - 1] : undefined;
+			const more = JSON.parse(this.#n.entrySteps(last).toString());
+			if (more.keys.length > 0) {
+				const b = all.lazy.branch;
+				all.lazy = this.#lazy({
+					keys: b.keys.concat(more.keys),
+					ids: b.ids.concat(more.ids),
+					types: b.types.concat(more.types),
+					roles: b.roles.concat(more.roles),
+					prefix: all.lazy,
+				});
+			}
+		}
+		return all.lazy.slice();
+	}
+
+	/** The usages of the entries around `i` of `branch` (a window), read without parsing lines. */
+	#usage(branch, i) {
+		const from = Math.max(0, i - 16);
+		const keys = branch.keys.slice(from, Math.min(branch.keys.length, from + USAGE_WINDOW));
+		const got = JSON.parse(this.#n.usagesAt(keys).toString());
+		for (let k = 0; k < keys.length; k++) branch.usages.set(from + k, [got[2 * k], got[2 * k + 1]]);
+		return branch.usages.get(i);
 	}
 	getTree() {
 		return this.#call("getTree");
@@ -480,18 +536,16 @@ class SessionManager {
 	}
 }
 
-/** `prop` as an index below `length`, else -1. */
-function arrayIndex(prop, length) {
-	if (typeof prop !== "string") return -1;
-	const i = Number(prop);
-	return Number.isInteger(i) && i >= 0 && i < length && String(i) === prop ? i : -1;
-}
-
 // The entries of a lazy branch (see #lazy) are proxies sharing one handler: the target holds the
 // branch and the index; `id`, `type` and a message's `role` are answered without parsing, any
 // other property parses the entry (a window of its neighbours with it).
 const SLOT = Symbol("sessiondb.lazy");
-const parsedOf = (t) => Object(t[SLOT].branch.parsed(t[SLOT].i));
+const INDEX = Symbol("sessiondb.index");
+const MESSAGE = Symbol("sessiondb.message"); // on a message proxy's target: true
+const parsedOf = (t) => {
+	const e = t[SLOT].parsed(t[INDEX]);
+	return Object(t[MESSAGE] ? e?.message : e);
+};
 const forward = {
 	has: (t, prop) => prop in parsedOf(t),
 	ownKeys: (t) => Reflect.ownKeys(parsedOf(t)),
@@ -508,32 +562,26 @@ const forward = {
 const entryHandler = {
 	...forward,
 	get(t, prop) {
-		const { branch, i } = t[SLOT];
+		const branch = t[SLOT];
+		const i = t[INDEX];
 		if (prop === "id" && branch.ids[i] !== null) return branch.ids[i];
 		if (prop === "type" && branch.types[i] !== null) return branch.types[i];
-		if (prop === "message" && branch.roles[i] !== null && !branch.isParsed(i)) return lazyMessage(branch, i);
+		if (prop === "message" && branch.roles[i] !== null && !branch.isParsed(i) && !branch.own(i)) {
+			return (branch.messages[i] ??= new Proxy({ [SLOT]: branch, [INDEX]: i, [MESSAGE]: true }, messageHandler));
+		}
+		if (prop === "usage" && !branch.isParsed(i)) return branch.usage(i, 0);
 		return branch.parsed(i)?.[prop];
 	},
 };
 const messageHandler = {
 	...forward,
 	get(t, prop) {
-		const { branch, i } = t[SLOT];
-		return prop === "role" ? branch.roles[i] : branch.parsed(i)?.message?.[prop];
+		const i = t[INDEX];
+		if (prop === "role") return t[SLOT].roles[i];
+		if (prop === "usage" && !t[SLOT].isParsed(i)) return t[SLOT].usage(i, 1);
+		return t[SLOT].parsed(i)?.message?.[prop];
 	},
 };
-for (const h of ["has", "ownKeys", "getOwnPropertyDescriptor", "set"]) {
-	const f = forward[h];
-	messageHandler[h] = (t, ...rest) => f({ [SLOT]: { branch: { parsed: (i) => t[SLOT].branch.parsed(i)?.message }, i: t[SLOT].i } }, ...rest);
-}
-
-function lazyEntry(branch, i) {
-	return (branch.elements[i] ??= new Proxy({ [SLOT]: { branch, i } }, entryHandler));
-}
-
-function lazyMessage(branch, i) {
-	return new Proxy({ [SLOT]: { branch, i } }, messageHandler);
-}
 
 /**
  * pi's SessionInfo objects, whose `allMessagesText` (every message's text: most of a list's

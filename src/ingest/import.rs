@@ -227,14 +227,14 @@ pub const BATCH_FILES: usize = 512;
 /// after writing part of itself, or a batch that cannot be committed (a full disk), sends the
 /// batch back to be done again one file per transaction, so a failed file never undoes the
 /// others and every file that fits is kept. The database leaves WAL mode for the import when
-/// nothing else has it open ([`crate::store::sqlite::bulk::BulkJournal`]).
-pub fn import_targets(
+/// nothing else has it open ([`crate::store::write::enter_bulk`]).
+pub(crate) fn import_direct(
     conn: &mut Db,
     targets: &[ImportTarget],
     opts: ImportOptions,
     mut progress: impl FnMut(&FileReport),
 ) -> ImportSummary {
-    let mut bulk = crate::store::sqlite::bulk::BulkJournal::enter(conn);
+    crate::store::write::enter_bulk(conn);
     // Files are read and parsed ahead on another thread (not live files: a sync reads what
     // is written while it reads).
     let mut reader = (!opts.live).then(|| {
@@ -246,14 +246,14 @@ pub fn import_targets(
     let mut summary = ImportSummary::default();
     let mut rest = targets;
     while !rest.is_empty() {
-        bulk.between_transactions(conn);
+        crate::store::write::between_bulk_transactions(conn);
         let done = targets.len() - rest.len();
         let (batch, taken) = import_batch(conn, rest, opts, |i| reader.as_mut()?.take(done + i));
         let reports = batch.unwrap_or_else(|| {
             rest[..taken]
                 .iter()
                 .map(|t| {
-                    bulk.between_transactions(conn);
+                    crate::store::write::between_bulk_transactions(conn);
                     import_file(conn, &t.path, Some(&t.rel_path), opts)
                 })
                 .collect()
@@ -264,7 +264,7 @@ pub fn import_targets(
             summary.add(r);
         }
     }
-    bulk.leave(conn);
+    crate::store::write::leave_bulk(conn);
     summary
 }
 

@@ -1,5 +1,6 @@
 //! `push`: replicating a local database into a sessiondb database on a PostgreSQL server,
-//! incrementally and idempotently.
+//! incrementally and idempotently, through the store's [`Receiver`](crate::store::replica)
+//! capability.
 //!
 //! The server keeps, per session of an origin (machine), how many lines it holds and an
 //! FNV-1a hash of the header and those lines. A session whose local row has not changed since
@@ -11,8 +12,7 @@
 
 use crate::error::Result;
 use crate::store::handle::Db;
-use crate::store::postgres::{push as write, Server};
-use crate::store::replica::{self, LocalSession};
+use crate::store::replica::{self, LocalSession, Outgoing};
 use serde::Serialize;
 
 /// How to push.
@@ -106,18 +106,14 @@ enum Plan {
     Append { skey: i64, from_seq: i64, hash: u64 },
 }
 
-/// Pushes every session of `local` to `server` under `opts.origin`. `progress(done, total)`
-/// after each batch (sessions to send). Two pushes of one origin take turns.
-pub fn push(
-    local: &Db,
-    server: &mut Server,
-    opts: &PushOptions,
-    mut progress: impl FnMut(u64, u64),
-) -> Result<PushSummary> {
+/// Pushes every session of `local` to `server` (a database that receives pushes: a
+/// PostgreSQL server) under `opts.origin`. `progress(done, total)` after each batch (sessions
+/// to send). Two pushes of one origin take turns.
+pub fn push(local: &Db, server: &Db, opts: &PushOptions, mut progress: impl FnMut(u64, u64)) -> Result<PushSummary> {
     let started = std::time::Instant::now();
-    write::lock_origin(server, &opts.origin)?;
+    replica::lock_origin(server, &opts.origin)?;
     let result = push_locked(local, server, opts, &mut progress);
-    let unlocked = write::unlock_origin(server, &opts.origin);
+    let unlocked = replica::unlock_origin(server, &opts.origin);
     let mut summary = result?;
     unlocked?;
     summary.seconds = started.elapsed().as_secs_f64();
@@ -126,7 +122,7 @@ pub fn push(
 
 fn push_locked(
     local: &Db,
-    server: &mut Server,
+    server: &Db,
     opts: &PushOptions,
     progress: &mut impl FnMut(u64, u64),
 ) -> Result<PushSummary> {
@@ -136,11 +132,11 @@ fn push_locked(
 
 fn push_snapshot(
     local: &Db,
-    server: &mut Server,
+    server: &Db,
     opts: &PushOptions,
     progress: &mut impl FnMut(u64, u64),
 ) -> Result<PushSummary> {
-    let mut remote = write::origin_sessions(server, &opts.origin)?;
+    let mut remote = replica::origin_sessions(server, &opts.origin)?;
     let sessions = replica::sessions(local)?;
     let mut summary =
         PushSummary { origin: opts.origin.clone(), sessions: sessions.len() as u64, ..Default::default() };
@@ -202,16 +198,10 @@ fn push_snapshot(
     }
     if opts.prune && !remote.is_empty() {
         let gone: Vec<i64> = remote.values().map(|r| r.skey).collect();
-        let mut tx = server.client.transaction().map_err(|e| pg_err(&server.name, e))?;
-        summary.pruned = write::delete_sessions(&mut tx, &gone).map_err(|e| pg_err(&server.name, e))?;
-        tx.commit().map_err(|e| pg_err(&server.name, e))?;
+        summary.pruned = replica::remove_sessions(server, &gone)?;
         summary.batches += 1;
     }
     Ok(summary)
-}
-
-fn pg_err(name: &str, e: postgres::Error) -> crate::error::Error {
-    Server::describe(name, &e)
 }
 
 /// The hash of the header and lines `1..=upto` of a local session (`None` when it has fewer).
@@ -229,57 +219,41 @@ fn prefix_hash(local: &Db, l: &LocalSession, upto: i64) -> Result<Option<u64>> {
     Ok((n == upto).then_some(h))
 }
 
-/// Sends one batch of sessions in one transaction: rows, then every line by one `COPY`, then
-/// the hashes of what was sent.
+/// Sends one batch of sessions in one transaction: rows, then every line, then the hashes of
+/// what was sent.
 fn send_batch(
     local: &Db,
-    server: &mut Server,
+    server: &Db,
     opts: &PushOptions,
     batch: Vec<(LocalSession, Plan)>,
     summary: &mut PushSummary,
 ) -> Result<()> {
-    let name = server.name.clone();
-    let pg = |e: postgres::Error| pg_err(&name, e);
-    let mut tx = server.client.transaction().map_err(pg)?;
-    let mut keyed = Vec::with_capacity(batch.len());
+    let mut outgoing = Vec::with_capacity(batch.len());
     for (l, plan) in &batch {
         let all_text = replica::all_messages_text(local, l.sid)?;
         let (existing, whole) = match plan {
             Plan::Whole(existing) => (*existing, true),
             Plan::Append { skey, .. } => (Some(*skey), false),
         };
-        let skey = write::put_session(&mut tx, &opts.origin, l, &all_text, existing, whole).map_err(pg)?;
-        keyed.push(skey);
+        outgoing.push(Outgoing { session: l, all_text, existing, whole });
     }
-    let mut hashes = Vec::with_capacity(batch.len());
-    {
-        let mut copy = write::EntryCopy::start(&mut tx).map_err(pg)?;
-        for ((l, plan), &skey) in batch.iter().zip(&keyed) {
-            let (from, mut h) = match plan {
-                Plan::Whole(_) => {
-                    summary.bytes += l.header.len() as u64 + 1;
-                    (1, hash_header(&l.header))
-                }
-                Plan::Append { from_seq, hash, .. } => (from_seq + 1, *hash),
-            };
-            let mut failed = None;
-            replica::lines(local, l.sid, from, l.last_seq, |line| {
-                h = hash_line(h, line.body);
-                summary.lines += 1;
-                summary.bytes += line.body.len() as u64 + 1;
-                if let Err(e) = copy.line(skey, &line) {
-                    failed = Some(e);
-                    return Err(crate::error::Error::InvalidArgument("copy failed".into()));
-                }
-                Ok(())
-            })
-            .map_err(|e| failed.take().map_or(e, pg))?;
-            hashes.push((skey, h));
-        }
-        copy.finish().map_err(pg)?;
-    }
-    write::set_hashes(&mut tx, &hashes).map_err(pg)?;
-    tx.commit().map_err(pg)?;
+    replica::receive_batch(server, &opts.origin, &outgoing, &mut |i, sink| {
+        let (l, plan) = &batch[i];
+        let (from, mut h) = match plan {
+            Plan::Whole(_) => {
+                summary.bytes += l.header.len() as u64 + 1;
+                (1, hash_header(&l.header))
+            }
+            Plan::Append { from_seq, hash, .. } => (from_seq + 1, *hash),
+        };
+        replica::lines(local, l.sid, from, l.last_seq, |line| {
+            h = hash_line(h, line.body);
+            summary.lines += 1;
+            summary.bytes += line.body.len() as u64 + 1;
+            sink(&line)
+        })?;
+        Ok(h)
+    })?;
     summary.batches += 1;
     Ok(())
 }

@@ -194,7 +194,7 @@ pub(crate) fn folder_targets(dir: &Path) -> Result<(PathBuf, Vec<import::ImportT
 }
 
 /// Syncs every `*.jsonl` below `dir`; `progress(done, total)` after each file.
-pub fn sync_dir(
+pub(crate) fn sync_dir_direct(
     conn: &mut Db,
     dir: &Path,
     opts: SyncOptions,
@@ -236,7 +236,7 @@ pub fn sync_dir(
 }
 
 /// Syncs only the given files (from file-system notifications) below `dir`.
-pub fn sync_paths(conn: &mut Db, dir: &Path, paths: &[PathBuf], s: &mut SyncSummary) -> Result<()> {
+pub(crate) fn sync_paths_direct(conn: &mut Db, dir: &Path, paths: &[PathBuf], s: &mut SyncSummary) -> Result<()> {
     let dir = crate::pi::layout::absolute(dir);
     for p in paths {
         if p.extension().is_none_or(|e| e != "jsonl") || !p.starts_with(&dir) {

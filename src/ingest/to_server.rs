@@ -9,7 +9,9 @@
 //! when a file grew. The server keeps each file's signature (`store::postgres::files`): a file
 //! unchanged since it was read is not read again, and nothing is written for it. The
 //! SessionManager's sessions of origin `''` have no file and are never touched, unless a file
-//! is imported at their very path (then it replaces them, as on SQLite).
+//! is imported at their very path (then it replaces them, as on SQLite), or a host writing pi's
+//! files recorded the file it wrote (`SessionManager::note_file_written`, sessiondb-pi's files
+//! mode): then the file is theirs as an imported one's is.
 
 use crate::error::{Error, Result};
 use crate::ingest::import::{self, FileReport, FileStatus, ImportOptions, ImportSummary, ImportTarget};
@@ -17,8 +19,7 @@ use crate::ingest::push::{self, PushOptions, PushSummary};
 use crate::ingest::sync::{self, SyncOptions, SyncSummary};
 use crate::jsonl::signature::file_signature;
 use crate::store::handle::Db;
-use crate::store::postgres::files::{self, ServerFile};
-use crate::store::postgres::{pg_text, Server};
+use crate::store::replica::{self, KnownFile};
 use crate::store::signatures;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -27,13 +28,13 @@ use std::path::{Path, PathBuf};
 pub const SERVER_ORIGIN: &str = "";
 
 /// A file's path as the server keys its session.
-fn key_of(path: &Path) -> String {
+fn key_of(server: &Db, path: &Path) -> String {
     let abs = crate::pi::layout::absolute(path);
-    pg_text(&abs.to_string_lossy()).into_owned()
+    replica::stored_path(server, &abs.to_string_lossy())
 }
 
 /// Whether the server holds `path`'s file as it is now (same size and modification time).
-fn unchanged(known: Option<&ServerFile>, path: &Path) -> bool {
+fn unchanged(known: Option<&KnownFile>, path: &Path) -> bool {
     let (Some(k), Ok(sig)) = (known, file_signature(path)) else { return false };
     k.signature == Some((sig.size, sig.mtime_ns))
 }
@@ -75,12 +76,7 @@ fn chunks(targets: &[ImportTarget]) -> Vec<(&[ImportTarget], u64)> {
 /// Imports `targets` into temporary SQLite databases (a chunk of files each, filled on a second
 /// thread while the previous one is sent), pushes each under origin `''` and records the
 /// signatures of the files sent. `progress` after each file, as its chunk is sent.
-fn send(
-    server: &mut Server,
-    targets: &[ImportTarget],
-    live: bool,
-    mut progress: impl FnMut(&FileReport),
-) -> Result<Sent> {
+fn send(server: &Db, targets: &[ImportTarget], live: bool, mut progress: impl FnMut(&FileReport)) -> Result<Sent> {
     if targets.is_empty() {
         return Ok(Sent::default());
     }
@@ -102,7 +98,7 @@ fn send(
                     crate::store::db::open(dir.join(format!("import-{i}.sqlite")))
                 };
                 let read = local.map(|mut db| {
-                    let summary = import::import_targets(&mut db, chunk, opts, |_| {});
+                    let summary = import::import_direct(&mut db, chunk, opts, |_| {});
                     (db, summary)
                 });
                 if tx.send(read).is_err() {
@@ -120,7 +116,7 @@ fn send(
                 .into_iter()
                 .map(|(path, sig)| (path.to_string_lossy().into_owned(), sig.size, sig.mtime_ns))
                 .collect();
-            files::record_files(server, SERVER_ORIGIN, &signed)?;
+            replica::record_files(server, SERVER_ORIGIN, &signed)?;
             sent.reports.extend(summary.reports);
             add(&mut sent.push, &pushed);
         }
@@ -145,16 +141,16 @@ fn add(total: &mut PushSummary, p: &PushSummary) {
 /// are reported unchanged. A file imported at a path the server holds replaces its session.
 /// Reports and totals are those of an import into SQLite.
 pub fn import_targets(
-    server: &mut Server,
+    server: &Db,
     targets: &[ImportTarget],
     opts: ImportOptions,
     mut progress: impl FnMut(&FileReport),
 ) -> Result<ImportSummary> {
-    let known = files::origin_files(server, SERVER_ORIGIN)?;
+    let known = replica::origin_files(server, SERVER_ORIGIN)?;
     let mut todo = Vec::new();
     let mut order = Vec::with_capacity(targets.len());
     for t in targets {
-        if !opts.force && unchanged(known.get(&key_of(&t.path)), &t.path) {
+        if !opts.force && unchanged(known.get(&key_of(server, &t.path)), &t.path) {
             let path = crate::pi::layout::absolute(&t.path);
             order.push(Some(FileReport::new(path, FileStatus::Unchanged)));
         } else {
@@ -173,7 +169,7 @@ pub fn import_targets(
             Some(r) => r,
             None => read.next().ok_or_else(|| Error::InvalidArgument("import: a file has no report".into()))?,
         };
-        if r.status == FileStatus::Imported && known.contains_key(&key_of(&r.path)) {
+        if r.status == FileStatus::Imported && known.contains_key(&key_of(server, &r.path)) {
             r.status = FileStatus::Replaced;
         }
         summary.add(r);
@@ -185,14 +181,14 @@ pub fn import_targets(
 /// has only its new lines sent), files gone are marked missing or, with `prune`, their
 /// sessions removed. `progress(done, total)` after each file read.
 pub fn sync_dir(
-    server: &mut Server,
+    server: &Db,
     dir: &Path,
     opts: SyncOptions,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<SyncSummary> {
     let started = std::time::Instant::now();
     let (dir, targets) = sync::folder_targets(dir)?;
-    let mut known = files::origin_files(server, SERVER_ORIGIN)?;
+    let mut known = replica::origin_files(server, SERVER_ORIGIN)?;
     let mut s = SyncSummary { files_scanned: targets.len() as u64, ..SyncSummary::default() };
     let todo = changed(server, &targets, &mut known, &mut s)?;
     let total = targets.len();
@@ -203,17 +199,17 @@ pub fn sync_dir(
     })?;
     // Files imported before that are gone now (not sessions without a file).
     let under = |path: &str| Path::new(path).starts_with(&dir);
-    let gone: Vec<&ServerFile> = known
+    let gone: Vec<&KnownFile> = known
         .iter()
         .filter(|(p, k)| k.signature.is_some() && under(p) && !Path::new(p).exists())
         .map(|(_, k)| k)
         .collect();
     let keys: Vec<i64> = gone.iter().map(|k| k.skey).collect();
     if opts.prune {
-        s.pruned = files::delete_sessions(server, &keys)?;
+        s.pruned = replica::remove_sessions(server, &keys)?;
     } else {
         let newly: Vec<i64> = gone.iter().filter(|k| !k.missing).map(|k| k.skey).collect();
-        files::set_missing(server, &newly, true)?;
+        replica::set_files_missing(server, &newly, true)?;
         s.missing = keys.len() as u64;
     }
     s.seconds = started.elapsed().as_secs_f64();
@@ -221,9 +217,9 @@ pub fn sync_dir(
 }
 
 /// `sync` of only the given files (from file-system notifications, or named) below `dir`.
-pub fn sync_paths(server: &mut Server, dir: &Path, paths: &[PathBuf], s: &mut SyncSummary) -> Result<()> {
+pub fn sync_paths(server: &Db, dir: &Path, paths: &[PathBuf], s: &mut SyncSummary) -> Result<()> {
     let dir = crate::pi::layout::absolute(dir);
-    let mut known = files::origin_files(server, SERVER_ORIGIN)?;
+    let mut known = replica::origin_files(server, SERVER_ORIGIN)?;
     let mut targets = Vec::new();
     let mut gone = Vec::new();
     for p in paths {
@@ -231,7 +227,7 @@ pub fn sync_paths(server: &mut Server, dir: &Path, paths: &[PathBuf], s: &mut Sy
             continue;
         }
         if !p.exists() {
-            if let Some(k) = known.get(&key_of(p)).filter(|k| k.signature.is_some()) {
+            if let Some(k) = known.get(&key_of(server, p)).filter(|k| k.signature.is_some()) {
                 gone.push(k.skey);
                 s.missing += 1;
             }
@@ -240,7 +236,7 @@ pub fn sync_paths(server: &mut Server, dir: &Path, paths: &[PathBuf], s: &mut Sy
         let rel = p.strip_prefix(&dir).unwrap_or(p).to_string_lossy().into_owned();
         targets.push(ImportTarget { path: p.clone(), rel_path: rel });
     }
-    files::set_missing(server, &gone, true)?;
+    replica::set_files_missing(server, &gone, true)?;
     s.files_scanned += targets.len() as u64;
     let todo = changed(server, &targets, &mut known, s)?;
     sync_files(server, &todo, s, |_| {})
@@ -249,15 +245,15 @@ pub fn sync_paths(server: &mut Server, dir: &Path, paths: &[PathBuf], s: &mut Sy
 /// The targets whose file changed since the server read it; the others are counted unchanged
 /// (and no longer missing). Takes the targets' entries out of `known`.
 fn changed(
-    server: &mut Server,
+    server: &Db,
     targets: &[ImportTarget],
-    known: &mut HashMap<String, ServerFile>,
+    known: &mut HashMap<String, KnownFile>,
     s: &mut SyncSummary,
 ) -> Result<Vec<ImportTarget>> {
     let mut todo = Vec::new();
     let mut back = Vec::new();
     for t in targets {
-        let k = known.remove(&key_of(&t.path));
+        let k = known.remove(&key_of(server, &t.path));
         match file_signature(&t.path) {
             Ok(sig) if k.is_some_and(|k| k.signature == Some((sig.size, sig.mtime_ns))) => {
                 s.unchanged += 1;
@@ -273,13 +269,13 @@ fn changed(
             }
         }
     }
-    files::set_missing(server, &back, false)?;
+    replica::set_files_missing(server, &back, false)?;
     Ok(todo)
 }
 
 /// Reads `todo` (live files: a line still being written waits) and sends what changed.
 fn sync_files(
-    server: &mut Server,
+    server: &Db,
     todo: &[ImportTarget],
     s: &mut SyncSummary,
     progress: impl FnMut(&FileReport),

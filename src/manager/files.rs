@@ -22,21 +22,23 @@ impl SessionManager {
         Ok(SessionTree::open(self.db()?, self.sid)?.last_entry()?.map(|r| r.key))
     }
 
-    /// Records that the saved session's file holds exactly its stored lines now: its size,
-    /// modification time and the hash of its last bytes, as a sync would after reading it. A
-    /// session not saved yet, or kept on a server (whose file signatures live elsewhere), is
-    /// left alone.
+    /// Records that the saved session's file holds exactly its stored lines now: its size and
+    /// modification time (and, where the database keeps read positions, the hash of its last
+    /// bytes), as a sync would after reading it. A session not saved yet is left alone.
     pub fn note_file_written(&mut self) -> Result<()> {
         let Persistence::Saved { file, .. } = &self.persistence else { return Ok(()) };
-        if file.is_empty() || !sync_state::keeps_file_states(&self.conn) {
+        if file.is_empty() {
             return Ok(());
         }
         let path = Path::new(file);
         let sig = file_signature(path)?;
-        let tail = tail_hash(path, u64::try_from(sig.size).unwrap_or(0))?;
         let sid = self.sid;
+        let positions = sync_state::keeps_file_states(&self.conn);
         let tx = self.conn.write()?;
-        sync_state::set_position(&tx, sid, sig.size, tail)?;
+        if positions {
+            let tail = tail_hash(path, u64::try_from(sig.size).unwrap_or(0))?;
+            sync_state::set_position(&tx, sid, sig.size, tail)?;
+        }
         signatures::set(&tx, sid, sig)?;
         tx.commit()
     }

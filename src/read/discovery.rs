@@ -5,6 +5,7 @@ use crate::error::Result;
 use crate::js::json::{Object, Value};
 use crate::js::jstime;
 use crate::pi::layout;
+pub use crate::store::discovery::Origins;
 use crate::store::discovery::{self as stored, InfoRow};
 use crate::store::handle::Db;
 use crate::store::write;
@@ -38,6 +39,8 @@ pub struct SessionInfo {
     pub written_ns: Option<i64>,
     /// Number of the session's last line.
     pub last_seq: i64,
+    /// The machine a server's session was pushed from; `""` for the database's own.
+    pub origin: String,
 }
 
 impl SessionInfo {
@@ -85,6 +88,7 @@ fn info_from_row(r: InfoRow) -> SessionInfo {
         all_messages_text: String::new(),
         written_ns: r.written_ns,
         last_seq: r.last_seq,
+        origin: r.origin,
     }
 }
 
@@ -165,6 +169,13 @@ fn sort_like_list(mut v: Vec<SessionInfo>) -> Vec<SessionInfo> {
     sort_newest_first(v)
 }
 
+/// In key order (the order sessions were stored), so that sessions with the same activity
+/// time (or none) keep one order on every backend.
+fn by_key(mut v: Vec<SessionInfo>) -> Vec<SessionInfo> {
+    v.sort_unstable_by_key(|i| i.sid);
+    v
+}
+
 fn sort_newest_first(mut v: Vec<SessionInfo>) -> Vec<SessionInfo> {
     // pi sorts by `modified` descending (stable); invalid dates compare as NaN (kept in place).
     v.sort_by(|a, b| match (a.modified_ms, b.modified_ms) {
@@ -177,16 +188,22 @@ fn sort_newest_first(mut v: Vec<SessionInfo>) -> Vec<SessionInfo> {
 /// pi's `list(cwd, sessionDir?)`: sessions whose file is in that folder (with the header cwd
 /// filter pi applies for a non-default folder), newest first.
 pub fn list_dir(db: &Db, dir: &str, cwd_filter: Option<&str>) -> Result<Vec<SessionInfo>> {
-    let rows = infos(stored::infos_in_dir(db, dir)?)
+    let rows = infos(stored::infos_in_dir(db, dir, Origins::Own)?)
         .into_iter()
         .filter(|i| cwd_filter.is_none_or(|c| cwd_matches(Some(&i.cwd), c)))
         .collect();
     Ok(sort_like_list(rows))
 }
 
-/// Every session in the database, newest first.
+/// Every session in folder `dir`, of every origin on a server (no cwd filter), in pi's order
+/// for a folder: what a look at a folder shows (`sessiondb list --session-dir`).
+pub fn list_folder(db: &Db, dir: &str) -> Result<Vec<SessionInfo>> {
+    Ok(sort_like_list(infos(stored::infos_in_dir(db, dir, Origins::Every)?)))
+}
+
+/// Every session in the database (of every origin on a server), newest first.
 pub fn list_everything(db: &Db) -> Result<Vec<SessionInfo>> {
-    Ok(sort_newest_first(infos(stored::infos_all(db)?)))
+    Ok(sort_newest_first(by_key(infos(stored::infos_all(db, Origins::Every)?))))
 }
 
 /// pi's `listAll()`: sessions in the folders directly below pi's sessions folder.
@@ -210,9 +227,9 @@ fn sort_like_list_all(mut v: Vec<SessionInfo>) -> Vec<SessionInfo> {
     sort_newest_first(v)
 }
 
-/// Sessions with header cwd `cwd`, newest first.
+/// Sessions with header cwd `cwd` (of every origin on a server), newest first.
 pub fn list_cwd(db: &Db, cwd: &str) -> Result<Vec<SessionInfo>> {
-    Ok(sort_newest_first(infos(stored::infos_for_cwd(db, cwd)?)))
+    Ok(sort_newest_first(by_key(infos(stored::infos_for_cwd(db, cwd, Origins::Every)?))))
 }
 
 /// The session continue-recent opens in folder `dir`: the one written last (with header cwd

@@ -9,20 +9,23 @@ use serde::Serialize;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
-/// Writes session `sid` as JSONL to `out`. Returns the bytes written.
+/// Writes session `sid` as JSONL to `out`. Returns the bytes written. The header and the
+/// lines are read in one snapshot: a write landing meanwhile is seen whole or not at all.
 pub fn write_session(db: &Db, sid: i64, out: &mut impl Write) -> Result<u64> {
-    let header = sessions::session_row(db, sid)?.header;
-    let io = |e: std::io::Error| Error::io("<output>", e);
-    let mut bytes = header.len() as u64 + 1;
-    out.write_all(header.as_bytes()).map_err(io)?;
-    out.write_all(b"\n").map_err(io)?;
-    entries::each_line(db, sid, |body| {
-        out.write_all(body.as_bytes()).map_err(io)?;
+    db.reading(|| {
+        let header = sessions::session_row(db, sid)?.header;
+        let io = |e: std::io::Error| Error::io("<output>", e);
+        let mut bytes = header.len() as u64 + 1;
+        out.write_all(header.as_bytes()).map_err(io)?;
         out.write_all(b"\n").map_err(io)?;
-        bytes += body.len() as u64 + 1;
-        Ok(())
-    })?;
-    Ok(bytes)
+        entries::each_line(db, sid, |body| {
+            out.write_all(body.as_bytes()).map_err(io)?;
+            out.write_all(b"\n").map_err(io)?;
+            bytes += body.len() as u64 + 1;
+            Ok(())
+        })?;
+        Ok(bytes)
+    })
 }
 
 /// Writes session `sid` to the file `path` atomically (temporary file, then rename).
@@ -81,8 +84,9 @@ pub struct ExportedFile {
 }
 
 /// Writes every session under `out_dir`: imported sessions at the path they had below the
-/// directory they were imported from, others in pi's layout (`--<cwd>--/<time>_<id>.jsonl`).
-/// Refuses any path that would leave `out_dir`.
+/// directory they were imported from, others in pi's layout (`--<cwd>--/<time>_<id>.jsonl`);
+/// on a server, the sessions pushed from another machine under a folder named after their
+/// origin. Refuses any path that would leave `out_dir`.
 pub fn export_all(db: &Db, out_dir: &Path, mut progress: impl FnMut(&ExportedFile)) -> Result<Vec<ExportedFile>> {
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
     let canonical_out = out_dir.canonicalize().map_err(|e| Error::io(out_dir, e))?;
@@ -90,7 +94,10 @@ pub fn export_all(db: &Db, out_dir: &Path, mut progress: impl FnMut(&ExportedFil
     let mut written = Vec::with_capacity(sids.len());
     let mut used = std::collections::HashSet::new();
     for sid in sids {
-        let sessions::SessionRow { rel_path: rel, id, cwd, created, .. } = sessions::session_row(db, sid)?;
+        let sessions::SessionRow { rel_path: rel, id, cwd, created, origin, .. } = sessions::session_row(db, sid)?;
+        if !origin.is_empty() && (!safe_relative(&origin) || origin.contains('/')) {
+            return Err(Error::InvalidArgument(format!("origin {origin:?}: not usable as a folder name")));
+        }
         let cwd = cwd.as_deref().unwrap_or("");
         let layout_rel = || layout::relative_session_path(cwd, created.as_deref().unwrap_or(""), &id);
         let candidates = [
@@ -100,7 +107,11 @@ pub fn export_all(db: &Db, out_dir: &Path, mut progress: impl FnMut(&ExportedFil
             // The cwd cannot name a folder either (a NUL byte, ...): a folder no cwd maps to.
             format!("sessiondb-unnamed/session-{sid}.jsonl"),
         ];
-        let Some(rel) = candidates.into_iter().find(|r| safe_relative(r) && used.insert(r.clone())) else {
+        let Some(rel) = candidates
+            .into_iter()
+            .map(|r| if origin.is_empty() { r } else { format!("{origin}/{r}") })
+            .find(|r| safe_relative(r) && used.insert(r.clone()))
+        else {
             return Err(Error::InvalidArgument(format!("session {id}: no safe file name under {}", out_dir.display())));
         };
         let path = out_dir.join(&rel);

@@ -5,7 +5,6 @@ pub mod check;
 pub mod discovery;
 pub mod export;
 pub mod outline;
-pub mod remote;
 pub mod resolve;
 pub mod search;
 pub mod snippet;

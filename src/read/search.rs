@@ -91,6 +91,12 @@ pub fn reset(conn: &mut Db) -> Result<()> {
     search_index::reset(conn)
 }
 
+/// The word index's postings rows, and the build batches holding them (small batches are
+/// merged as they accumulate).
+pub fn index_shape(conn: &Db) -> Result<(i64, i64)> {
+    search_index::posting_shape(conn)
+}
+
 /// Indexes every queued text; `progress(done, total)` after each batch.
 pub fn catch_up(conn: &mut Db, progress: impl FnMut(i64, i64)) -> Result<i64> {
     search_index::catch_up(conn, progress)

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::store::interface::discovery::Discovery;
 use crate::store::interface::entries::Entries;
 use crate::store::interface::integrity::Integrity;
-use crate::store::interface::replica::Replica;
+use crate::store::interface::replica::{Receiver, Replica};
 use crate::store::interface::search::SearchIndex;
 use crate::store::interface::sessions::Sessions;
 use crate::store::interface::signatures::Signatures;
@@ -44,6 +44,7 @@ pub(crate) trait Store:
     + Entries
     + Integrity
     + Replica
+    + Receiver
     + Sessions
     + Signatures
     + SyncStates

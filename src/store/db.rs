@@ -133,11 +133,12 @@ pub fn open_pooled(location: impl Into<Location>) -> Result<Pooled> {
 }
 
 /// Opens an existing database only to read it (`sessiondb serve`). A SQLite file is opened in
-/// SQLite's read-only mode (see `store::sqlite::open::open_read_only`); a server is reached
-/// as by [`open_existing`], since its reads need no local file.
+/// SQLite's read-only mode (see `store::sqlite::open::open_read_only`); on a server every
+/// transaction of the connection is read-only, and search and usage read the rows the last
+/// catch-up extracted (`search::catch_up` on another connection brings them up to date).
 pub fn open_read_only(location: impl Into<Location>) -> Result<Db> {
     match location.into() {
-        Location::Server(url) => crate::store::postgres::open(&url),
+        Location::Server(url) => crate::store::postgres::open_read_only(&url),
         Location::File(path) => {
             refuse_url(&path)?;
             crate::store::sqlite::open::open_read_only(&path)

@@ -2,23 +2,19 @@
 //! `allMessagesText` kept per session, and session references, the same on every backend
 //! ([`Discovery`], implemented in `store::sqlite::discovery` and `store::postgres::discovery`).
 
-//! What discovery reads (pi's `list`, `listAll`, `findById`, continue-recent), the joined
-//! `allMessagesText` kept per session, and session references, the same on every backend
-//! ([`Discovery`], implemented in `store::sqlite::discovery` and `store::postgres::discovery`).
-
 use crate::error::Result;
 use crate::store::handle::Db;
 
 pub use crate::store::interface::discovery::*;
 
 /// The sessions whose file is in folder `dir`, in no particular order.
-pub fn infos_in_dir(db: &Db, dir: &str) -> Result<Vec<InfoRow>> {
-    db.store().infos_in_dir(dir)
+pub fn infos_in_dir(db: &Db, dir: &str, origins: Origins) -> Result<Vec<InfoRow>> {
+    db.store().infos_in_dir(dir, origins)
 }
 
 /// Every session, in no particular order.
-pub fn infos_all(db: &Db) -> Result<Vec<InfoRow>> {
-    db.store().infos_all()
+pub fn infos_all(db: &Db, origins: Origins) -> Result<Vec<InfoRow>> {
+    db.store().infos_all(origins)
 }
 
 /// The sessions whose folder is below `root` (an index range over the folders).
@@ -27,8 +23,8 @@ pub fn infos_under(db: &Db, root: &str) -> Result<Vec<InfoRow>> {
 }
 
 /// The sessions whose header cwd is `cwd`.
-pub fn infos_for_cwd(db: &Db, cwd: &str) -> Result<Vec<InfoRow>> {
-    db.store().infos_for_cwd(cwd)
+pub fn infos_for_cwd(db: &Db, cwd: &str, origins: Origins) -> Result<Vec<InfoRow>> {
+    db.store().infos_for_cwd(cwd, origins)
 }
 
 /// How many sessions the database holds.

@@ -13,6 +13,7 @@ pub mod files;
 pub mod handle;
 pub mod integrity;
 pub(crate) mod interface;
+pub mod journal;
 pub mod keys;
 pub mod postgres;
 pub mod replica;

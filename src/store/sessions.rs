@@ -2,10 +2,6 @@
 //! backend ([`Sessions`], implemented in `store::sqlite::sessions` and
 //! `store::postgres::sessions`).
 
-//! One session's row and its entry ids: what the layers above read of them, the same on every
-//! backend ([`Sessions`], implemented in `store::sqlite::sessions` and
-//! `store::postgres::sessions`).
-
 use crate::error::Result;
 use crate::store::handle::Db;
 

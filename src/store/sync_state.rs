@@ -2,10 +2,6 @@
 //! missing), the same on every backend ([`SyncStates`], implemented in
 //! `store::sqlite::sync_state`; PostgreSQL keeps file signatures of its own, `store::postgres::files`).
 
-//! What `sync` keeps per session file (its signature, how far it has read, whether it is
-//! missing), the same on every backend ([`SyncStates`], implemented in
-//! `store::sqlite::sync_state`; PostgreSQL keeps file signatures of its own, `store::postgres::files`).
-
 use crate::store::handle::Db;
 
 pub use crate::store::interface::sync_state::*;

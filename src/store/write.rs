@@ -2,10 +2,6 @@
 //! `store::sqlite::write` and `store::postgres::write`): session rows, appends, forks and
 //! branch sources, and the types they take.
 
-//! Writing sessions and entry lines, the same on every backend ([`Writes`], implemented in
-//! `store::sqlite::write` and `store::postgres::write`): session rows, appends, forks and
-//! branch sources, and the types they take.
-
 use crate::error::Result;
 use crate::store::handle::Db;
 
@@ -111,4 +107,20 @@ pub fn entry_node(db: &Db, sid: i64, id: &str) -> Result<Option<(i64, Derived)>>
 /// session may share and the line itself: consecutive keys are read by one range query.
 pub fn branch_source_rows(db: &Db, keys: &[i64]) -> Result<Vec<(SharedLine, String)>> {
     db.store().branch_source_rows(keys)
+}
+
+/// Starts a bulk write by this process (an import) until [`leave_bulk`] (see
+/// [`Writes::enter_bulk`]).
+pub fn enter_bulk(db: &Db) {
+    db.store().enter_bulk();
+}
+
+/// Between two transactions of a bulk write.
+pub fn between_bulk_transactions(db: &Db) {
+    db.store().between_bulk_transactions();
+}
+
+/// Ends [`enter_bulk`]'s mode.
+pub fn leave_bulk(db: &Db) {
+    db.store().leave_bulk();
 }

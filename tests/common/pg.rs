@@ -46,9 +46,9 @@ pub fn fresh_db_named(url: &str, label: &str) -> String {
 /// the URL of that database.
 pub fn pushed(local: &sessiondb::db::Db, url: &str) -> String {
     let db_url = fresh_db(url);
-    let mut server = sessiondb::pg::connect(&db_url).unwrap();
+    let server = sessiondb::db::open(db_url.as_str()).unwrap();
     let opts = sessiondb::pg::PushOptions::new("");
-    sessiondb::pg::push(local, &mut server, &opts, |_, _| {}).unwrap();
+    sessiondb::pg::push(local, &server, &opts, |_, _| {}).unwrap();
     db_url
 }
 

@@ -11,6 +11,7 @@ use napi::{Error, Result};
 use napi_derive::napi;
 use sessiondb::manager::SessionManager;
 use sessiondb::rpc::RpcServer;
+use sessiondb::tree::PathStep;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
@@ -124,16 +125,47 @@ impl Native {
 
     /// The storage keys, ids, types and message roles of `getBranch(from)` (its last `limit`
     /// when given), root first (no line read), as the JSON text
-    /// `{"keys": [...], "ids": [...], "types": [...], "roles": [...]}`.
+    /// `{"keys": [...], "ids": [...], "types": [...], "roles": [...]}` (UTF-8, in a Buffer).
     #[napi]
-    pub fn branch_steps(&self, from: Option<String>, limit: Option<f64>) -> Result<String> {
+    pub fn branch_steps(&self, from: Option<String>, limit: Option<f64>) -> Result<Buffer> {
         guard("getBranch", || {
             let steps = self.manager()?.branch_steps(from.as_deref(), limit.map(|l| l as i64))?;
-            let keys: Vec<i64> = steps.iter().map(|s| s.key).collect();
-            let ids: Vec<Option<&str>> = steps.iter().map(|s| s.id.as_deref()).collect();
-            let types: Vec<Option<&str>> = steps.iter().map(|s| s.kind.as_deref()).collect();
-            let roles: Vec<Option<&str>> = steps.iter().map(|s| s.role.as_deref()).collect();
-            Ok(serde_json::json!({ "keys": keys, "ids": ids, "types": types, "roles": roles }).to_string())
+            Ok(Buffer::from(steps_json(&steps)?))
+        })
+    }
+
+    /// The keys, ids, types and roles of the session's entries after key `after` (all when
+    /// absent), in file order, as `branchSteps` writes them.
+    #[napi]
+    pub fn entry_steps(&self, after: Option<f64>) -> Result<Buffer> {
+        guard("getEntries", || Ok(Buffer::from(steps_json(&self.manager()?.entry_steps(after.map(|k| k as i64))?)?)))
+    }
+
+    /// For each of `keys`, the entry's `usage` and its `message.usage`, each as `[value]`, or
+    /// null where absent: the UTF-8 JSON text `[[usage], [messageUsage], null, ...]`.
+    #[napi]
+    pub fn usages_at(&self, keys: Vec<f64>) -> Result<Buffer> {
+        guard("getEntries", || {
+            let keys: Vec<i64> = keys.into_iter().map(|k| k as i64).collect();
+            let mut out = Vec::with_capacity(64 * 1024);
+            out.push(b'[');
+            self.manager()?.usages_at(&keys, &mut |(usage, message_usage)| {
+                for raw in [usage, message_usage] {
+                    if out.len() > 1 {
+                        out.push(b',');
+                    }
+                    match raw {
+                        Some(raw) => {
+                            out.push(b'[');
+                            out.extend_from_slice(raw);
+                            out.push(b']');
+                        }
+                        None => out.extend_from_slice(b"null"),
+                    }
+                }
+            })?;
+            out.push(b']');
+            Ok(Buffer::from(out))
         })
     }
 
@@ -193,12 +225,7 @@ pub struct FileLines {
 /// changed behind its back, and the first import of a user's folders.
 #[napi]
 pub struct Catalog {
-    target: Target,
-}
-
-enum Target {
-    Local(sessiondb::db::Db),
-    Server(Box<sessiondb::pg::Server>),
+    db: sessiondb::db::Db,
 }
 
 #[napi]
@@ -206,14 +233,7 @@ impl Catalog {
     /// Opens the database at `db` (a path or a `postgres://` URL).
     #[napi(constructor)]
     pub fn new(db: String) -> Result<Self> {
-        guard("Catalog", || {
-            let target = if sessiondb::pg::is_url(&db) {
-                Target::Server(Box::new(sessiondb::pg::connect(&db)?))
-            } else {
-                Target::Local(sessiondb::db::open(Path::new(&db))?)
-            };
-            Ok(Catalog { target })
-        })
+        guard("Catalog", || Ok(Catalog { db: sessiondb::db::open(db.as_str())? }))
     }
 
     /// Brings every `*.jsonl` below `dir` up to date (new, grown and rewritten files read,
@@ -221,17 +241,14 @@ impl Catalog {
     /// marked missing); the summary as JSON. A folder that does not exist is nothing to do.
     #[napi]
     pub fn sync_dir(&mut self, dir: String, prune: bool) -> Result<String> {
-        let target = &mut self.target;
+        let db = &mut self.db;
         guard("syncDir", || {
             let dir = Path::new(&dir);
             if !dir.is_dir() {
                 return Ok("{}".into());
             }
             let opts = sessiondb::sync::SyncOptions { prune };
-            let s = match target {
-                Target::Local(db) => sessiondb::sync::sync_dir(db, dir, opts, |_, _| {})?,
-                Target::Server(server) => sessiondb::pg::sync_dir(server, dir, opts, |_, _| {})?,
-            };
+            let s = sessiondb::sync::sync_dir(db, dir, opts, |_, _| {})?;
             Ok(serde_json::to_string(&s).unwrap_or_default())
         })
     }
@@ -239,36 +256,26 @@ impl Catalog {
     /// Brings the given files below `dir` up to date (a file gone is marked missing).
     #[napi]
     pub fn sync_paths(&mut self, dir: String, paths: Vec<String>) -> Result<String> {
-        let target = &mut self.target;
+        let db = &mut self.db;
         guard("syncPaths", || {
             let paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
             let mut s = sessiondb::sync::SyncSummary::default();
-            match target {
-                Target::Local(db) => sessiondb::sync::sync_paths(db, Path::new(&dir), &paths, &mut s)?,
-                Target::Server(server) => sessiondb::pg::sync_paths(server, Path::new(&dir), &paths, &mut s)?,
-            }
+            sessiondb::sync::sync_paths(db, Path::new(&dir), &paths, &mut s)?;
             Ok(serde_json::to_string(&s).unwrap_or_default())
         })
     }
 
     /// Removes the session recorded at `path` from the database; false when there is none.
-    /// (On a PostgreSQL server sessions are removed with `sessiondb push --prune` instead.)
     #[napi]
     pub fn delete_session(&mut self, path: String) -> Result<bool> {
-        let target = &mut self.target;
-        guard("deleteSession", || match target {
-            Target::Local(db) => {
-                use sessiondb::internals::sessions;
-                let Some(sid) = sessions::sid_by_path(db, &path)? else { return Ok(false) };
-                let tx = db.write()?;
-                sessions::delete(&tx, sid)?;
-                tx.commit()?;
-                Ok(true)
-            }
-            Target::Server(_) => Err(sessiondb::Error::InvalidArgument(
-                "deleting a session kept on a PostgreSQL server is not done from pi: use `sessiondb push --prune`"
-                    .into(),
-            )),
+        let db = &mut self.db;
+        guard("deleteSession", || {
+            use sessiondb::internals::sessions;
+            let Some(sid) = sessions::sid_by_path(db, &path)? else { return Ok(false) };
+            let tx = db.write()?;
+            sessions::delete(&tx, sid)?;
+            tx.commit()?;
+            Ok(true)
         })
     }
 
@@ -276,7 +283,7 @@ impl Catalog {
     /// skipped); with `progress`, a line on stderr counts the files. The summary as JSON.
     #[napi]
     pub fn import_folders(&mut self, dirs: Vec<String>, progress: bool) -> Result<String> {
-        let target = &mut self.target;
+        let db = &mut self.db;
         guard("importFolders", || {
             use std::io::Write;
             let dirs: Vec<PathBuf> = dirs.into_iter().map(PathBuf::from).filter(|d| d.is_dir()).collect();
@@ -297,10 +304,7 @@ impl Catalog {
                 }
             };
             let opts = sessiondb::import::ImportOptions::default();
-            let s = match target {
-                Target::Local(db) => sessiondb::import::import_targets(db, &targets, opts, &mut tick),
-                Target::Server(server) => sessiondb::pg::import_targets(server, &targets, opts, &mut tick)?,
-            };
+            let s = sessiondb::import::import_targets(db, &targets, opts, &mut tick)?;
             if progress && total > 0 {
                 eprintln!();
             }
@@ -342,4 +346,36 @@ pub fn panic_for_test() -> Result<()> {
 #[napi]
 pub fn default_session_dir(cwd: String) -> Result<String> {
     guard("usesDefaultSessionDir", || Ok(sessiondb::default_session_dir(&cwd).to_string_lossy().into_owned()))
+}
+
+/// Steps as the JSON text `{"keys": [...], "ids": [...], "types": [...], "roles": [...]}`,
+/// written straight out: a JSON value tree of a 100,000-step path costs more than reading it.
+fn steps_json(steps: &[PathStep]) -> sessiondb::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(64 + steps.len() * 48);
+    out.extend_from_slice(b"{\"keys\":[");
+    for (i, s) in steps.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(s.key.to_string().as_bytes());
+    }
+    type Column = fn(&PathStep) -> Option<&str>;
+    let columns: [(&str, Column); 3] =
+        [("ids", |s| s.id.as_deref()), ("types", |s| s.kind.as_deref()), ("roles", |s| s.role.as_deref())];
+    for (name, column) in columns {
+        out.extend_from_slice(format!("],\"{name}\":[").as_bytes());
+        for (i, s) in steps.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            match column(s) {
+                Some(v) => {
+                    serde_json::to_writer(&mut out, v).map_err(|e| sessiondb::Error::InvalidArgument(e.to_string()))?
+                }
+                None => out.extend_from_slice(b"null"),
+            }
+        }
+    }
+    out.extend_from_slice(b"]}");
+    Ok(out)
 }

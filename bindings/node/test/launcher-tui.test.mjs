@@ -41,7 +41,37 @@ async function openResume(tmux, screen) {
 	assert.fail(`/resume never opened the selector; the screen:\n${screen()}`);
 }
 
-test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, quit, -c", { timeout: 180_000, skip: !hasTmux && "tmux is not installed" }, async () => {
+/**
+ * Types `text` as a prompt and presses Enter until `done(screen)`. The text is typed again
+ * until the editor shows all of it (a loaded machine can drop the first keys of pi's
+ * startup), and Enter is pressed again while pi's startup finishes (it keeps a prompt
+ * submitted before then in the editor: "Startup is still in progress").
+ */
+async function submit(tmux, screen, text, done, timeout = 90_000) {
+	const pause = () => new Promise((r) => setTimeout(r, 150));
+	const until = Date.now() + timeout;
+	let typed = false;
+	while (!typed && Date.now() < until) {
+		tmux("send-keys", "-t", "pi", "C-u");
+		tmux("send-keys", "-t", "pi", "-l", text);
+		for (let i = 0; i < 10 && !typed; i++) {
+			await pause();
+			typed = screen().includes(text);
+		}
+	}
+	let last = "";
+	while (Date.now() < until) {
+		tmux("send-keys", "-t", "pi", "Enter");
+		for (let i = 0; i < 10; i++) {
+			await pause();
+			last = screen();
+			if (done(last)) return last;
+		}
+	}
+	assert.fail(`no answer to ${JSON.stringify(text)}; the screen:\n${last}`);
+}
+
+test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, quit, -c", { timeout: 300_000, skip: !hasTmux && "tmux is not installed" }, async () => {
 	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-tui-"));
 	const socket = `sessiondb-tui-${process.pid}`;
 	const captures = process.env.SESSIONDB_TUI_CAPTURES;
@@ -54,7 +84,7 @@ test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, qui
 			fs.writeFileSync(path.join(captures, `${String(++shot).padStart(2, "0")}-${name}.txt`), text);
 		}
 	};
-	const waitFor = async (what, test, timeout = 30_000) => {
+	const waitFor = async (what, test, timeout = 60_000) => {
 		const until = Date.now() + timeout;
 		let last = "";
 		while (Date.now() < until) {
@@ -95,9 +125,7 @@ test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, qui
 		};
 		start("");
 		await waitFor("started", (s) => s.includes("faux-1"));
-		tmux("send-keys", "-t", "pi", "-l", "what is here?");
-		tmux("send-keys", "-t", "pi", "Enter");
-		await waitFor("answered", (s) => s.includes("Hello from the scripted model."));
+		keep("answered", await submit(tmux, screen, "what is here?", (s) => s.includes("Hello from the scripted model.")));
 		await openResume(tmux, screen);
 		const current = await waitFor("resume current folder", (s) => s.includes("Resume Session (Current Folder)") && s.includes("what is here?"));
 		assert.ok(!current.includes("first words in alpha"), `the current folder lists only its sessions:\n${current}`);
@@ -107,10 +135,9 @@ test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, qui
 		await waitFor("resume search", (s) => s.includes("first words in alpha") && !s.includes("first words in beta"));
 		tmux("send-keys", "-t", "pi", "Enter");
 		await waitFor("resumed alpha", (s) => !s.includes("Resume Session") && s.includes("first words in alpha"));
-		tmux("send-keys", "-t", "pi", "-l", "continue in alpha");
-		tmux("send-keys", "-t", "pi", "Enter");
 		// (pi reloads extensions on a switch: the scripted model starts its replies again)
-		await waitFor("continued alpha", (s) => s.slice(s.indexOf("continue in alpha")).includes("Hello from the scripted model."));
+		const continued = (s) => s.includes("continue in alpha") && s.slice(s.indexOf("continue in alpha")).includes("Hello from the scripted model.");
+		keep("continued alpha", await submit(tmux, screen, "continue in alpha", continued));
 		tmux("send-keys", "-t", "pi", "-l", "/quit");
 		tmux("send-keys", "-t", "pi", "Enter");
 		for (let i = 0; i < 100 && spawnSync("tmux", ["-L", socket, "has-session", "-t", "pi"]).status === 0; i++) await new Promise((r) => setTimeout(r, 100));
@@ -135,12 +162,12 @@ test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, qui
 	}
 });
 
-test("SESSIONDB_PI_FILES=off: /resume deletes a session kept in the database only", { timeout: 120_000, skip: !hasTmux && "tmux is not installed" }, async () => {
+test("SESSIONDB_PI_FILES=off: /resume deletes a session kept in the database only", { timeout: 240_000, skip: !hasTmux && "tmux is not installed" }, async () => {
 	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-tui-off-"));
 	const socket = `sessiondb-tui-off-${process.pid}`;
 	const tmux = (...a) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" });
 	const screen = () => tmux("capture-pane", "-p", "-t", "pi");
-	const waitFor = async (what, test, timeout = 30_000) => {
+	const waitFor = async (what, test, timeout = 60_000) => {
 		const until = Date.now() + timeout;
 		let last = "";
 		while (Date.now() < until) {
@@ -177,6 +204,137 @@ test("SESSIONDB_PI_FILES=off: /resume deletes a session kept in the database onl
 			{ env: { ...process.env, ...env }, encoding: "utf8" },
 		);
 		assert.deepEqual(JSON.parse(listed), ["keep this one"]);
+	} finally {
+		spawnSync("tmux", ["-L", socket, "kill-server"]);
+		fs.rmSync(W, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+	}
+});
+
+test("sessiondb-pi's TUI commands: /name, /session, /export, /compact, /tree, /fork, /clone, /new, then -r", { timeout: 240_000, skip: !hasTmux && "tmux is not installed" }, async () => {
+	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-tui-cmd-"));
+	const socket = `sessiondb-tui-cmd-${process.pid}`;
+	const tmux = (...a) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" });
+	const screen = () => tmux("capture-pane", "-p", "-t", "pi");
+	const waitFor = async (what, test, timeout = 60_000) => {
+		const until = Date.now() + timeout;
+		let last = "";
+		while (Date.now() < until) {
+			last = screen();
+			if (test(last)) return last;
+			await new Promise((r) => setTimeout(r, 150));
+		}
+		assert.fail(`timed out waiting for ${what}; the screen:\n${last}`);
+	};
+	/** Types `text` into the editor (cleared first) and presses Enter once it shows whole. */
+	const type = async (text) => {
+		tmux("send-keys", "-t", "pi", "C-u");
+		tmux("send-keys", "-t", "pi", "-l", text);
+		await waitFor(`the editor to show ${text}`, (s) => s.includes(text));
+		tmux("send-keys", "-t", "pi", "Enter");
+	};
+	const key = (k) => tmux("send-keys", "-t", "pi", k);
+	const sessions = path.join(W, "agent", "sessions");
+	const files = () => (fs.existsSync(sessions) ? fs.readdirSync(sessions).flatMap((d) => fs.readdirSync(path.join(sessions, d)).map((f) => path.join(sessions, d, f))).sort() : []);
+	const lines = (file) => fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+	const env = {
+		PI_CODING_AGENT_DIR: path.join(W, "agent"),
+		SESSIONDB_PATH: path.join(W, "db.sqlite"),
+		SESSIONDB_PI_PACKAGE: piRoot,
+		FAUX_REPLIES: path.join(W, "replies.json"),
+		TERM: "xterm-256color",
+	};
+	fs.writeFileSync(env.FAUX_REPLIES, JSON.stringify(["Answer one.", "Answer two.", "## Goal\nTest the commands.\n## Progress\nTwo answers."]));
+	const model = ["-e", ext, "--provider", "faux", "--model", "faux-1"];
+	const project = path.join(W, "project");
+	fs.mkdirSync(project);
+	// A short conversation is enough to compact.
+	fs.mkdirSync(env.PI_CODING_AGENT_DIR, { recursive: true });
+	fs.writeFileSync(path.join(env.PI_CODING_AGENT_DIR, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 10 } }));
+	const start = (extra) => {
+		const vars = Object.entries({ ...env, PATH: process.env.PATH }).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+		tmux("new-session", "-d", "-s", "pi", "-x", "150", "-y", "45", `cd ${JSON.stringify(project)} && env ${vars.join(" ")} ${JSON.stringify(process.execPath)} ${JSON.stringify(launcher)} ${model.map((a) => JSON.stringify(a)).join(" ")} ${extra}`);
+	};
+	try {
+		start("");
+		await waitFor("started", (s) => s.includes("faux-1"));
+		await submit(tmux, screen, "first question", (s) => s.includes("Answer one."));
+		await type("second question");
+		await waitFor("answer two", (s) => s.includes("Answer two."));
+		const [first] = files();
+		await type("/name tui name");
+		await waitFor("named", (s) => s.includes("Session name set: tui name"));
+		assert.equal(lines(first).at(-1).name, "tui name");
+		// /session: pi's stats over getEntries() and getSessionStats().
+		await type("/session");
+		const info = await waitFor("session info", (s) => s.includes("Session Info") && s.includes("Assistant: 2"));
+		assert.match(info, /Name: tui name/);
+		assert.match(info, /User: 2/);
+		const html = path.join(W, "out.html");
+		await type(`/export ${html}`);
+		await waitFor("exported", (s) => s.includes("Session exported to"));
+		const data = /id="session-data"[^>]*>([A-Za-z0-9+/=]+)</.exec(fs.readFileSync(html, "utf8"));
+		assert.ok(data && Buffer.from(data[1], "base64").toString("utf8").includes("second question"), "the page holds the session");
+		await type("/compact");
+		await waitFor("compacted", (s) => s.includes("Compacted from"));
+		assert.equal(lines(first).filter((e) => e.type === "compaction").length, 1);
+		// /fork at the last question: a new file holding the path before it.
+		await type("/fork");
+		await waitFor("fork selector", (s) => s.includes("Fork from Message") && /›\s*second question/.test(s));
+		key("Enter");
+		await waitFor("forked", (s) => s.includes("Forked to new session"));
+		const fork = files().find((f) => f !== first);
+		assert.ok(fork, files().join("\n"));
+		assert.deepEqual(
+			lines(fork).filter((e) => e.type === "message").map((e) => e.message.role),
+			lines(first).filter((e) => e.type === "message").slice(0, 3).map((e) => e.message.role), // the system message, the first question and its answer
+		);
+		// /tree in the fork: back to the first question (no summary), then another way from there.
+		await type("/tree");
+		await waitFor("the tree", (s) => s.includes("Session Tree") && s.includes("user: first question"));
+		for (let i = 0; i < 20 && !/›\s*[•├└│─ ]*user: first question/.test(screen()); i++) {
+			key("Up");
+			await new Promise((r) => setTimeout(r, 150));
+		}
+		await waitFor("first question selected", (s) => /›\s*[•├└│─ ]*user: first question/.test(s));
+		key("Enter");
+		await waitFor("summary choice", (s) => s.includes("No summary"));
+		key("Enter");
+		await waitFor("navigated", (s) => s.includes("Navigated to selected point"));
+		const before = lines(fork).length;
+		await type("another way");
+		// (pi reloads extensions on a switch: the scripted model starts its replies again)
+		await waitFor("the answer", (s) => s.includes("another way") && /Answer \w+\./.test(s.slice(s.indexOf("another way"))));
+		const branched = lines(fork);
+		assert.equal(branched.length, before + 2);
+		const firstUser = branched.find((e) => e.type === "message" && e.message.role === "user");
+		assert.equal(branched.at(-2).parentId, firstUser.parentId, "the new question hangs where the first one did");
+		assert.equal(files().length, 2);
+		await type("/clone");
+		await waitFor("cloned", (s) => s.includes("Cloned to new session"));
+		assert.equal(files().length, 3);
+		await type("/new");
+		await waitFor("new session", (s) => s.includes("New session started"));
+		await type("in the new one");
+		await waitFor("answered in the new one", (s) => s.slice(s.indexOf("in the new one")).includes("Answer one."));
+		assert.equal(files().length, 4);
+		await type("/quit");
+		for (let i = 0; i < 100 && spawnSync("tmux", ["-L", socket, "has-session", "-t", "pi"]).status === 0; i++) await new Promise((r) => setTimeout(r, 100));
+		// -r: pi's picker at startup; the named session is listed by its name.
+		start("-r");
+		await waitFor("the picker", (s) => s.includes("Resume Session") && s.includes("tui name"));
+		tmux("send-keys", "-t", "pi", "-l", "tui name");
+		await waitFor("the named session alone", (s) => s.includes("tui name") && !s.includes("in the new one"));
+		key("Enter");
+		await waitFor("resumed", (s) => !s.includes("Resume Session") && s.includes("Answer two.") && s.includes("Compacted from"));
+		await type("/quit");
+		for (let i = 0; i < 100 && spawnSync("tmux", ["-L", socket, "has-session", "-t", "pi"]).status === 0; i++) await new Promise((r) => setTimeout(r, 100));
+		// Every file is what the database exports.
+		if (cli) {
+			for (const f of files()) {
+				const exported = execFileSync(cli, ["--db", env.SESSIONDB_PATH, "export", f]);
+				assert.ok(exported.equals(fs.readFileSync(f)), `sessiondb export equals ${f}`);
+			}
+		}
 	} finally {
 		spawnSync("tmux", ["-L", socket, "kill-server"]);
 		fs.rmSync(W, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });

@@ -33,6 +33,7 @@ const REPLIES = [
 	"In a new session.",
 	"Continued.",
 	"Printed.",
+	"On a fork of the first.",
 ];
 
 function setUp() {
@@ -101,6 +102,9 @@ async function scenario(argv, t) {
 	// Print mode on the first session, by path.
 	const printed = execFileSync(process.execPath, [...argv, ...MODEL, "-p", "--session", first, "Print it."], { cwd: t.project, env, encoding: "utf8" });
 	out.push({ what: "print", r: printed });
+	// --fork: a new session holding a copy of the first, then the turn.
+	const forked = execFileSync(process.execPath, [...argv, ...MODEL, "-p", "--fork", first, "Fork it."], { cwd: t.project, env, encoding: "utf8" });
+	out.push({ what: "print --fork", r: forked });
 	return out;
 }
 
@@ -300,6 +304,13 @@ test("a postgres:// database: --db URL, -c continues, the file is what the serve
 		assert.deepEqual(userTexts(file), ["on a server", "still there"]);
 		const exported = execFileSync(cli, ["--db", url, "export", file], { env });
 		assert.ok(exported.equals(fs.readFileSync(file)), "the server exports the file's bytes");
+		// The server recorded the file as written: a catch-up finds it unchanged, reads nothing.
+		const synced = execFileSync(
+			process.execPath,
+			["-e", `const n = require(${JSON.stringify(path.join(here, "..", "sessiondb.node"))}); console.log(new n.Catalog(${JSON.stringify(url)}).syncPaths(${JSON.stringify(path.dirname(file))}, [${JSON.stringify(file)}]));`],
+			{ env, encoding: "utf8" },
+		);
+		assert.deepEqual([JSON.parse(synced).unchanged, JSON.parse(synced).rewritten, JSON.parse(synced).grown], [1, 0, 0], synced);
 	} finally {
 		fs.rmSync(t.W, { recursive: true, force: true });
 	}

@@ -24,9 +24,18 @@ test("a long branch read lazily is pi's branch, entry for entry", () => {
 		ids.push(sm.appendMessage({ role: "user", content: "the last", timestamp: 2 })); // the leaf again on the long branch
 		const file = sm.getSessionFile();
 		const lazy = SessionManager.open(file).getBranch();
-		const eager = SessionManager.open(file);
-		eager.getEntries(); // parsed whole: getBranch() walks the parsed entries as pi does
-		const expected = eager.getBranch();
+		// pi's getBranch over pi's own parse of the file: the later line of a repeated id wins.
+		const piFile = path.join(W, "pi.jsonl");
+		const piBranch = (fromId) => {
+			SessionManager.open(file).writeSessionFile(piFile);
+			const byId = new Map();
+			const lines = fs.readFileSync(piFile, "utf8").trim().split("\n").slice(1).map((l) => JSON.parse(l));
+			for (const e of lines) byId.set(e.id, e);
+			const out = [];
+			for (let e = byId.get(fromId ?? lines.at(-1).id); e; e = e.parentId ? byId.get(e.parentId) : undefined) out.push(e);
+			return out.reverse();
+		};
+		const expected = piBranch();
 		assert.equal(lazy.length, 2601);
 		assert.equal(lazy.length, expected.length);
 		assert.ok(Array.isArray(lazy));
@@ -45,13 +54,38 @@ test("a long branch read lazily is pi's branch, entry for entry", () => {
 		// Appends below a path read before: the path grows by the new entries.
 		const grow = SessionManager.open(file);
 		assert.equal(grow.getBranch().length, 2601);
-		const added = [grow.appendMessage({ role: "user", content: "more", timestamp: 5 }), grow.appendCustomEntry("note", { n: 1 })];
+		const more = { role: "user", content: "more", timestamp: 5 };
+		const added = [grow.appendMessage(more), grow.appendCustomEntry("note", { n: 1 })];
 		const grown = grow.getBranch();
 		assert.equal(grown.length, 2603);
 		assert.deepEqual([grown[2601].id, grown[2602].id, grown[2602].type], [...added, "custom"]);
-		const check = SessionManager.open(file);
-		check.getEntries();
-		assert.equal(JSON.stringify(grown), JSON.stringify(check.getBranch()));
+		// As with pi: the appended message is the caller's object (pi's AgentSession looks its
+		// entry up by identity), and each getBranch() holds the same entry objects.
+		assert.equal(grown[2601].message, more);
+		assert.equal(grow.getBranch()[17], grown[17]);
+		assert.notEqual(grow.getBranch(), grown);
+		assert.equal(grow.getEntries().find((e) => e.id === added[0]).message, more);
+		assert.equal(JSON.stringify(grown), JSON.stringify(piBranch()));
+		// getEntries() of a long session is lazy too; usages are read without parsing the lines.
+		const usage = { input: 3, output: 4.5, cacheRead: 0, cacheWrite: 1, totalTokens: 8.5, cost: { total: 0.1 } };
+		grow.appendMessage({ role: "assistant", content: [], usage, timestamp: 6 });
+		grow.appendMessage({ role: "toolResult", content: [], usage: null, timestamp: 7 });
+		grow.appendUsage("cache_warm", "prov", "m", usage, "note");
+		grow.appendCompaction("sum", ids[2500], 10, undefined, undefined, usage);
+		const all = SessionManager.open(file).getEntries();
+		SessionManager.open(file).writeSessionFile(path.join(W, "s.jsonl")); // pi's file
+		const want = fs.readFileSync(path.join(W, "s.jsonl"), "utf8").trim().split("\n").slice(1).map((l) => JSON.parse(l));
+		assert.equal(all.length, want.length);
+		const usages = (entries) => entries.map((e) => [e.type, e.message?.role, e.usage, e.message?.usage]);
+		assert.deepEqual(usages(all), usages(want));
+		assert.equal(JSON.stringify(all), JSON.stringify(want));
+		const live = SessionManager.open(file);
+		assert.equal(live.getEntries().length, want.length);
+		const after = live.appendMessage({ role: "user", content: "after", timestamp: 8 });
+		const again = live.getEntries();
+		assert.equal(again.length, want.length + 1);
+		assert.equal(again.at(-1).id, after);
+		assert.equal(again[4], live.getEntries()[4]);
 	} finally {
 		fs.rmSync(W, { recursive: true, force: true });
 	}

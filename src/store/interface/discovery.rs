@@ -2,10 +2,6 @@
 //! `allMessagesText` kept per session, and session references, the same on every backend
 //! ([`Discovery`], implemented in `store::sqlite::discovery` and `store::postgres::discovery`).
 
-//! What discovery reads (pi's `list`, `listAll`, `findById`, continue-recent), the joined
-//! `allMessagesText` kept per session, and session references, the same on every backend
-//! ([`Discovery`], implemented in `store::sqlite::discovery` and `store::postgres::discovery`).
-
 use crate::error::Result;
 
 /// The stored columns a `SessionInfo` is made of.
@@ -26,6 +22,21 @@ pub struct InfoRow {
     /// The file's modification time at import, or the last write (ns).
     pub written_ns: Option<i64>,
     pub last_seq: i64,
+    /// The machine a server's session was pushed from; `""` for the database's own sessions
+    /// (every session on SQLite).
+    pub origin: String,
+}
+
+/// Which sessions a listing covers. A PostgreSQL server also holds the sessions other
+/// machines pushed to it; pi's own listings (the SessionManager's `list`, `listAll`) cover
+/// only the server's own, while a look at everything (`sessiondb list`, `export --all`,
+/// `serve`) covers every origin. On SQLite both are every session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origins {
+    /// The database's own sessions (made or imported there).
+    Own,
+    /// Every session, wherever it was pushed from.
+    Every,
 }
 
 /// A session found by what a user typed: key, header id, path.
@@ -55,13 +66,13 @@ impl SessionRef {
 /// Discovery's reads.
 pub(crate) trait Discovery {
     /// The sessions whose file is in folder `dir`, in no particular order.
-    fn infos_in_dir(&self, dir: &str) -> Result<Vec<InfoRow>>;
+    fn infos_in_dir(&self, dir: &str, origins: Origins) -> Result<Vec<InfoRow>>;
     /// Every session, in no particular order.
-    fn infos_all(&self) -> Result<Vec<InfoRow>>;
+    fn infos_all(&self, origins: Origins) -> Result<Vec<InfoRow>>;
     /// The sessions whose folder is below `root` (an index range over the folders).
     fn infos_under(&self, root: &str) -> Result<Vec<InfoRow>>;
     /// The sessions whose header cwd is `cwd`.
-    fn infos_for_cwd(&self, cwd: &str) -> Result<Vec<InfoRow>>;
+    fn infos_for_cwd(&self, cwd: &str, origins: Origins) -> Result<Vec<InfoRow>>;
     /// The session with key `sid` (of any origin on a server).
     fn info_by_sid(&self, sid: i64) -> Result<Option<InfoRow>>;
     /// How many sessions the database holds.

@@ -2,10 +2,6 @@
 //! `store::sqlite::integrity` and `store::postgres::integrity`): the database's own checks
 //! (SQLite's; none on PostgreSQL), shared lines, and session and entry columns.
 
-//! What `check` reads, the same on every backend ([`Integrity`], implemented in
-//! `store::sqlite::integrity` and `store::postgres::integrity`): the database's own checks
-//! (SQLite's; none on PostgreSQL), shared lines, and session and entry columns.
-
 use crate::error::{Error, Result};
 
 /// True for the errors of a damaged database file, which `check` reports instead of failing.

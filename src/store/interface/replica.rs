@@ -1,10 +1,10 @@
-//! The local rows and lines `push` sends to a server, the same on every backend ([`Replica`],
-//! implemented in `store::sqlite::replica`; a server is not pushed from).
-
-//! The local rows and lines `push` sends to a server, the same on every backend ([`Replica`],
-//! implemented in `store::sqlite::replica`; a server is not pushed from).
+//! Replication, the same on every backend: the local rows and lines `push` sends ([`Replica`],
+//! implemented in `store::sqlite::replica`; a server is not pushed from), and what a database
+//! that receives pushes keeps and stores ([`Receiver`], implemented in
+//! `store::postgres::replica`; a SQLite file receives none).
 
 use crate::error::Result;
+use std::collections::HashMap;
 
 /// A local session's row.
 #[derive(Debug, Clone)]
@@ -78,4 +78,75 @@ pub(crate) trait Replica {
     fn local_lines(&self, sid: i64, from: i64, to: i64, f: &mut dyn FnMut(LocalLine<'_>) -> Result<()>) -> Result<()>;
     /// pi's `allMessagesText` of session `sid`: its user and assistant texts, space-joined.
     fn local_all_messages_text(&self, sid: i64) -> Result<String>;
+}
+
+/// What a receiving database holds of one of an origin's sessions.
+#[derive(Debug, Clone)]
+pub struct ReceivedSession {
+    /// The receiver's session key.
+    pub skey: i64,
+    /// The origin's key of the session when it was last pushed.
+    pub local_sid: i64,
+    /// The origin's `written_ns` when it was last pushed.
+    pub written_ns: i64,
+    /// Lines held.
+    pub last_seq: i64,
+    /// FNV-1a of the header and lines `1..=last_seq`, each with its `\n`.
+    pub lines_hash: u64,
+}
+
+/// A session of an origin as `import` and `sync` on a receiving database see it.
+#[derive(Debug, Clone, Copy)]
+pub struct KnownFile {
+    /// The receiver's key of the session.
+    pub skey: i64,
+    /// Size and modification time of the file it was imported from (`None`: not imported
+    /// from a file, e.g. made by the SessionManager).
+    pub signature: Option<(i64, i64)>,
+    /// Its file was gone at the last sync.
+    pub missing: bool,
+}
+
+/// One session of a batch a push sends.
+pub struct Outgoing<'a> {
+    /// Its local row.
+    pub session: &'a LocalSession,
+    /// Its `allMessagesText`.
+    pub all_text: String,
+    /// The receiver's key when it holds the session already.
+    pub existing: Option<i64>,
+    /// Sent whole: the lines the receiver holds are dropped first.
+    pub whole: bool,
+}
+
+/// Streams one session's lines of a batch (by its index in the batch) into `sink`; returns the
+/// hash of the header and every line the receiver then holds.
+pub type BatchLines<'f> = dyn FnMut(usize, &mut dyn FnMut(&LocalLine<'_>) -> Result<()>) -> Result<u64> + 'f;
+
+/// What `push` (and `import` and `sync` on a server, through push) need of the receiving
+/// database.
+pub(crate) trait Receiver {
+    /// Whether files are imported into this database through a staging SQLite database and a
+    /// push (a server), rather than written straight in.
+    fn imports_by_push(&self) -> bool;
+    /// `path` as this database keeps it (the key of [`Receiver::origin_files`]).
+    fn stored_path(&self, path: &str) -> String;
+    /// Holds the origin's push lock until [`Receiver::unlock_origin`]: two pushes of one
+    /// origin take turns; pushes of different origins run at once.
+    fn lock_origin(&self, origin: &str) -> Result<()>;
+    /// Releases [`Receiver::lock_origin`]'s lock.
+    fn unlock_origin(&self, origin: &str) -> Result<()>;
+    /// The origin's sessions, by path.
+    fn origin_sessions(&self, origin: &str) -> Result<HashMap<String, ReceivedSession>>;
+    /// Stores one batch in one transaction: the session rows, then every line (`lines`
+    /// streams each session's), then the hashes `lines` returned. Returns the receiver's keys.
+    fn receive_batch(&self, origin: &str, batch: &[Outgoing<'_>], lines: &mut BatchLines<'_>) -> Result<Vec<i64>>;
+    /// Removes sessions (their lines go with them); returns how many.
+    fn remove_sessions(&self, skeys: &[i64]) -> Result<u64>;
+    /// The origin's sessions with the signature of the file each was imported from, by path.
+    fn origin_files(&self, origin: &str) -> Result<HashMap<String, KnownFile>>;
+    /// Records `(path, size, mtime_ns)` of each file whose session of `origin` was just sent.
+    fn record_files(&self, origin: &str, files: &[(String, i64, i64)]) -> Result<()>;
+    /// Marks sessions whose file is gone (or back).
+    fn set_files_missing(&self, skeys: &[i64], missing: bool) -> Result<()>;
 }

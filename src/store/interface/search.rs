@@ -41,13 +41,16 @@ pub(crate) trait SearchIndex {
     /// Empties the index; everything is indexed again by the next catch-up.
     fn reset_index(&mut self) -> Result<()>;
     /// Indexes every entry waiting, `read_batch_of` at a time, writing the postings whenever
-    /// they take `flush_bytes`; `progress(done, total)` after each batch.
+    /// they take `flush_bytes`, then merges batches as `search::merge`'s policy says;
+    /// `progress(done, total)` after each batch.
     fn catch_up_in(
         &mut self,
         read_batch_of: i64,
         flush_bytes: usize,
         progress: &mut dyn FnMut(i64, i64),
     ) -> Result<i64>;
+    /// Rows of the postings, and build batches holding them.
+    fn posting_shape(&self) -> Result<(i64, i64)>;
     /// The key blobs of `token` (one per build batch), undecoded.
     fn posting_blobs(&self, token: &str) -> Result<Vec<Vec<u8>>>;
     /// The key blobs of every token of `tokens`.

@@ -2,10 +2,6 @@
 //! backend ([`Sessions`], implemented in `store::sqlite::sessions` and
 //! `store::postgres::sessions`).
 
-//! One session's row and its entry ids: what the layers above read of them, the same on every
-//! backend ([`Sessions`], implemented in `store::sqlite::sessions` and
-//! `store::postgres::sessions`).
-
 use crate::error::Result;
 
 /// A session's header line and the fields of it stored as columns.
@@ -20,6 +16,8 @@ pub struct SessionRow {
     pub id: String,
     /// Header `timestamp`, as written.
     pub created: Option<String>,
+    /// The machine a server's session was pushed from; `""` for the database's own.
+    pub origin: String,
 }
 
 /// A session's key, and its file's size and modification time when it was imported from one.

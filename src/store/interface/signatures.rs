@@ -1,9 +1,6 @@
 //! The signatures of the files sessions were imported from, the same on every backend
 //! ([`Signatures`], implemented in `store::sqlite::signatures`).
 
-//! The signatures of the files sessions were imported from, the same on every backend
-//! ([`Signatures`], implemented in `store::sqlite::signatures`).
-
 use crate::jsonl::signature::FileSignature;
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -1,9 +1,6 @@
 //! Token and cost totals from the usage rows extracted on write, the same on every backend
 //! ([`Usage`], implemented in `store::sqlite::usage` and `store::postgres::usage`).
 
-//! Token and cost totals from the usage rows extracted on write, the same on every backend
-//! ([`Usage`], implemented in `store::sqlite::usage` and `store::postgres::usage`).
-
 use crate::error::Result;
 use serde::Serialize;
 

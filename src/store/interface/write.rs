@@ -2,10 +2,6 @@
 //! `store::sqlite::write` and `store::postgres::write`): session rows, appends, forks and
 //! branch sources, and the types they take.
 
-//! Writing sessions and entry lines, the same on every backend ([`Writes`], implemented in
-//! `store::sqlite::write` and `store::postgres::write`): session rows, appends, forks and
-//! branch sources, and the types they take.
-
 use crate::error::Result;
 use crate::js::json::{self, RawObject};
 use crate::jsonl::signature::FileSignature;
@@ -214,6 +210,15 @@ pub(crate) trait Writes {
     /// Whether a saved session's appends go to the append journal beside the database first
     /// (`store::sqlite::journal`), to be settled into the tables in batches.
     fn appends_through_journal(&self) -> bool;
+    /// Starts a bulk write by this process (an import), until [`Writes::leave_bulk`]: on
+    /// SQLite a rollback journal while no other connection has the file open
+    /// (`store::sqlite::bulk`). Nothing where the backend has no such mode.
+    fn enter_bulk(&self) {}
+    /// Between two transactions of a bulk write: gives the database back to other processes
+    /// that asked for it.
+    fn between_bulk_transactions(&self) {}
+    /// Ends [`Writes::enter_bulk`]'s mode.
+    fn leave_bulk(&self) {}
     /// Whether [`Writes::append_new_entry`] checks itself that the new entry's id is free (the
     /// caller then draws ids without asking).
     fn append_checks_id(&self) -> bool;

@@ -19,6 +19,9 @@ pub struct Pg {
     /// Statements prepared on this connection, by their text: one round trip per statement
     /// run instead of two.
     prepared: RefCell<HashMap<&'static str, postgres::Statement>>,
+    /// Whether the connection was opened read-only (`db::open_read_only`): every transaction
+    /// on it is, and nothing is extracted before a read.
+    read_only: bool,
 }
 
 /// Parameters of a PostgreSQL statement.
@@ -87,6 +90,12 @@ impl Pg {
         self.in_tx.get()
     }
 
+    /// Whether the connection is read-only (reads then take the search and usage rows as the
+    /// last catch-up left them).
+    pub(in crate::store) fn read_only(&self) -> bool {
+        self.read_only
+    }
+
     /// `host:port/dbname` of the server, for messages.
     pub fn name(&self) -> String {
         self.server.borrow().name.clone()
@@ -96,7 +105,22 @@ impl Pg {
 impl Pg {
     /// Wraps a connection (made by [`crate::store::postgres::connect`]).
     pub(in crate::store) fn db(server: Server) -> Db {
-        Db::new(Pg { server: RefCell::new(server), in_tx: Cell::new(false), prepared: RefCell::default() })
+        Db::new(Pg {
+            server: RefCell::new(server),
+            in_tx: Cell::new(false),
+            prepared: RefCell::default(),
+            read_only: false,
+        })
+    }
+
+    /// Wraps a connection made by [`crate::store::postgres::connect_read_only`].
+    pub(in crate::store) fn db_read_only(server: Server) -> Db {
+        Db::new(Pg {
+            server: RefCell::new(server),
+            in_tx: Cell::new(false),
+            prepared: RefCell::default(),
+            read_only: true,
+        })
     }
 
     /// The error for `what`, an operation PostgreSQL's store cannot do.
@@ -139,12 +163,22 @@ impl Store for Pg {
         0
     }
 
-    /// Each statement sees its own snapshot on PostgreSQL.
+    /// A read-only transaction at REPEATABLE READ: its statements see one snapshot (an export's
+    /// header and lines, say, with a push landing meanwhile seen whole or not at all).
     fn begin_read(&self) -> Result<bool> {
-        Ok(false)
+        if self.in_tx.get() {
+            return Ok(false);
+        }
+        self.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+        self.in_tx.set(true);
+        Ok(true)
     }
 
-    fn end_read(&self) {}
+    fn end_read(&self) {
+        if self.in_tx.replace(false) {
+            let _ = self.batch("ROLLBACK");
+        }
+    }
 
     fn as_any(&self) -> &dyn Any {
         self

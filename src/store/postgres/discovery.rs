@@ -2,38 +2,52 @@
 //! the joined text is folded from the rows appends left since.
 
 use crate::error::Result;
-use crate::store::discovery::{Discovery, InfoRow, SessionRef};
+use crate::store::discovery::{Discovery, InfoRow, Origins, SessionRef};
 use crate::store::postgres::{Pg, PgParams};
 
-/// [`info_select!`] on PostgreSQL, among the sessions made on the server (origin `''`).
+/// [`info_select!`] on PostgreSQL: every origin's sessions (`$where` starts `WHERE`), or with
+/// [`own!`] only the server's own (origin `''`).
 macro_rules! pg_info_select {
-    ($where:literal) => {
+    ($where:expr) => {
         concat!(
             "SELECT skey AS sid, path, id, cwd, name, created, parent_session, message_count, last_activity_ms, ",
-            "first_message, coalesce(file_mtime_ns, written_ns) AS written_ns, last_seq FROM sessions WHERE origin = ''",
+            "first_message, coalesce(file_mtime_ns, written_ns) AS written_ns, last_seq, origin FROM sessions ",
             $where
         )
     };
 }
 
-/// [`SESSION_INFOS_IN_DIR`] on PostgreSQL.
-pub const PG_SESSION_INFOS_IN_DIR: &str = pg_info_select!(" AND dir = $1");
+/// `WHERE origin = ''` and then `$more` conditions, if any.
+macro_rules! own {
+    () => {
+        "WHERE origin = ''"
+    };
+    ($more:literal) => {
+        concat!("WHERE origin = '' AND ", $more)
+    };
+}
+
+/// [`SESSION_INFOS_IN_DIR`] on PostgreSQL, the server's own sessions.
+pub const PG_SESSION_INFOS_IN_DIR: &str = pg_info_select!(own!("dir = $1"));
+/// [`SESSION_INFOS_IN_DIR`] on PostgreSQL, every origin's.
+pub const PG_SESSION_INFOS_IN_DIR_EVERY: &str = pg_info_select!("WHERE dir = $1");
 
 /// [`SESSION_INFO_BY_SID`](crate::store::sqlite::discovery::SESSION_INFO_BY_SID) on
 /// PostgreSQL: a session of any origin.
-pub const PG_SESSION_INFO_BY_SID: &str = concat!(
-    "SELECT skey AS sid, path, id, cwd, name, created, parent_session, message_count, last_activity_ms, ",
-    "first_message, coalesce(file_mtime_ns, written_ns) AS written_ns, last_seq FROM sessions WHERE skey = $1"
-);
+pub const PG_SESSION_INFO_BY_SID: &str = pg_info_select!("WHERE skey = $1");
 
-/// [`SESSION_INFOS_ALL`] on PostgreSQL.
-pub const PG_SESSION_INFOS_ALL: &str = pg_info_select!("");
+/// [`SESSION_INFOS_ALL`] on PostgreSQL, the server's own sessions.
+pub const PG_SESSION_INFOS_ALL: &str = pg_info_select!(own!());
+/// [`SESSION_INFOS_ALL`] on PostgreSQL, every origin's.
+pub const PG_SESSION_INFOS_ALL_EVERY: &str = pg_info_select!("");
 
 /// [`SESSION_INFOS_UNDER`] on PostgreSQL.
-pub const PG_SESSION_INFOS_UNDER: &str = pg_info_select!(" AND dir >= $1 AND dir < $2");
+pub const PG_SESSION_INFOS_UNDER: &str = pg_info_select!(own!("dir >= $1 AND dir < $2"));
 
-/// [`SESSION_INFOS_FOR_CWD`] on PostgreSQL.
-pub const PG_SESSION_INFOS_FOR_CWD: &str = pg_info_select!(" AND cwd = $1");
+/// [`SESSION_INFOS_FOR_CWD`] on PostgreSQL, the server's own sessions.
+pub const PG_SESSION_INFOS_FOR_CWD: &str = pg_info_select!(own!("cwd = $1"));
+/// [`SESSION_INFOS_FOR_CWD`] on PostgreSQL, every origin's.
+pub const PG_SESSION_INFOS_FOR_CWD_EVERY: &str = pg_info_select!("WHERE cwd = $1");
 
 fn pg_infos(pg: &Pg, sql: &'static str, params: PgParams<'_>) -> Result<Vec<InfoRow>> {
     let text = |r: &postgres::Row, c: &str| r.get::<_, Option<&[u8]>>(c).map(utf8);
@@ -52,6 +66,7 @@ fn pg_infos(pg: &Pg, sql: &'static str, params: PgParams<'_>) -> Result<Vec<Info
             first_message: text(r, "first_message"),
             written_ns: r.get("written_ns"),
             last_seq: r.get("last_seq"),
+            origin: r.get("origin"),
         })
     })?;
     Ok(out)
@@ -126,12 +141,20 @@ fn utf8(b: &[u8]) -> String {
 }
 
 impl Discovery for Pg {
-    fn infos_in_dir(&self, dir: &str) -> Result<Vec<InfoRow>> {
-        pg_infos(self, PG_SESSION_INFOS_IN_DIR, &[&dir])
+    fn infos_in_dir(&self, dir: &str, origins: Origins) -> Result<Vec<InfoRow>> {
+        let sql = match origins {
+            Origins::Own => PG_SESSION_INFOS_IN_DIR,
+            Origins::Every => PG_SESSION_INFOS_IN_DIR_EVERY,
+        };
+        pg_infos(self, sql, &[&dir])
     }
 
-    fn infos_all(&self) -> Result<Vec<InfoRow>> {
-        pg_infos(self, PG_SESSION_INFOS_ALL, &[])
+    fn infos_all(&self, origins: Origins) -> Result<Vec<InfoRow>> {
+        let sql = match origins {
+            Origins::Own => PG_SESSION_INFOS_ALL,
+            Origins::Every => PG_SESSION_INFOS_ALL_EVERY,
+        };
+        pg_infos(self, sql, &[])
     }
 
     fn info_by_sid(&self, sid: i64) -> Result<Option<InfoRow>> {
@@ -144,8 +167,12 @@ impl Discovery for Pg {
         pg_infos(self, PG_SESSION_INFOS_UNDER, &[&lo, &hi])
     }
 
-    fn infos_for_cwd(&self, cwd: &str) -> Result<Vec<InfoRow>> {
-        pg_infos(self, PG_SESSION_INFOS_FOR_CWD, &[&cwd])
+    fn infos_for_cwd(&self, cwd: &str, origins: Origins) -> Result<Vec<InfoRow>> {
+        let sql = match origins {
+            Origins::Own => PG_SESSION_INFOS_FOR_CWD,
+            Origins::Every => PG_SESSION_INFOS_FOR_CWD_EVERY,
+        };
+        pg_infos(self, sql, &[&cwd])
     }
 
     fn session_count(&self) -> Result<i64> {

@@ -4,32 +4,21 @@
 
 use super::{pg_text, Server};
 use crate::error::Result;
+use crate::store::replica::KnownFile;
 use std::collections::HashMap;
-
-/// A session of origin `''` as `import` and `sync` see it.
-#[derive(Debug, Clone, Copy)]
-pub struct ServerFile {
-    /// The server's key of the session.
-    pub skey: i64,
-    /// Size and modification time of the file it was imported from (`None`: not imported
-    /// from a file, e.g. made by the SessionManager).
-    pub signature: Option<(i64, i64)>,
-    /// Its file was gone at the last sync.
-    pub missing: bool,
-}
 
 /// Every session of an origin with its file's signature.
 pub const ORIGIN_FILES: &str = "SELECT s.path, s.skey, f.size, f.mtime_ns, coalesce(f.missing, false) AS missing \
     FROM sessions s LEFT JOIN session_files f ON f.skey = s.skey WHERE s.origin = $1";
 
 /// The sessions of `origin`, by path.
-pub fn origin_files(s: &mut Server, origin: &str) -> Result<HashMap<String, ServerFile>> {
+pub fn origin_files(s: &mut Server, origin: &str) -> Result<HashMap<String, KnownFile>> {
     let rows = s.client.query(ORIGIN_FILES, &[&origin]).map_err(|e| s.pg(e))?;
     Ok(rows
         .iter()
         .map(|r| {
             let (size, mtime): (Option<i64>, Option<i64>) = (r.get("size"), r.get("mtime_ns"));
-            let file = ServerFile { skey: r.get("skey"), signature: size.zip(mtime), missing: r.get("missing") };
+            let file = KnownFile { skey: r.get("skey"), signature: size.zip(mtime), missing: r.get("missing") };
             (r.get("path"), file)
         })
         .collect())

@@ -1,6 +1,6 @@
-//! The PostgreSQL store: connecting (server checks, schema migrations under an advisory lock)
-//! and the typed statements of `push` ([`write`]) and of the commands served from a server
-//! ([`read`]). The schema is in `src/store/postgres/migrations/` (not `migrations/`: refinery's
+//! The PostgreSQL store: connecting (server checks, schema migrations under an advisory lock),
+//! the storage interface's implementation (one file per capability) and the typed statements
+//! of `push` ([`push`]) and of the files a server's `import` and `sync` read ([`files`]). The schema is in `src/store/postgres/migrations/` (not `migrations/`: refinery's
 //! `embed_migrations!` walks its folder recursively, and that one holds SQLite's).
 
 /// SQL for the whole `allMessagesText` of session row `s`: its `all_text`, joined up to line
@@ -23,9 +23,9 @@ pub mod entries;
 pub mod files;
 pub mod integrity;
 pub mod push;
-pub mod read;
 pub mod replica;
 pub mod search;
+pub mod search_merge;
 pub mod sessions;
 pub mod signatures;
 pub mod sync_state;
@@ -157,6 +157,20 @@ pub(crate) fn open(url: &str) -> Result<crate::store::handle::Db> {
     connect(url).map(Pg::db)
 }
 
+/// Opens the database `url` names for reading only: every transaction of the connection is
+/// read-only, so no statement run through it can write.
+pub(crate) fn open_read_only(url: &str) -> Result<crate::store::handle::Db> {
+    connect_read_only(url).map(Pg::db_read_only)
+}
+
+/// [`connect`], then makes every transaction of the connection read-only: a statement that
+/// writes fails on the server (`cannot execute … in a read-only transaction`).
+pub fn connect_read_only(url: &str) -> Result<Server> {
+    let mut server = connect(url)?;
+    server.client.batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY").map_err(|e| server.pg(e))?;
+    Ok(server)
+}
+
 /// Connects to the database `url` names, checks the server (version, encoding) and brings the
 /// schema up to date. Each failure is one line naming the server and the cause.
 pub fn connect(url: &str) -> Result<Server> {
@@ -207,7 +221,7 @@ fn check_server(s: &mut Server) -> Result<()> {
 
 /// Newest migration this build knows (`postgres/migrations/`; a unit test keeps them equal). A
 /// constant: asking refinery compiles its migration-name regex, on every connection.
-pub const KNOWN_VERSION: i64 = 9;
+pub const KNOWN_VERSION: i64 = 13;
 
 /// Newest migration applied to the server's database (`None` for a new one).
 fn applied_version(s: &mut Server) -> Result<Option<i64>> {

@@ -4,33 +4,18 @@
 use super::{pg_text, Server};
 use crate::error::Result;
 use crate::store::keys::{EntryKey, SessionKey};
-use crate::store::replica::{LocalLine, LocalSession};
+use crate::store::replica::{LocalLine, LocalSession, ReceivedSession};
 use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
 use postgres::Transaction;
 use std::collections::HashMap;
-
-/// What the server holds of one of the origin's sessions.
-#[derive(Debug, Clone)]
-pub struct RemoteSession {
-    /// The server's session key.
-    pub skey: i64,
-    /// The origin's key of the session when it was last pushed.
-    pub local_sid: i64,
-    /// The origin's `written_ns` when it was last pushed.
-    pub written_ns: i64,
-    /// Lines held.
-    pub last_seq: i64,
-    /// FNV-1a of the header and lines `1..=last_seq`, each with its `\n`.
-    pub lines_hash: u64,
-}
 
 /// The push's high-water marks: one row per session of an origin.
 pub const ORIGIN_SESSIONS: &str =
     "SELECT path, skey, local_sid, written_ns, last_seq, lines_hash FROM sessions WHERE origin = $1";
 
 /// The origin's sessions on the server, by path.
-pub fn origin_sessions(s: &mut Server, origin: &str) -> Result<HashMap<String, RemoteSession>> {
+pub fn origin_sessions(s: &mut Server, origin: &str) -> Result<HashMap<String, ReceivedSession>> {
     let rows = s.client.query(ORIGIN_SESSIONS, &[&origin]).map_err(|e| s.pg(e))?;
     Ok(rows
         .iter()
@@ -38,7 +23,7 @@ pub fn origin_sessions(s: &mut Server, origin: &str) -> Result<HashMap<String, R
             let hash: i64 = r.get("lines_hash");
             (
                 r.get("path"),
-                RemoteSession {
+                ReceivedSession {
                     skey: r.get("skey"),
                     local_sid: r.get("local_sid"),
                     written_ns: r.get("written_ns"),
@@ -240,8 +225,3 @@ pub fn set_hashes(tx: &mut Transaction<'_>, hashes: &[(i64, u64)]) -> std::resul
 
 /// Removes sessions of an origin (their lines go with them).
 pub const DELETE_SESSIONS: &str = "DELETE FROM sessions WHERE skey = ANY($1)";
-
-/// Removes the sessions `skeys`.
-pub fn delete_sessions(tx: &mut Transaction<'_>, skeys: &[i64]) -> std::result::Result<u64, postgres::Error> {
-    tx.execute(DELETE_SESSIONS, &[&skeys])
-}

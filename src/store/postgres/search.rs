@@ -1,5 +1,6 @@
-//! The search index on PostgreSQL (migration 8 of `postgres/migrations/`): the same postings,
-//! vocabulary and counters as SQLite's, and the text and usage rows SQLite writes at import,
+//! The search index on PostgreSQL (migrations 8 and 10 of `postgres/migrations/`): the same
+//! postings (merged as on SQLite: `search_merge`), vocabulary and counters as SQLite's, and the
+//! text and usage rows SQLite writes at import,
 //! extracted here from the stored lines by a catch-up (push's COPY and the manager's appends
 //! write lines only).
 
@@ -8,6 +9,7 @@ use crate::js::json;
 use crate::store::derive::EntryFields;
 use crate::store::extract;
 use crate::store::keys::{EntryKey, SessionKey};
+use crate::store::postgres::search_merge::{self, PG_BATCH_SET, PG_DROP_TEXTS};
 use crate::store::postgres::{pg_text, Pg, Server};
 use crate::store::search::build::{gather, Gathered, REBUILD_MIN_DELETED};
 use crate::store::search::query::{HitRow, RowFilter};
@@ -43,8 +45,6 @@ pub const PG_LINE_XMINS: &str = "SELECT v.session, e.xmin::text::bigint AS line_
     FROM unnest($1::bigint[], $2::bigint[]) AS v(session, seq) \
     LEFT JOIN entries e ON e.session = v.session AND e.seq = v.seq";
 
-const PG_DROP_TEXTS: &str = "DELETE FROM search_texts WHERE session = ANY($1)";
-
 const PG_DROP_USAGE: &str = "DELETE FROM search_usage WHERE session = ANY($1)";
 
 const PG_DROP_PROGRESS: &str = "DELETE FROM search_progress WHERE session = ANY($1)";
@@ -71,7 +71,8 @@ const PG_META_GET: &str = "SELECT value FROM search_meta WHERE name = $1";
 
 const PG_META_ADD: &str = "UPDATE search_meta SET value = value + $1 WHERE name = $2";
 
-const PG_RESET: &str = "TRUNCATE search_progress, search_texts, search_usage, search_postings, search_terms; \
+const PG_RESET: &str = "TRUNCATE search_progress, search_texts, search_usage, search_postings, search_terms, \
+    search_batches, search_deleted; \
     UPDATE search_meta SET value = 0";
 
 const PG_PENDING: &str = "SELECT coalesce(sum(s.last_seq - coalesce(p.upto, 0)), 0)::bigint AS n \
@@ -79,6 +80,10 @@ const PG_PENDING: &str = "SELECT coalesce(sum(s.last_seq - coalesce(p.upto, 0)),
     WHERE p.session IS NULL OR p.row_xmin <> s.xmin::text::bigint";
 
 const PG_TEXT_COUNT: &str = "SELECT count(*) AS n FROM search_texts";
+
+/// Rows of the postings and build batches holding them.
+pub const PG_POSTINGS_SHAPE: &str =
+    "SELECT (SELECT count(*) FROM search_postings) AS n_rows, (SELECT count(*) FROM search_batches) AS n_batches";
 
 /// The key lists of several tokens.
 pub const PG_POSTINGS_OF_ALL: &str = "SELECT keys FROM search_postings WHERE token = ANY($1)";
@@ -229,6 +234,10 @@ fn write_gathered(g: &mut Gathered, tx: &mut postgres::Transaction<'_>) -> std::
         }
         w.finish()?;
     }
+    let bytes: i64 = order.iter().map(|&i| g.postings[i].bytes.len() as i64).sum();
+    if bytes > 0 {
+        tx.execute(PG_BATCH_SET, &[&batch, &bytes, &batch])?;
+    }
     for chunk in order.chunks(50_000) {
         let terms: Vec<&str> = chunk.iter().map(|&i| &*g.tokens[i]).collect();
         tx.execute(PG_TERMS_INSERT, &[&terms])?;
@@ -251,6 +260,9 @@ pub(crate) fn pg_catch_up(
 ) -> Result<i64> {
     if pg.in_transaction() {
         return Err(Error::InvalidArgument("the search index cannot catch up inside a transaction".into()));
+    }
+    if pg.read_only() {
+        return Err(Error::database(pg.name(), "the search index cannot catch up in a read-only transaction"));
     }
     let mut s = pg.server()?;
     let name = s.name.clone();
@@ -278,9 +290,11 @@ fn pg_catch_up_locked(
         tx.batch_execute(PG_RESET)?;
     }
     let mut dropped = 0u64;
+    // Lines dropped, recorded with the last batch written (merges drop their keys).
+    let last_batch = meta(&mut tx, "batch")?;
     let gone: Vec<i64> = tx.query(PG_GONE, &[])?.iter().map(|r| r.get(0)).collect();
     if !gone.is_empty() {
-        dropped += tx.execute(PG_DROP_TEXTS, &[&gone])?;
+        dropped += tx.execute(PG_DROP_TEXTS, &[&gone, &last_batch])?;
         tx.execute(PG_DROP_USAGE, &[&gone])?;
         tx.execute(PG_DROP_PROGRESS, &[&gone])?;
     }
@@ -309,7 +323,7 @@ fn pg_catch_up_locked(
             }
         }
         if !rewritten.is_empty() {
-            dropped += tx.execute(PG_DROP_TEXTS, &[&rewritten])?;
+            dropped += tx.execute(PG_DROP_TEXTS, &[&rewritten, &last_batch])?;
             tx.execute(PG_DROP_USAGE, &[&rewritten])?;
         }
     }
@@ -375,6 +389,9 @@ fn pg_catch_up_locked(
     }
     if !g.is_empty() {
         write_gathered(&mut g, &mut tx)?;
+    }
+    if indexed > 0 {
+        search_merge::merge_due(&mut tx)?;
     }
     let mut upto = Vec::with_capacity(todo.len());
     let mut line_xmin = Vec::with_capacity(todo.len());
@@ -461,6 +478,10 @@ impl SearchIndex for Pg {
         progress: &mut dyn FnMut(i64, i64),
     ) -> Result<i64> {
         pg_catch_up(self, read_batch_of, flush_bytes, progress)
+    }
+
+    fn posting_shape(&self) -> Result<(i64, i64)> {
+        Ok(self.query(PG_POSTINGS_SHAPE, &[])?.first().map_or((0, 0), |r| (r.get("n_rows"), r.get("n_batches"))))
     }
 
     fn posting_blobs(&self, token: &str) -> Result<Vec<Vec<u8>>> {

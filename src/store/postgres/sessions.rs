@@ -5,7 +5,7 @@ use crate::store::postgres::Pg;
 use crate::store::sessions::{SessionFile, SessionRow, Sessions};
 
 /// Header line and storage fields of a session.
-pub const PG_SESSION_HEADER: &str = "SELECT header, rel_path, cwd, id, created FROM sessions WHERE skey = $1";
+pub const PG_SESSION_HEADER: &str = "SELECT header, rel_path, cwd, id, created, origin FROM sessions WHERE skey = $1";
 
 /// The session made on the server (origin `''`, not pushed) at a path.
 pub const PG_SESSION_BY_PATH: &str = "SELECT skey FROM sessions WHERE origin = '' AND path = $1";
@@ -29,6 +29,7 @@ impl Sessions for Pg {
             cwd: r.get("cwd"),
             id: r.get("id"),
             created: r.get("created"),
+            origin: r.get("origin"),
         })
     }
 
@@ -44,8 +45,10 @@ impl Sessions for Pg {
         Ok(self.query_opt(PG_DISTINCT_ENTRY_IDS, &[&sid])?.map_or(0, |r| r.get("n")))
     }
 
-    fn delete_session(&self, _sid: i64) -> Result<()> {
-        Err(self.unsupported("deleting a session"))
+    /// Its lines go with it (`entries.session` cascades).
+    fn delete_session(&self, sid: i64) -> Result<()> {
+        self.execute(super::push::DELETE_SESSIONS, &[&vec![sid]])?;
+        Ok(())
     }
 
     fn file_at(&self, _path: &str) -> Result<Option<SessionFile>> {

@@ -1,5 +1,6 @@
-//! [`Signatures`] on PostgreSQL: none here; a server keeps file signatures of its own, per
-//! origin (`store::postgres::files`).
+//! [`Signatures`] on PostgreSQL: a server keeps the signatures of its own sessions' files (origin
+//! `''`) in `session_files` (`store::postgres::files`, which `import` and `sync` there read and
+//! write); a local import's signatures are not the server's business.
 
 use crate::jsonl::signature::FileSignature;
 use crate::store::postgres::Pg;
@@ -7,12 +8,18 @@ use crate::store::signatures::Signatures;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+/// Records the file of one of the server's sessions as read or written up to `(size, mtime)`:
+/// a sync then finds it unchanged (a host writing pi's files, the `sessiondb-pi` launcher).
+pub const SET_SESSION_FILE: &str = "INSERT INTO session_files (skey, size, mtime_ns) VALUES ($1, $2, $3) \
+    ON CONFLICT (skey) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns, missing = false";
+
 impl Signatures for Pg {
     fn known_signatures(&self) -> crate::error::Result<HashMap<PathBuf, FileSignature>> {
         Err(self.unsupported("reading the file signatures of a local import (a server keeps its own, per origin)"))
     }
 
-    fn set_signature(&self, _sid: i64, _sig: FileSignature) -> crate::error::Result<()> {
-        Err(self.unsupported("recording a local import's file signature (a server keeps its own, per origin)"))
+    fn set_signature(&self, sid: i64, sig: FileSignature) -> crate::error::Result<()> {
+        self.execute(SET_SESSION_FILE, &[&sid, &sig.size, &sig.mtime_ns])?;
+        Ok(())
     }
 }

@@ -34,6 +34,30 @@ pub const PG_USAGE_TOTALS: &str = "WITH firsts AS ( \
         sum(total)::float8 AS total_tokens, array_agg(cost ORDER BY session, seq) AS costs, sum(invalid)::bigint AS invalid \
     FROM rows GROUP BY grp ORDER BY grp NULLS FIRST";
 
+/// [`PG_USAGE_TOTALS`] from the totals kept per session, day, provider and model
+/// (`search_usage_days`, SQLite's `USAGE_TOTALS_BY_DAY`): `$1` and `$2` are day numbers.
+pub const PG_USAGE_TOTALS_BY_DAY: &str = "WITH kept AS ( \
+        SELECT u.*, s.cwd, s.id AS sid, CASE WHEN u.day BETWEEN -719162 AND 2932896 \
+            THEN to_timestamp(u.day * 86400) AT TIME ZONE 'UTC' END AS d \
+        FROM search_usage_days u JOIN sessions s ON s.skey = u.session \
+        WHERE ($1::bigint IS NULL OR u.day >= $1) AND ($2::bigint IS NULL OR (u.day < $2 AND u.day <> -99999999))) \
+    SELECT CASE $3::text \
+            WHEN 'day' THEN to_char(d, 'YYYY-MM-DD') \
+            WHEN 'week' THEN to_char(d, 'YYYY') || '-W' \
+                || lpad(((extract(doy FROM d)::int + 7 - extract(isodow FROM d)::int) / 7)::text, 2, '0') \
+            WHEN 'month' THEN to_char(d, 'YYYY-MM') \
+            WHEN 'model' THEN model \
+            WHEN 'provider' THEN provider \
+            WHEN 'project' THEN coalesce(cwd, '') \
+            WHEN 'session' THEN sid \
+            ELSE 'all' END COLLATE \"C\" AS grp, \
+        sum(entries)::bigint AS entries, sum(input)::float8 AS input, sum(output)::float8 AS output, \
+        sum(cache_read)::float8 AS cache_read, sum(cache_write)::float8 AS cache_write, \
+        sum(total)::float8 AS total_tokens, array_agg(cost ORDER BY session, day, provider, model) \
+            || array_agg(cost_err ORDER BY session, day, provider, model) FILTER (WHERE cost_err <> 0) AS costs, \
+        sum(invalid)::bigint AS invalid \
+    FROM kept GROUP BY grp ORDER BY grp NULLS FIRST";
+
 /// SQLite's `total()` of doubles: a Kahan-Babuska-Neumaier sum.
 fn total_of(values: &[f64]) -> f64 {
     let (mut sum, mut err) = (0.0f64, 0.0f64);
@@ -61,14 +85,20 @@ impl Usage for Pg {
         until_ms: Option<i64>,
         cwd: Option<&str>,
     ) -> Result<Vec<Totals>> {
-        // The usage rows of lines written since the last catch-up first.
-        crate::store::postgres::search::pg_catch_up(
-            self,
-            search_index::READ_BATCH,
-            search_index::FLUSH_BYTES,
-            &mut |_, _| {},
-        )?;
-        let rows = self.query(PG_USAGE_TOTALS, &[&since_ms, &until_ms, &cwd, &group])?;
+        // The usage rows of lines written since the last catch-up first (a read-only
+        // connection reads them as the last catch-up left them).
+        if !self.read_only() {
+            crate::store::postgres::search::pg_catch_up(
+                self,
+                search_index::READ_BATCH,
+                search_index::FLUSH_BYTES,
+                &mut |_, _| {},
+            )?;
+        }
+        let rows = match crate::store::usage::whole_days(since_ms, until_ms, cwd) {
+            Some((since_day, until_day)) => self.query(PG_USAGE_TOTALS_BY_DAY, &[&since_day, &until_day, &group])?,
+            None => self.query(PG_USAGE_TOTALS, &[&since_ms, &until_ms, &cwd, &group])?,
+        };
         Ok(rows
             .iter()
             .map(|r| Totals {
@@ -79,7 +109,7 @@ impl Usage for Pg {
                 cache_read: r.get::<_, f64>("cache_read") as i64,
                 cache_write: r.get::<_, f64>("cache_write") as i64,
                 total_tokens: r.get::<_, f64>("total_tokens") as i64,
-                cost: total_of(&r.get::<_, Vec<f64>>("costs")),
+                cost: total_of(&r.get::<_, Option<Vec<f64>>>("costs").unwrap_or_default()),
                 invalid_usage_values: r.get("invalid"),
             })
             .collect())

@@ -2,18 +2,21 @@
 //! [`tokens`] (how text splits into word tokens and a query term into the tokens it needs),
 //! [`codec`] (posting lists as delta-encoded varints), [`vocab`] (a tokenizing thread's token
 //! ids), [`build`] (the pipeline both backends run: tokenize on every core, gather, hand over
-//! to write), [`query`] (candidates, filters, hit rows), and [`SearchIndex`], what a backend
-//! stores and reads (`store::sqlite::search`, `store::postgres::search`).
+//! to write), [`merge`] (the merge policy of the postings batches), [`query`] (candidates,
+//! filters, hit rows), and [`SearchIndex`], what a backend stores and reads
+//! (`store::sqlite::search`, `store::postgres::search`).
 //!
 //! For each word token, the keys of the entries holding it: sorted, delta-encoded, one row per
-//! token and build batch, plus a vocabulary of tokens for words a query cuts. A line shared by
+//! token and build batch (small batches merged as they accumulate, [`merge`]), plus a
+//! vocabulary of tokens for words a query cuts. A line shared by
 //! forks and branched sessions is indexed once, under its owner's key; the copies are recorded
 //! as runs and added to the candidates at query time. Deleted entries stay in the postings
-//! (their rows are gone, so [`hit_row`] finds nothing) until deletions reach half of what was
-//! indexed: then the next catch-up rebuilds.
+//! (their rows are gone, so [`hit_row`] finds nothing) until a merge drops them, or
+//! deletions reach half of what was indexed: then the next catch-up rebuilds.
 
 pub mod build;
 pub mod codec;
+pub mod merge;
 pub mod query;
 pub mod tokens;
 pub mod vocab;
@@ -56,6 +59,11 @@ pub fn catch_up_in(
     mut progress: impl FnMut(i64, i64),
 ) -> Result<i64> {
     db.store_mut().catch_up_in(read_batch_of, flush_bytes, &mut progress)
+}
+
+/// Rows of the postings, and build batches holding them (what the merge policy bounds).
+pub fn posting_shape(db: &Db) -> Result<(i64, i64)> {
+    db.store().posting_shape()
 }
 
 /// The keys of the entries holding `token`, ascending.

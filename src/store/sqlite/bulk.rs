@@ -10,7 +10,6 @@
 //! (`<database>-yield`), and the import puts the database back in WAL mode at its next
 //! transaction boundary.
 
-use crate::store::handle::Db;
 use rusqlite::{Connection, ErrorCode};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -69,8 +68,7 @@ impl BulkJournal {
     /// Leaves WAL mode for a rollback journal if no other connection has the database open
     /// (it does not wait for one to go). Commits then sync the journal and the file
     /// (`synchronous=FULL`), so a crash or a power loss keeps every committed transaction.
-    pub fn enter(handle: &Db) -> Self {
-        let Ok(conn) = handle.conn() else { return BulkJournal { marker: None } };
+    pub fn enter(conn: &Connection) -> Self {
         let Some(db) = conn.path().filter(|p| !p.is_empty()).map(PathBuf::from) else {
             return BulkJournal { marker: None };
         };
@@ -84,7 +82,7 @@ impl BulkJournal {
         }
         let mut bulk = BulkJournal { marker: Some(marker) };
         if conn.pragma_update(None, "synchronous", "FULL").is_err() {
-            bulk.leave(handle);
+            bulk.leave(conn);
         }
         bulk
     }
@@ -95,16 +93,15 @@ impl BulkJournal {
     }
 
     /// Between two transactions: back to WAL mode if another process asked for it.
-    pub fn between_transactions(&mut self, db: &Db) {
+    pub fn between_transactions(&mut self, conn: &Connection) {
         if self.marker.as_deref().is_some_and(Path::exists) {
-            self.leave(db);
+            self.leave(conn);
         }
     }
 
     /// Back to WAL mode (between transactions). Should that fail, the next open of the
     /// database restores it, as every open sets WAL mode.
-    pub fn leave(&mut self, db: &Db) {
-        let Ok(conn) = db.conn() else { return };
+    pub fn leave(&mut self, conn: &Connection) {
         let Some(marker) = self.marker.take() else { return };
         let _ = conn.pragma_update(None, "synchronous", "NORMAL");
         let _ = enter_wal(conn);

@@ -2,7 +2,7 @@
 //! parameters) and reads its columns by name.
 
 use crate::error::Result;
-use crate::store::discovery::{Discovery, InfoRow, SessionRef};
+use crate::store::discovery::{Discovery, InfoRow, Origins, SessionRef};
 use crate::store::keys::SessionKey;
 use crate::store::sqlite::{columns, Sqlite};
 use rusqlite::{named_params, Connection, OptionalExtension, Row};
@@ -48,6 +48,7 @@ fn info_row(r: &Row<'_>, c: &[usize; 12]) -> rusqlite::Result<InfoRow> {
         first_message: r.get(c[9])?,
         written_ns: r.get(c[10])?,
         last_seq: r.get(c[11])?,
+        origin: String::new(),
     })
 }
 
@@ -130,12 +131,13 @@ pub const SESSIONS_BY_ID_PREFIX: &str =
     "SELECT sid, id, path FROM sessions WHERE id >= :lo AND id < :hi ORDER BY id LIMIT 50";
 
 impl Discovery for Sqlite {
-    fn infos_in_dir(&self, dir: &str) -> Result<Vec<InfoRow>> {
+    // A SQLite database's sessions are all its own: `Origins` changes nothing here.
+    fn infos_in_dir(&self, dir: &str, _: Origins) -> Result<Vec<InfoRow>> {
         let db = &self.conn;
         infos(db, SESSION_INFOS_IN_DIR, named_params! { ":dir": dir })
     }
 
-    fn infos_all(&self) -> Result<Vec<InfoRow>> {
+    fn infos_all(&self, _: Origins) -> Result<Vec<InfoRow>> {
         let db = &self.conn;
         infos(db, SESSION_INFOS_ALL, &[])
     }
@@ -150,7 +152,7 @@ impl Discovery for Sqlite {
         infos(db, SESSION_INFOS_UNDER, named_params! { ":lo": lo, ":hi": hi })
     }
 
-    fn infos_for_cwd(&self, cwd: &str) -> Result<Vec<InfoRow>> {
+    fn infos_for_cwd(&self, cwd: &str, _: Origins) -> Result<Vec<InfoRow>> {
         let db = &self.conn;
         infos(db, SESSION_INFOS_FOR_CWD, named_params! { ":cwd": cwd })
     }

@@ -117,8 +117,9 @@ pub const WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, key, id, type, role, par
     SELECT key, id, type, role FROM walk";
 
 /// The linking columns of every entry of a session (keys `:lo..=:hi`) in file order, header
-/// lines excluded: all stored before the line, so no line is read.
-pub const LINKS: &str = "SELECT key, id, parent_id, type, role FROM entries \
+/// lines excluded: from the covering index `entries_links` (migration 14), so no page holding
+/// lines is read (SQLite would otherwise take the table's own key range).
+pub const LINKS: &str = "SELECT key, id, parent_id, type, role FROM entries INDEXED BY entries_links \
     WHERE key BETWEEN :lo AND :hi AND type IS NOT 'session' ORDER BY key";
 
 /// The type, role and time of the entry stored under `:key`.

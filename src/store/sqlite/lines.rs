@@ -268,6 +268,7 @@ pub fn compress_stored_lines(conn: &mut Connection) -> Result<()> {
         conn: std::mem::replace(conn, Connection::open_in_memory()?),
         packing: Default::default(),
         unpacker: Default::default(),
+        bulk: Default::default(),
     };
     let result = pack_all(&store, total, show);
     *conn = store.conn;

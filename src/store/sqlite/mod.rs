@@ -1,17 +1,17 @@
 //! The SQLite store: opening a database file (pragmas, migrations of `migrations/`), what only
-//! SQLite has (the append journal, the rollback-journal bulk mode), and the SQLite
-//! implementation of the storage interface (`store::backend`).
+//! SQLite has (the rollback-journal bulk mode), and the SQLite implementation of the storage
+//! interface (`store::backend`).
 
 pub mod bulk;
 pub mod discovery;
 pub mod entries;
 pub mod extract;
 pub mod integrity;
-pub mod journal;
 pub mod lines;
 pub mod open;
 pub mod replica;
 pub mod search;
+pub mod search_merge;
 pub mod sessions;
 pub mod signatures;
 pub mod sync_state;
@@ -32,6 +32,8 @@ pub struct Sqlite {
     pub(in crate::store) packing: std::cell::RefCell<lines::Packing>,
     /// What unpacks the lines read outside SQL (export, check), kept with its dictionaries.
     pub(in crate::store) unpacker: std::cell::RefCell<crate::store::codec::Unpacker>,
+    /// The journal mode of a bulk write under way ([`bulk::BulkJournal`]).
+    pub(in crate::store) bulk: std::cell::RefCell<Option<bulk::BulkJournal>>,
 }
 
 impl Sqlite {
@@ -41,7 +43,7 @@ impl Sqlite {
             // Only when SQLite is out of memory; every read of a line then says so.
             eprintln!("sessiondb: cannot register {}: {e}", lines::LINE_FUNCTION);
         }
-        Db::new(Sqlite { conn, packing: Default::default(), unpacker: Default::default() })
+        Db::new(Sqlite { conn, packing: Default::default(), unpacker: Default::default(), bulk: Default::default() })
     }
 }
 
@@ -140,39 +142,6 @@ impl Db {
             Ok(s) => s.conn,
             Err(_) => panic!("Db::into_sqlite on a database that is not SQLite"),
         }
-    }
-
-    /// The SQLite connection, for the typed functions of `store/` not yet behind the storage
-    /// interface: on another backend, an [`Error::Unsupported`] naming what the caller's file
-    /// serves.
-    #[track_caller]
-    pub(in crate::store) fn conn(&self) -> Result<&Connection> {
-        let what = feature_of(std::panic::Location::caller().file());
-        match self.downcast::<Sqlite>() {
-            Some(s) => Ok(&s.conn),
-            None => Err(self.unsupported(what)),
-        }
-    }
-}
-
-/// What the functions of a `store/` file serve, for the error another backend gets from one
-/// that is not behind the storage interface yet.
-fn feature_of(file: &str) -> &'static str {
-    let name = file.rsplit(['/', '\\']).next().unwrap_or(file).trim_end_matches(".rs");
-    match name {
-        "search_index" => "search",
-        "discovery" => "listing sessions",
-        "entries" => "reading entries",
-        "write" => "writing sessions",
-        "sessions" => "reading sessions",
-        "integrity" => "check",
-        "stats" | "usage" => "stats",
-        "sync_state" | "signatures" => "sync",
-        "journal" => "the append journal",
-        "replica" => "push from a PostgreSQL database",
-        "bulk" => "import",
-        "extract" => "reindexing",
-        _ => "this operation",
     }
 }
 

@@ -1,12 +1,14 @@
-//! The search index on SQLite (migrations V9, V10): the queue of entries to index
-//! (`fts_pending`), the postings written in token order per build batch, the vocabulary, the
-//! runs of copies, and the statements a query runs.
+//! The search index on SQLite (migrations V9, V10, V12): the queue of entries to index
+//! (`fts_pending`), the postings written in token order per build batch (merged after a
+//! catch-up: `search_merge`), the vocabulary, the runs of copies, and the statements a query
+//! runs.
 
 use crate::error::Result;
 use crate::store::search::build::{gather, tokenize, Gathered, Queued, Tokenized, REBUILD_MIN_DELETED};
 use crate::store::search::query::{HitRow, RowFilter};
 use crate::store::search::vocab::Vocab;
 use crate::store::search::SearchIndex;
+use crate::store::sqlite::search_merge::{self, BATCH_SET};
 use crate::store::sqlite::Sqlite;
 use rusqlite::{named_params, Connection, OptionalExtension, TransactionBehavior};
 
@@ -45,6 +47,9 @@ const DELETE_POSTINGS: &str = "DELETE FROM search_postings";
 const DELETE_TERMS: &str = "DELETE FROM search_terms";
 
 const DELETE_COPIES: &str = "DELETE FROM search_copies";
+
+/// Rows of the postings and build batches holding them.
+pub const POSTINGS_SHAPE: &str = "SELECT (SELECT count(*) FROM search_postings), (SELECT count(*) FROM search_batches)";
 
 /// The key lists of `:token` (one per build batch).
 pub const POSTINGS_OF: &str = "SELECT keys FROM search_postings WHERE token = :token";
@@ -109,10 +114,15 @@ fn write_gathered(g: &mut Gathered, conn: &mut Connection) -> Result<()> {
         order.sort_unstable_by(|&a, &b| g.tokens[a].cmp(&g.tokens[b]));
         let mut insert = tx.prepare_cached(POSTINGS_INSERT)?;
         let mut term = tx.prepare_cached(TERM_INSERT)?;
+        let mut bytes = 0i64;
         for i in order {
             let token = &*g.tokens[i];
+            bytes += g.postings[i].bytes.len() as i64;
             insert.execute(named_params! {":token": token, ":batch": batch, ":keys": g.postings[i].bytes})?;
             term.execute(named_params! {":term": token})?;
+        }
+        if bytes > 0 {
+            tx.prepare_cached(BATCH_SET)?.execute(named_params! {":batch": batch, ":bytes": bytes, ":first": batch})?;
         }
         let mut copies = tx.prepare_cached(COPIES_INSERT)?;
         for r in &g.runs {
@@ -186,6 +196,9 @@ impl SearchIndex for Sqlite {
         tx.execute(DELETE_POSTINGS, [])?;
         tx.execute(DELETE_TERMS, [])?;
         tx.execute(DELETE_COPIES, [])?;
+        for sql in search_merge::RESET {
+            tx.execute(sql, [])?;
+        }
         tx.execute(META_RESET, [])?;
         tx.execute(QUEUE_ALL, [])?;
         tx.commit()?;
@@ -276,7 +289,12 @@ impl SearchIndex for Sqlite {
         if !g.is_empty() {
             write_gathered(&mut g, conn)?;
         }
+        search_merge::merge_due(conn)?;
         Ok(done)
+    }
+
+    fn posting_shape(&self) -> Result<(i64, i64)> {
+        Ok(self.conn.prepare_cached(POSTINGS_SHAPE)?.query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?)
     }
 
     fn posting_blobs(&self, token: &str) -> Result<Vec<Vec<u8>>> {

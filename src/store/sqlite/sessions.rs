@@ -37,6 +37,7 @@ impl Sessions for Sqlite {
                 cwd: r.get("cwd")?,
                 id: r.get("id")?,
                 created: r.get("created")?,
+                origin: String::new(),
             })
         })?)
     }

@@ -28,6 +28,30 @@ pub const USAGE_TOTALS: &str = "WITH firsts AS ( \
     FROM firsts f JOIN usage u ON u.key = f.key JOIN sessions s ON s.sid = u.session \
     GROUP BY grp ORDER BY grp";
 
+/// [`USAGE_TOTALS`] from the totals kept per session, day, provider and model (`usage_days`,
+/// the first copy of each entry only), when no project is chosen and the period is whole UTC
+/// days: `:since_day` and `:until_day` are day numbers, NULL when not given. Each group's cost
+/// is the sum of its days' costs and their rounding errors.
+pub const USAGE_TOTALS_BY_DAY: &str = "WITH kept AS ( \
+        SELECT CASE :group \
+            WHEN 'day' THEN strftime('%Y-%m-%d', d.day * 86400, 'unixepoch') \
+            WHEN 'week' THEN strftime('%Y-W%W', d.day * 86400, 'unixepoch') \
+            WHEN 'month' THEN strftime('%Y-%m', d.day * 86400, 'unixepoch') \
+            WHEN 'model' THEN d.model \
+            WHEN 'provider' THEN d.provider \
+            WHEN 'project' THEN coalesce(s.cwd, '') \
+            WHEN 'session' THEN s.id \
+            ELSE 'all' END AS grp, d.* \
+        FROM usage_days d JOIN sessions s ON s.sid = d.session \
+        WHERE (:since_day IS NULL OR d.day >= :since_day) \
+            AND (:until_day IS NULL OR (d.day < :until_day AND d.day <> -99999999))), \
+    addends AS ( \
+        SELECT grp, entries, input, output, cache_read, cache_write, total, cost, invalid FROM kept \
+        UNION ALL SELECT grp, 0, 0, 0, 0, 0, 0, cost_err, 0 FROM kept WHERE cost_err <> 0) \
+    SELECT grp, sum(entries) AS entries, total(input) AS input, total(output) AS output, total(cache_read) AS cache_read, \
+        total(cache_write) AS cache_write, total(total) AS total_tokens, total(cost) AS cost, sum(invalid) AS invalid \
+    FROM addends GROUP BY grp ORDER BY grp";
+
 impl Usage for Sqlite {
     fn usage_totals(
         &self,
@@ -37,24 +61,37 @@ impl Usage for Sqlite {
         cwd: Option<&str>,
     ) -> Result<Vec<Totals>> {
         let db = &self.conn;
-        let mut st = db.prepare_cached(USAGE_TOTALS)?;
-        let params = named_params! { ":group": group, ":since": since_ms, ":until": until_ms, ":cwd": cwd };
-        let rows = st
-            .query_map(params, |r| {
-                Ok(Totals {
-                    group: r.get::<_, Option<String>>("grp")?.unwrap_or_default(),
-                    entries: r.get("entries")?,
-                    // total() sums as doubles: no overflow error on absurd token counts.
-                    input: r.get::<_, f64>("input")? as i64,
-                    output: r.get::<_, f64>("output")? as i64,
-                    cache_read: r.get::<_, f64>("cache_read")? as i64,
-                    cache_write: r.get::<_, f64>("cache_write")? as i64,
-                    total_tokens: r.get::<_, f64>("total_tokens")? as i64,
-                    cost: r.get("cost")?,
-                    invalid_usage_values: r.get("invalid")?,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let rows = match crate::store::usage::whole_days(since_ms, until_ms, cwd) {
+            Some((since_day, until_day)) => {
+                let st = db.prepare_cached(USAGE_TOTALS_BY_DAY)?;
+                totals_of(st, named_params! { ":group": group, ":since_day": since_day, ":until_day": until_day })?
+            }
+            None => {
+                let st = db.prepare_cached(USAGE_TOTALS)?;
+                totals_of(st, named_params! { ":group": group, ":since": since_ms, ":until": until_ms, ":cwd": cwd })?
+            }
+        };
         Ok(rows)
     }
+}
+
+/// Reads the rows of [`USAGE_TOTALS`] or [`USAGE_TOTALS_BY_DAY`].
+fn totals_of(mut st: rusqlite::CachedStatement<'_>, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<Totals>> {
+    let rows = st
+        .query_map(params, |r| {
+            Ok(Totals {
+                group: r.get::<_, Option<String>>("grp")?.unwrap_or_default(),
+                entries: r.get("entries")?,
+                // total() sums as doubles: no overflow error on absurd token counts.
+                input: r.get::<_, f64>("input")? as i64,
+                output: r.get::<_, f64>("output")? as i64,
+                cache_read: r.get::<_, f64>("cache_read")? as i64,
+                cache_write: r.get::<_, f64>("cache_write")? as i64,
+                total_tokens: r.get::<_, f64>("total_tokens")? as i64,
+                cost: r.get("cost")?,
+                invalid_usage_values: r.get("invalid")?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
 }

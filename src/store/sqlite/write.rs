@@ -313,11 +313,13 @@ pub const COPY_ENTRIES: &str = "INSERT INTO entries (key, session, seq, id, pare
 pub const COPY_TEXTS: &str = "INSERT INTO texts (key, session, role, ts_ms, list_text) \
     SELECT key - :base + :new_base, :copy, role, ts_ms, list_text FROM texts WHERE key BETWEEN :from AND :to";
 
-/// Copies usage rows along with `write::COPY_ENTRIES` (same parameters).
+/// Copies usage rows along with `write::COPY_ENTRIES` (same parameters). A copy comes after
+/// the row it copies (the new session's keys are the largest), so it is not the first of its
+/// entry id and timestamp (migration 15), unless it has no entry id.
 pub const COPY_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
-        cache_read, cache_write, total, cost, invalid) \
+        cache_read, cache_write, total, cost, invalid, first) \
     SELECT key - :base + :new_base, :copy, entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost, \
-        invalid \
+        invalid, entry_id IS NULL \
     FROM usage WHERE key BETWEEN :from AND :to";
 
 /// Gives session `:copy` the statistics of session `:source` (a copy of all its entries).
@@ -379,6 +381,22 @@ impl<'t> LineWriter for BulkWriter<'t> {
 impl Writes for Sqlite {
     fn line_packer(&self) -> Result<Option<crate::store::codec::Packer>> {
         self.import_packer().map(Some)
+    }
+
+    fn enter_bulk(&self) {
+        *self.bulk.borrow_mut() = Some(super::bulk::BulkJournal::enter(&self.conn));
+    }
+
+    fn between_bulk_transactions(&self) {
+        if let Some(b) = self.bulk.borrow_mut().as_mut() {
+            b.between_transactions(&self.conn);
+        }
+    }
+
+    fn leave_bulk(&self) {
+        if let Some(mut b) = self.bulk.borrow_mut().take() {
+            b.leave(&self.conn);
+        }
     }
 
     fn line_writer<'a>(&'a self, sid: i64) -> Result<Box<dyn LineWriter + 'a>> {

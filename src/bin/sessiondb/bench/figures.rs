@@ -50,7 +50,7 @@ pub fn import_corpus(corpus: &Corpus, runs: u32, work: &Path) -> Result<ImportFi
         },
         |path| {
             let mut conn = db::open(&path)?;
-            let s = import::import_targets(&mut conn, &corpus.targets, ImportOptions::default(), |_| {});
+            let s = import::import_targets(&mut conn, &corpus.targets, ImportOptions::default(), |_| {})?;
             conn.into_sqlite().close().map_err(|(_, e)| Error::from(e))?;
             peak = system::max_peak(peak, system::peak_rss_mib());
             summary = Some(s);

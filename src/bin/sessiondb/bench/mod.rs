@@ -272,7 +272,7 @@ fn full_path_twin(r: &mut Report, entries: usize, seed: u64, runs: u32, work: &P
     let db_path = work.join("twin.sqlite");
     let mut conn = db::open(&db_path)?;
     let targets = import::collect_targets(std::slice::from_ref(&twin.sessions_dir))?;
-    let summary = import::import_targets(&mut conn, &targets, ImportOptions::default(), |_| {});
+    let summary = import::import_targets(&mut conn, &targets, ImportOptions::default(), |_| {})?;
     let file = summary.reports.first().filter(|f| f.status != import::FileStatus::Failed);
     let Some(file) = file else {
         return Err(Error::InvalidArgument("the synthetic no-compaction session did not import".into()));

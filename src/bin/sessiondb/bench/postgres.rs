@@ -80,10 +80,10 @@ pub fn run(opts: &BenchOptions, url: &str, appends: usize, log: &mut dyn FnMut(&
     let local = sessiondb::db::open(&imp.db)?;
 
     log("push into PostgreSQL (binary COPY)");
-    let mut server = sessiondb::pg::connect(url)?;
+    let server = sessiondb::db::open(url)?;
     let push = sessiondb::pg::PushOptions::new("");
     let started = std::time::Instant::now();
-    sessiondb::pg::push(&local, &mut server, &push, |_, _| {})?;
+    sessiondb::pg::push(&local, &server, &push, |_, _| {})?;
     r.postgres.import_mib_per_s = round(corpus.bytes as f64 / MIB / started.elapsed().as_secs_f64());
     drop(server);
 

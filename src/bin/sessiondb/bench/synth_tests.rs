@@ -45,7 +45,7 @@ fn synthetic_corpus_imports_cleanly_and_projects() {
     let db_path = tmp.path().join("db.sqlite");
     let mut conn = sessiondb::db::open(&db_path).unwrap();
     let targets = collect_targets(std::slice::from_ref(&corpus.sessions_dir)).unwrap();
-    let summary = import_targets(&mut conn, &targets, ImportOptions::default(), |_| {});
+    let summary = import_targets(&mut conn, &targets, ImportOptions::default(), |_| {}).unwrap();
     assert_eq!((summary.failures, summary.skipped_lines, summary.blank_lines), (0, 0, 0));
     assert_eq!(summary.sessions, 9);
     assert_eq!(summary.entries, corpus.entries);

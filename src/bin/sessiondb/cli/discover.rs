@@ -122,7 +122,7 @@ pub fn run_list(db: &Path, a: ListArgs) -> anyhow::Result<i32> {
     let conn = sessiondb::db::open_existing(db)?;
     let mut infos = match (&a.scope.cwd, &a.scope.session_dir) {
         (Some(cwd), _) => discovery::list_cwd(&conn, &resolved(cwd))?,
-        (None, Some(dir)) => discovery::list_dir(&conn, &resolved(dir), None)?,
+        (None, Some(dir)) => discovery::list_folder(&conn, &resolved(dir))?,
         (None, None) => discovery::list_everything(&conn)?,
     };
     select(&mut infos, &a);

@@ -26,20 +26,11 @@ pub struct Args {
     progress_json: bool,
 }
 
-/// Where the files go.
-enum Target {
-    Local(sessiondb::db::Db),
-    /// A PostgreSQL server: its own sessions (origin '').
-    Server(Box<sessiondb::pg::Server>),
-}
-
 pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
     let targets = import::collect_targets(&args.paths)?;
     let url = db.to_str().filter(|t| sessiondb::pg::is_url(t));
-    let mut to = match url {
-        Some(url) => Target::Server(Box::new(sessiondb::pg::connect(url)?)),
-        None => Target::Local(sessiondb::db::open(db)?),
-    };
+    // On a server, the files become its own sessions (origin '').
+    let mut conn = sessiondb::db::open(db)?;
     let shown = url.map_or_else(|| db.display().to_string(), sessiondb::pg::shown);
     let bar = output::progress_bar(targets.len() as u64, "importing");
     let mut json_progress = output::Progress::new("import", args.progress_json, u64::MAX);
@@ -51,10 +42,7 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
         done += 1;
         json_progress.update(done, total);
     };
-    let summary = match &mut to {
-        Target::Local(conn) => import::import_targets(conn, &targets, opts, progress),
-        Target::Server(server) => sessiondb::pg::import_targets(server, &targets, opts, progress)?,
-    };
+    let summary = import::import_targets(&mut conn, &targets, opts, progress)?;
     bar.finish_and_clear();
     // Files the database could not take (disk full, I/O error): one error for all of them.
     let db_failures: Vec<&str> = summary
@@ -109,8 +97,6 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
         );
     }
     // The search index keeps up with the import (no separate step to know about).
-    if let Target::Local(conn) = &mut to {
-        super::search::catch_up(conn, args.progress_json)?;
-    }
+    super::search::catch_up(&mut conn, args.progress_json)?;
     Ok(if summary.failures > 0 { 1 } else { 0 })
 }

@@ -8,7 +8,6 @@ mod export;
 mod import;
 mod output;
 mod push;
-pub(crate) mod remote;
 pub(crate) mod render;
 mod rpc;
 mod search;
@@ -82,9 +81,6 @@ pub fn run() -> i32 {
     };
     let url = db.to_str().filter(|t| sessiondb::pg::is_url(t)).map(str::to_owned);
     let result = match (cli.command, url) {
-        (Command::Export(a), Some(url)) => remote::run_export(&url, a),
-        (Command::List(a), Some(url)) => remote::run_list(&url, a),
-        (Command::Find(a), Some(url)) => remote::run_find(&url, a),
         (Command::Bench(a), url) => bench::run(a, url.as_deref()),
         // Every other command runs the same code on either backend: each takes a `Db`, whose
         // store functions read and write the server (push refuses a server as its source).

@@ -83,7 +83,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
     if sessiondb::pg::is_url(&local.to_string_lossy()) {
         bail!("push reads a local SQLite database: give it with --db PATH or --from PATH, and the server with --to");
     }
-    let mut server = sessiondb::pg::connect(&a.to)?;
+    let server = sessiondb::db::open(a.to.as_str())?;
     let opts = PushOptions {
         prune: a.prune,
         ..PushOptions::new(a.origin.clone().unwrap_or_else(sessiondb::pg::default_origin))
@@ -110,14 +110,14 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
         if rounds == 0 || seen.as_ref() != Some(&now) {
             let conn = sessiondb::db::open_existing(&local)?;
             let bar = output::progress_bar(2, "pushing");
-            let summary = sessiondb::pg::push(&conn, &mut server, &opts, |done, total| {
+            let summary = sessiondb::pg::push(&conn, &server, &opts, |done, total| {
                 bar.set_length(total);
                 bar.set_position(done);
             })?;
             bar.finish_and_clear();
             drop(conn);
             if rounds == 0 || summary.wrote() {
-                report(&summary, &server.name, a.json)?;
+                report(&summary, &sessiondb::pg::shown(&a.to), a.json)?;
             }
             // Opening the database may settle its append journal: look again after the push.
             seen = Some(fingerprint(&local));

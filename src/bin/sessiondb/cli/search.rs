@@ -145,10 +145,15 @@ pub fn run_index(db: &Path, a: IndexArgs) -> anyhow::Result<i32> {
     let n = catch_up(&mut conn, false)?;
     let refreshed = sessiondb::discovery::refresh_list_texts(&mut conn)?;
     let secs = started.elapsed().as_secs_f64();
+    let (rows, batches) = search::index_shape(&conn)?;
     if a.json {
-        output::print_json(&serde_json::json!({"indexed": n, "listTextsRefreshed": refreshed, "seconds": secs}))?;
+        output::print_json(&serde_json::json!({
+            "indexed": n, "listTextsRefreshed": refreshed, "seconds": secs,
+            "postingRows": rows, "postingBatches": batches,
+        }))?;
     } else {
         outln!("indexed {n} texts and refreshed {refreshed} sessions' list text in {secs:.1} s")?;
+        outln!("the index holds {rows} postings rows in {batches} batches")?;
     }
     Ok(0)
 }

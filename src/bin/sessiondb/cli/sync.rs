@@ -72,10 +72,7 @@ fn report(s: &SyncSummary, json: bool) -> anyhow::Result<()> {
 }
 
 /// Where the files go: a local database, or a PostgreSQL server's own sessions (origin '').
-enum Target {
-    Local(sessiondb::db::Db),
-    Server(Box<sessiondb::pg::Server>),
-}
+struct Target(sessiondb::db::Db);
 
 impl Target {
     fn sync_dir(
@@ -84,25 +81,16 @@ impl Target {
         opts: SyncOptions,
         progress: impl FnMut(usize, usize),
     ) -> anyhow::Result<SyncSummary> {
-        Ok(match self {
-            Target::Local(conn) => sync::sync_dir(conn, dir, opts, progress)?,
-            Target::Server(server) => sessiondb::pg::sync_dir(server, dir, opts, progress)?,
-        })
+        Ok(sync::sync_dir(&mut self.0, dir, opts, progress)?)
     }
 
     fn sync_paths(&mut self, dir: &Path, paths: &[PathBuf], s: &mut SyncSummary) -> anyhow::Result<()> {
-        match self {
-            Target::Local(conn) => sync::sync_paths(conn, dir, paths, s)?,
-            Target::Server(server) => sessiondb::pg::sync_paths(server, dir, paths, s)?,
-        }
-        Ok(())
+        Ok(sync::sync_paths(&mut self.0, dir, paths, s)?)
     }
 
     /// The search index keeps up with the sync (no separate step to know about).
     fn catch_up(&mut self, progress_json: bool) -> anyhow::Result<()> {
-        if let Target::Local(conn) = self {
-            super::search::catch_up(conn, progress_json)?;
-        }
+        super::search::catch_up(&mut self.0, progress_json)?;
         Ok(())
     }
 }
@@ -129,10 +117,7 @@ fn sync_files(to: &mut Target, dir: &Path, files: &[PathBuf], a: &Args) -> anyho
 
 pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
     let dir = a.sessions_dir.clone().unwrap_or_else(sessiondb::internals::layout::sessions_dir);
-    let mut to = match db.to_str().filter(|t| sessiondb::pg::is_url(t)) {
-        Some(url) => Target::Server(Box::new(sessiondb::pg::connect(url)?)),
-        None => Target::Local(sessiondb::db::open(db)?),
-    };
+    let mut to = Target(sessiondb::db::open(db)?);
     if !a.files.is_empty() {
         return sync_files(&mut to, &dir, &a.files, &a);
     }

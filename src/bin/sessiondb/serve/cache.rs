@@ -20,10 +20,17 @@ const TOTALS: usize = 256;
 
 type Stamp = Vec<Option<(u64, SystemTime)>>;
 
+/// A session of the list, with the origin it was pushed from on a PostgreSQL server (`""` for
+/// the server's own; `None` on SQLite, which has no origins).
+pub struct Listed {
+    pub info: SessionInfo,
+    pub origin: Option<String>,
+}
+
 #[derive(Default)]
 struct Kept {
     stamp: Stamp,
-    list: Option<Arc<Vec<SessionInfo>>>,
+    list: Option<Arc<Vec<Listed>>>,
     totals: HashMap<String, Arc<Vec<Totals>>>,
     outlines: HashMap<(i64, Option<i64>), Arc<Outline>>,
 }
@@ -57,10 +64,7 @@ impl Cache {
         Some(k)
     }
 
-    pub fn list(
-        &self,
-        make: impl FnOnce() -> anyhow::Result<Vec<SessionInfo>>,
-    ) -> anyhow::Result<Arc<Vec<SessionInfo>>> {
+    pub fn list(&self, make: impl FnOnce() -> anyhow::Result<Vec<Listed>>) -> anyhow::Result<Arc<Vec<Listed>>> {
         if let Some(l) = self.kept().and_then(|k| k.list.clone()) {
             return Ok(l);
         }

@@ -60,10 +60,21 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
         );
     }
     // Brings the schema up to date and settles the append journal, as any read command
-    // does; from then on every connection is read-only.
+    // does (on a server, extracts the search and usage rows of lines pushed since the last
+    // catch-up, as `sessiondb index` does); from then on every connection is read-only.
     let is_pg = sessiondb::pg::is_url(&db.to_string_lossy());
-    drop(sessiondb::db::open_existing(db)?);
-    let opener = Opener { path: db.to_path_buf(), is_pg };
+    let mut first = sessiondb::db::open_existing(db)?;
+    if is_pg {
+        let pending = sessiondb::search::pending(&first)?;
+        if pending > 0 {
+            eprintln!("sessiondb: indexing {pending} lines pushed since the last index (as `sessiondb index` does)");
+        }
+        sessiondb::search::catch_up(&mut first, |_, _| {})?;
+        let db = db.to_path_buf();
+        std::thread::spawn(move || index_pushes(&db));
+    }
+    drop(first);
+    let opener = Opener { path: db.to_path_buf() };
     opener.open()?;
     let server = tiny_http::Server::http(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     let bound = server.server_addr().to_ip().context("not an IP listener")?;
@@ -77,8 +88,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
         Some(t) => format!("{base}?token={t}"),
         None => base,
     };
-    let how = if is_pg { "" } else { " read-only" };
-    println!("sessiondb: serving {}{how} at {url}", sessiondb::pg::shown(&db.to_string_lossy()));
+    println!("sessiondb: serving {} read-only at {url}", sessiondb::pg::shown(&db.to_string_lossy()));
     if token.is_some() {
         println!("sessiondb: open that URL once (the token is kept in a cookie); other clients send `Authorization: Bearer <token>`");
     }
@@ -106,20 +116,30 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// Opens the connections workers read through: SQLite read-only; a PostgreSQL server through
-/// the library's usual connection (see docs/serve.md).
+/// How often a server's search and usage rows are brought up to date with what was pushed.
+const INDEX_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// On a PostgreSQL server, extracts the search and usage rows of the lines pushed while
+/// serving, every [`INDEX_EVERY`], as `sessiondb index` does: on a connection of its own that
+/// no request reaches (the pages' connections cannot write).
+fn index_pushes(db: &std::path::Path) {
+    loop {
+        std::thread::sleep(INDEX_EVERY);
+        let caught_up =
+            sessiondb::db::open_existing(db).and_then(|mut c| sessiondb::search::catch_up(&mut c, |_, _| {}));
+        if let Err(e) = caught_up {
+            eprintln!("sessiondb: indexing what was pushed: {e}");
+        }
+    }
+}
+
+/// Opens the connections workers read through: read-only, on SQLite (its read-only mode and
+/// `query_only`) and on a PostgreSQL server (every transaction read-only).
 pub struct Opener {
     path: PathBuf,
-    is_pg: bool,
 }
 
 impl Opener {
-    /// The PostgreSQL URL, when the database is a server: its sessions of every origin are
-    /// listed and exported through the library's server reads.
-    pub fn pg_url(&self) -> Option<&str> {
-        self.path.to_str().filter(|_| self.is_pg)
-    }
-
     fn open(&self) -> anyhow::Result<sessiondb::db::Db> {
         Ok(sessiondb::db::open_read_only(self.path.as_path())?)
     }

@@ -60,7 +60,7 @@ fn answer(
             Err(e) => return pages::layout::error_page(500, &format!("{e:#}")),
         },
     };
-    let result = route(conn, cache, opener.pg_url(), &query);
+    let result = route(conn, cache, &query);
     match result {
         Ok(r) => r,
         Err(e) => {
@@ -71,10 +71,10 @@ fn answer(
     }
 }
 
-fn route(db: &Db, cache: &Cache, pg_url: Option<&str>, q: &Query) -> anyhow::Result<Response> {
+fn route(db: &Db, cache: &Cache, q: &Query) -> anyhow::Result<Response> {
     let path = q.path.as_str();
     if path == "/" {
-        return pages::sessions::page(db, cache, pg_url, q);
+        return pages::sessions::page(db, cache, q);
     }
     if path == "/usage" {
         return pages::usage::page(db, cache, q);
@@ -84,7 +84,7 @@ fn route(db: &Db, cache: &Cache, pg_url: Option<&str>, q: &Query) -> anyhow::Res
         let Ok(sid) = sid.parse::<i64>() else { return Ok(pages::layout::not_found()) };
         return match tail {
             "" => pages::session::page(db, cache, sid, q),
-            "export.jsonl" => pages::session::export(db, pg_url, sid),
+            "export.jsonl" => pages::session::export(db, sid),
             "entry" => pages::session::raw_entry(db, sid, q),
             "tree" => pages::session::tree_fragment(db, cache, sid, q),
             _ => Ok(pages::layout::not_found()),
@@ -96,9 +96,9 @@ fn route(db: &Db, cache: &Cache, pg_url: Option<&str>, q: &Query) -> anyhow::Res
     Ok(pages::layout::not_found())
 }
 
-/// Fills the cache with what the first visits ask for: the session list, usage by day.
+/// Fills the cache with what the first visit asks for: the session list. (Usage answers are
+/// read from the totals the store keeps per day, a few milliseconds: nothing to prepare.)
 pub fn warm(opener: &Opener, cache: &Cache) {
     let Ok(db) = opener.open() else { return };
-    let _ = pages::sessions::page(&db, cache, opener.pg_url(), &Query::parse("/"));
-    let _ = pages::usage::page(&db, cache, &Query::parse("/usage"));
+    let _ = pages::sessions::page(&db, cache, &Query::parse("/"));
 }

@@ -109,16 +109,13 @@ pub fn page(db: &Db, cache: &Cache, sid: i64, q: &Query) -> anyhow::Result<Respo
 
 /// The session as pi JSONL, written to a temporary file and streamed (memory stays bounded
 /// for a session of any size).
-pub fn export(db: &Db, pg_url: Option<&str>, sid: i64) -> anyhow::Result<Response> {
+pub fn export(db: &Db, sid: i64) -> anyhow::Result<Response> {
     let Some(info) = sessiondb::discovery::info(db, sid)? else {
         return Ok(layout::not_found());
     };
     let mut file = tempfile::tempfile()?;
     let mut out = std::io::BufWriter::new(&mut file);
-    let bytes = match pg_url {
-        Some(url) => sessiondb::pg::write_session(&mut sessiondb::pg::connect(url)?, sid, &mut out)?,
-        None => sessiondb::export::write_session(db, sid, &mut out)?,
-    };
+    let bytes = sessiondb::export::write_session(db, sid, &mut out)?;
     use std::io::Write;
     out.flush()?;
     drop(out);

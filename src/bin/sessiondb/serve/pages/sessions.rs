@@ -1,13 +1,12 @@
 //! `/`: every project's sessions, newest first, filtered by project, date and name and paged;
 //! with `?q=`, search hits with their snippets, each a link to its entry.
 
-use super::super::cache::Cache;
+use super::super::cache::{Cache, Listed};
 use super::super::http::{link, Query, Response};
 use super::format;
 use super::layout::{self, Section};
 use maud::{html, Markup};
 use sessiondb::db::Db;
-use sessiondb::discovery::SessionInfo;
 use sessiondb::search::{self, SearchFilter};
 use std::collections::{BTreeMap, HashMap};
 
@@ -20,6 +19,7 @@ pub const HITS: i64 = 50;
 /// The filters the form sets, as given.
 struct Filters<'a> {
     project: Option<&'a str>,
+    origin: Option<&'a str>,
     since: Option<&'a str>,
     until: Option<&'a str>,
     name: Option<&'a str>,
@@ -27,15 +27,29 @@ struct Filters<'a> {
 
 impl<'a> Filters<'a> {
     fn of(q: &'a Query) -> Filters<'a> {
-        Filters { project: q.get("project"), since: q.get("since"), until: q.get("until"), name: q.get("name") }
+        Filters {
+            project: q.get("project"),
+            origin: q.get("origin"),
+            since: q.get("since"),
+            until: q.get("until"),
+            name: q.get("name"),
+        }
     }
 
     fn pairs(&self) -> Vec<(&'static str, Option<&'a str>)> {
-        vec![("project", self.project), ("since", self.since), ("until", self.until), ("name", self.name)]
+        vec![
+            ("project", self.project),
+            ("origin", self.origin),
+            ("since", self.since),
+            ("until", self.until),
+            ("name", self.name),
+        ]
     }
 
-    fn keeps(&self, s: &SessionInfo, since: Option<i64>, until: Option<i64>, name: &Option<String>) -> bool {
+    fn keeps(&self, l: &Listed, since: Option<i64>, until: Option<i64>, name: &Option<String>) -> bool {
+        let s = &l.info;
         self.project.is_none_or(|p| s.cwd == p)
+            && self.origin.is_none_or(|o| l.origin.as_deref() == Some(o))
             && since.is_none_or(|t| s.modified_ms.is_some_and(|m| m >= t))
             && until.is_none_or(|t| s.modified_ms.is_some_and(|m| m < t))
             && name.as_deref().is_none_or(|n| {
@@ -46,26 +60,37 @@ impl<'a> Filters<'a> {
     }
 }
 
-pub fn page(db: &Db, cache: &Cache, pg_url: Option<&str>, q: &Query) -> anyhow::Result<Response> {
+pub fn page(db: &Db, cache: &Cache, q: &Query) -> anyhow::Result<Response> {
     let f = Filters::of(q);
     let since = f.since.and_then(format::parse_day);
     let until = f.until.and_then(format::parse_day_end);
     if let Some(text) = q.get("q") {
         return search_page(db, text, &f, since);
     }
+    // Every origin's sessions on a server (pushed from other machines too); the origin is shown
+    // where sessions were pushed.
     let all = cache.list(|| {
-        Ok(match pg_url {
-            // Every origin's sessions (pushed from other machines too), keyed as the server keys them.
-            Some(url) => sessiondb::pg::list_everything(&mut sessiondb::pg::connect(url)?)?,
-            None => sessiondb::discovery::list_everything(db)?,
-        })
+        let infos = sessiondb::discovery::list_everything(db)?;
+        let pushed = infos.iter().any(|i| !i.origin.is_empty());
+        Ok(infos
+            .into_iter()
+            .map(|info| {
+                let origin = pushed.then(|| info.origin.clone());
+                Listed { info, origin }
+            })
+            .collect())
     })?;
+    let pushed = all.iter().any(|l| l.origin.is_some());
     let mut projects: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut origins: BTreeMap<&str, usize> = BTreeMap::new();
     for s in all.iter() {
-        *projects.entry(s.cwd.as_str()).or_default() += 1;
+        *projects.entry(s.info.cwd.as_str()).or_default() += 1;
+        if let Some(o) = &s.origin {
+            *origins.entry(o.as_str()).or_default() += 1;
+        }
     }
     let name = f.name.map(str::to_lowercase);
-    let kept: Vec<&SessionInfo> = all.iter().filter(|s| f.keeps(s, since, until, &name)).collect();
+    let kept: Vec<&Listed> = all.iter().filter(|s| f.keeps(s, since, until, &name)).collect();
     let pages = kept.len().div_ceil(PAGE).max(1);
     let page_no = q.get("page").and_then(|p| p.parse::<usize>().ok()).unwrap_or(1).clamp(1, pages);
     let shown = &kept[(page_no - 1) * PAGE..(page_no * PAGE).min(kept.len())];
@@ -77,16 +102,17 @@ pub fn page(db: &Db, cache: &Cache, pg_url: Option<&str>, q: &Query) -> anyhow::
     };
     let body = html! {
         h1 { "Sessions" }
-        (filter_form(&f, &projects))
+        (filter_form(&f, &projects, &origins))
         p.summary #count {
             @if kept.is_empty() { "No session matches." }
             @else { "Sessions " (format::int(((page_no - 1) * PAGE + 1) as i64)) "–" (format::int(((page_no - 1) * PAGE + shown.len()) as i64)) " of " (format::int(kept.len() as i64)) }
             @if kept.len() != all.len() { " (" (format::int(all.len() as i64)) " in all)" }
         }
         table.sessions #sessions {
-            thead { tr { th { "Session" } th { "Project" } th.num { "Messages" } th { "Last activity" } } }
+            thead { tr { th { "Session" } th { "Project" } @if pushed { th { "Origin" } } th.num { "Messages" } th { "Last activity" } } }
             tbody {
-                @for s in shown {
+                @for l in shown {
+                    @let s = &l.info;
                     tr data-session-id=(s.id) {
                         td.title {
                             a href={ "/s/" (s.sid) } { (format::short(s.name.as_deref().unwrap_or(&s.first_message), 120)) }
@@ -94,6 +120,9 @@ pub fn page(db: &Db, cache: &Cache, pg_url: Option<&str>, q: &Query) -> anyhow::
                             span.sub.mono { (s.id) }
                         }
                         td.project { a href=(link("/", &[("project", Some(s.cwd.as_str()))])) { (s.cwd) } }
+                        @if let Some(o) = &l.origin {
+                            td.origin { a href=(link("/", &[("origin", Some(o.as_str()))])) { (origin_name(o)) } }
+                        }
                         td.num { (format::int(s.message_count)) }
                         td { time datetime=(format::iso(s.modified_ms)) { (format::time(s.modified_ms)) } }
                     }
@@ -111,7 +140,16 @@ pub fn page(db: &Db, cache: &Cache, pg_url: Option<&str>, q: &Query) -> anyhow::
     Ok(Response::html(200, layout::page("Sessions", Section::Sessions, None, body)))
 }
 
-fn filter_form(f: &Filters<'_>, projects: &BTreeMap<&str, usize>) -> Markup {
+/// How an origin is shown: the machine a session was pushed from, or this server.
+fn origin_name(o: &str) -> &str {
+    if o.is_empty() {
+        "(this server)"
+    } else {
+        o
+    }
+}
+
+fn filter_form(f: &Filters<'_>, projects: &BTreeMap<&str, usize>, origins: &BTreeMap<&str, usize>) -> Markup {
     html! {
         form.filters #filters action="/" method="get" {
             label { "Project "
@@ -122,11 +160,21 @@ fn filter_form(f: &Filters<'_>, projects: &BTreeMap<&str, usize>) -> Markup {
                     }
                 }
             }
+            @if !origins.is_empty() {
+                label { "Origin "
+                    select name="origin" {
+                        option value="" { "All origins" }
+                        @for (o, n) in origins.iter().take(2000) {
+                            option value=(o) selected[f.origin == Some(*o)] { (origin_name(o)) " (" (n) ")" }
+                        }
+                    }
+                }
+            }
             label { "From " input type="date" name="since" value=[f.since]; }
             label { "To " input type="date" name="until" value=[f.until]; }
             label { "Name " input type="text" name="name" value=[f.name] placeholder="name or first message"; }
             button type="submit" { "Filter" }
-            @if f.project.is_some() || f.since.is_some() || f.until.is_some() || f.name.is_some() {
+            @if f.project.is_some() || f.origin.is_some() || f.since.is_some() || f.until.is_some() || f.name.is_some() {
                 a.clear href="/" { "Clear" }
             }
         }

@@ -14,13 +14,16 @@
 //! and is dropped. Settling skips entries whose id the session already holds: a crash between
 //! the commit and the truncation cannot apply a record twice. The lock order is always journal
 //! first, database second.
+//!
+//! The journal is a file beside the database, applied through the store's own writes: a
+//! backend whose appends are cheap enough says so (`Writes::appends_through_journal`) and
+//! never gets one.
 
 use crate::error::{Error, Result};
 use crate::hash::fnv1a;
 use crate::store::handle::Db;
 use crate::store::sessions;
 use crate::store::write;
-use rusqlite::Connection;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -116,7 +119,6 @@ pub fn has_pending(db: &Path) -> bool {
 /// Moves every journaled append of database `db` into its tables (through `conn`, which must
 /// not be inside a transaction) and empties the journal. Returns the entries written.
 pub fn settle(handle: &Db, db: &Path) -> Result<usize> {
-    let conn = handle.conn()?;
     let path = path_for(db);
     let mut file = match OpenOptions::new().read(true).write(true).open(&path) {
         Ok(f) => f,
@@ -124,21 +126,12 @@ pub fn settle(handle: &Db, db: &Path) -> Result<usize> {
         Err(e) => return Err(io(&path, e)),
     };
     file.lock().map_err(|e| io(&path, e))?;
-    let result = settle_locked(handle, conn, &mut file, &path);
+    let result = settle_locked(handle, &mut file, &path);
     let _ = file.unlock();
     result
 }
 
-/// Starts a write transaction at once (on a shared connection, without rusqlite's `&mut`).
-const BEGIN_IMMEDIATE: &str = "BEGIN IMMEDIATE";
-
-/// Ends a transaction started with [`BEGIN_IMMEDIATE`].
-const COMMIT: &str = "COMMIT";
-
-/// Abandons a transaction started with [`BEGIN_IMMEDIATE`].
-const ROLLBACK: &str = "ROLLBACK";
-
-fn settle_locked(handle: &Db, conn: &Connection, file: &mut File, path: &Path) -> Result<usize> {
+fn settle_locked(handle: &Db, file: &mut File, path: &Path) -> Result<usize> {
     let mut bytes = Vec::new();
     file.rewind().map_err(|e| io(path, e))?;
     file.read_to_end(&mut bytes).map_err(|e| io(path, e))?;
@@ -146,15 +139,17 @@ fn settle_locked(handle: &Db, conn: &Connection, file: &mut File, path: &Path) -
         return Ok(0);
     }
     let records = parse(&bytes);
-    conn.execute_batch(BEGIN_IMMEDIATE)?;
+    // A write transaction taken at once, on the shared handle (its `Tx` would need `&mut`).
+    let store = handle.store();
+    store.begin()?;
     let written = match apply(handle, &records) {
         Ok(n) => n,
         Err(e) => {
-            let _ = conn.execute_batch(ROLLBACK);
+            store.rollback();
             return Err(e);
         }
     };
-    conn.execute_batch(COMMIT)?;
+    store.commit()?;
     file.set_len(0).map_err(|e| io(path, e))?;
     Ok(written)
 }
