@@ -18,7 +18,7 @@ fn contents(conn: &sessiondb::db::Db) -> Vec<String> {
         ("texts", "rowid >> 32 NOT IN migrated"),
         ("usage", "rowid >> 32 NOT IN migrated"),
         ("list_texts", "rowid NOT IN migrated"),
-        ("fts_pending", "rowid >> 32 NOT IN migrated"),
+        ("search_pending", "rowid >> 32 NOT IN migrated"),
     ];
     for (table, filter) in tables {
         let sql = format!("SELECT * FROM {table} WHERE {} ORDER BY rowid", filter.replace("migrated", migrated));
