@@ -1,4 +1,4 @@
-//! Stored lines are zstd frames (migration V13): a database written before them is packed in
+//! Stored lines are zstd frames (migration V17): a database written before them is packed in
 //! place when opened, exports stay byte for byte, and `check` names a line whose frame is damaged.
 
 mod common;
@@ -9,7 +9,7 @@ use sessiondb::import::ImportOptions;
 use std::path::Path;
 
 /// The schema version before lines were packed.
-const BEFORE: i32 = 12;
+const BEFORE: i32 = 16;
 
 /// Every session's export, by sid.
 fn exports(db: &Db) -> Vec<(i64, Vec<u8>)> {
@@ -99,7 +99,7 @@ fn a_database_written_before_packing_is_packed_in_place_and_exports_the_same_byt
     let want_check = sessiondb::check::check_all(&fresh, |_| {}).unwrap().problems;
     drop(fresh);
 
-    // ...and the same rows as the schema before V13 held them: every line as text.
+    // ...and the same rows as the schema before V17 held them: every line as text.
     let old = dir.path().join("old.sqlite");
     sessiondb::internals::create_at_version(&old, BEFORE).unwrap();
     copy_unpacked(&fresh_path, &old);

@@ -21,7 +21,7 @@ fn contents(conn: &sessiondb::db::Db) -> Vec<String> {
         ("texts", "*", "rowid >> 32 NOT IN migrated"),
         ("usage", "*", "rowid >> 32 NOT IN migrated"),
         ("list_texts", "sid, upto_seq, sessiondb_line(text, text_dict)", "rowid NOT IN migrated"),
-        ("fts_pending", "*", "rowid >> 32 NOT IN migrated"),
+        ("search_pending", "*", "rowid >> 32 NOT IN migrated"),
     ];
     for (table, cols, filter) in tables {
         let sql = format!("SELECT {cols} FROM {table} WHERE {} ORDER BY rowid", filter.replace("migrated", migrated));

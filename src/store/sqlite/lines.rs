@@ -1,7 +1,7 @@
 //! Entry lines (and joined message texts) stored packed, on SQLite: the `sessiondb_line(body,
 //! dict)` SQL function every connection gets (what reads of lines go through), the dictionaries
 //! in `line_dicts`, the packer a connection's own writes use, and packing the lines a database
-//! held before (the `compress-lines` maintenance of migration V13).
+//! held before (the `compress-lines` maintenance of migration V17).
 //!
 //! A `body` (or `list_texts.text`) is the line itself when it is TEXT, and a zstd frame of it
 //! ([`crate::store::codec`]) when it is a BLOB, with the id of its dictionary beside it.
@@ -255,7 +255,7 @@ pub const COUNT_PLAIN: &str = "SELECT count(*) FROM entries WHERE body_key IS NU
 /// Marks the maintenance done.
 const DONE: &str = "DELETE FROM maintenance WHERE task = 'compress-lines'";
 
-/// Packs every line stored as text (the `compress-lines` maintenance migration V13 leaves):
+/// Packs every line stored as text (the `compress-lines` maintenance migration V17 leaves):
 /// trains a dictionary from the lines first, then packs them a slice of rows per transaction,
 /// so a process killed meanwhile leaves whole rows (packed or not) and the next open goes on
 /// where it stopped. Progress goes to standard error when it is a terminal. The file keeps its

@@ -1,5 +1,5 @@
-//! The search index on SQLite (migrations V9, V10, V12): the queue of entries to index
-//! (`fts_pending`), the postings written in token order per build batch (merged after a
+//! The search index on SQLite (migrations V9, V10, V12, V16): the queue of entries to index
+//! (`search_pending`), the postings written in token order per build batch (merged after a
 //! catch-up: `search_merge`), the vocabulary, the runs of copies, and the statements a query
 //! runs.
 
@@ -12,22 +12,22 @@ use crate::store::sqlite::search_merge::{self, BATCH_SET};
 use crate::store::sqlite::Sqlite;
 use rusqlite::{named_params, Connection, OptionalExtension, TransactionBehavior};
 
-const PENDING_COUNT: &str = "SELECT count(*) FROM fts_pending";
+const PENDING_COUNT: &str = "SELECT count(*) FROM search_pending";
 
 /// The next `:n` queued entries after key `:after`: the owner of a copy's line, and the line
 /// of an entry holding its own (entries gone since they were queued give neither).
 pub const PENDING_BATCH: &str =
     "SELECT p.key, e.body_key, CASE WHEN e.body_key IS NULL THEN sessiondb_line(e.body, e.body_dict) END \
-    FROM (SELECT key FROM fts_pending WHERE key > :after ORDER BY key LIMIT :n) p \
+    FROM (SELECT key FROM search_pending WHERE key > :after ORDER BY key LIMIT :n) p \
     LEFT JOIN entries e ON e.key = p.key ORDER BY p.key";
 
-const PENDING_IN_RANGE: &str = "SELECT count(*) FROM fts_pending WHERE key BETWEEN :lo AND :hi";
+const PENDING_IN_RANGE: &str = "SELECT count(*) FROM search_pending WHERE key BETWEEN :lo AND :hi";
 
-const DEQUEUE_RANGE: &str = "DELETE FROM fts_pending WHERE key BETWEEN :lo AND :hi";
+const DEQUEUE_RANGE: &str = "DELETE FROM search_pending WHERE key BETWEEN :lo AND :hi";
 
-const DEQUEUE_ONE: &str = "DELETE FROM fts_pending WHERE key = :key";
+const DEQUEUE_ONE: &str = "DELETE FROM search_pending WHERE key = :key";
 
-const QUEUE_ALL: &str = "INSERT OR IGNORE INTO fts_pending (key) SELECT key FROM texts";
+const QUEUE_ALL: &str = "INSERT OR IGNORE INTO search_pending (key) SELECT key FROM texts";
 
 const POSTINGS_INSERT: &str =
     "INSERT OR REPLACE INTO search_postings (token, batch, keys) VALUES (:token, :batch, :keys)";
