@@ -14,9 +14,9 @@ pub const LEVEL: i32 = 3;
 /// Size of a trained dictionary (zstd's default).
 pub const DICTIONARY_BYTES: usize = 110 << 10;
 
-/// Lines collected before a dictionary is trained from them: training takes about half a
-/// second of one core for this much.
-pub const TRAIN_BYTES: usize = 8 << 20;
+/// Lines collected before a dictionary is trained from them: training takes about 0.15 s of
+/// one core for this much, and 8 MiB (0.65 s) made frames only 0.6% smaller on c1k.
+pub const TRAIN_BYTES: usize = 2 << 20;
 
 /// Longest part of one line taken as a training sample.
 const SAMPLE_CUT: usize = 128 << 10;
@@ -115,6 +115,22 @@ impl Packer {
     fn use_dictionary(&mut self, d: Arc<Dictionary>) {
         if self.cctx.ref_cdict(&d.cdict).is_ok() {
             self.dict = Some(d);
+        }
+    }
+
+    /// Packs with `dict` from now on (`None`: without one), unless it does already.
+    pub fn set_dictionary(&mut self, dict: Option<Arc<Dictionary>>) {
+        if self.dict.as_ref().map(|d| d.id) == dict.as_ref().map(|d| d.id) {
+            return;
+        }
+        match dict {
+            Some(d) => self.use_dictionary(d),
+            None => {
+                // The context lets go of the dictionary before it may be dropped.
+                if self.cctx.disable_dictionary().is_ok() {
+                    self.dict = None;
+                }
+            }
         }
     }
 

@@ -15,6 +15,7 @@ pub mod integrity;
 pub(crate) mod interface;
 pub mod journal;
 pub mod keys;
+pub mod parallel;
 pub mod postgres;
 pub mod replica;
 pub mod search;

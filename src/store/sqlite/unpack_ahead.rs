@@ -1,14 +1,16 @@
-//! A session's lines in file order, unpacked on a second thread ahead of the caller (export):
+//! A session's lines in file order, unpacked by other threads ahead of the caller (export):
 //! the calling thread reads rows and hands each line to its consumer (which writes the file),
-//! while another unpacks the next slice of frames. Unpacking a 100,000-line session in line
-//! would double its export's time; a session of one slice is unpacked in line.
+//! while a few others unpack the next slices of frames. Unpacking a 100,000-line session in
+//! line would double its export's time; a session of one slice is unpacked in line.
 
 use crate::error::{Error, Result};
 use crate::store::codec::Unpacker;
+use crate::store::parallel::{self, Pool};
 use crate::store::sqlite::lines::DICTIONARY;
 use rusqlite::types::ValueRef;
 use rusqlite::{named_params, Connection};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// A session's lines (keys `:lo..=:hi`) as stored, a copy's from the row holding it.
 pub const STORED_LINES: &str = "SELECT \
@@ -25,15 +27,23 @@ enum Stored {
     Frame(Vec<u8>, Option<i64>),
 }
 
-/// A slice of stored values, with the dictionaries the unpacker has not been given yet.
+/// A slice of stored values, with the dictionaries the session's frames have needed so far.
 struct Slice {
     values: Vec<Stored>,
-    dicts: Vec<(i64, Vec<u8>)>,
+    dicts: Arc<Vec<(i64, Vec<u8>)>>,
 }
 
+/// Threads unpacking a session's slices, at most.
+const UNPACKERS: usize = 4;
+
+/// Slices handed to the unpacking threads ahead of the one being written, per thread.
+const AHEAD_PER_WORKER: usize = 2;
+
 fn unpack_slice(un: &mut Unpacker, slice: Slice) -> std::result::Result<Vec<String>, String> {
-    for (id, bytes) in &slice.dicts {
-        un.learn(*id, bytes)?;
+    for (id, bytes) in slice.dicts.iter() {
+        if !un.knows(*id) {
+            un.learn(*id, bytes)?;
+        }
     }
     slice
         .values
@@ -49,8 +59,13 @@ fn damaged(why: String) -> Error {
     Error::from(rusqlite::Error::UserFunctionError(why.into()))
 }
 
+fn stopped() -> Error {
+    damaged("an unpacking thread stopped".into())
+}
+
 /// Hands `f` each line of keys `lo..=hi` in order, unpacked with `un` (the connection's, which
-/// keeps the dictionaries it learnt from one session to the next).
+/// keeps the dictionaries it learnt from one session to the next) when the session is one
+/// slice, else by a few threads, a slice each, while this one reads and hands over lines.
 pub fn each_line(
     conn: &Connection,
     un: &mut Unpacker,
@@ -60,12 +75,10 @@ pub fn each_line(
 ) -> Result<()> {
     let mut st = conn.prepare_cached(STORED_LINES)?;
     let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi })?;
-    let mut known: Vec<i64> = Vec::new();
-    // Dictionaries the unpacker learnt before this session.
-    let already: Vec<i64> = un.known().collect();
+    let mut dicts: Arc<Vec<(i64, Vec<u8>)>> = Arc::default();
     // Reads the next slice of rows (empty at the end).
     let mut next_slice = |rows: &mut rusqlite::Rows<'_>| -> Result<Slice> {
-        let mut slice = Slice { values: Vec::new(), dicts: Vec::new() };
+        let mut values = Vec::new();
         let mut bytes = 0;
         while bytes < SLICE_BYTES {
             let Some(r) = rows.next()? else { break };
@@ -79,52 +92,38 @@ pub fn each_line(
                 Stored::Text(t) => t.len(),
                 Stored::Frame(b, _) => b.len() * 4,
             };
-            if let Some(id) = dict.filter(|id| !known.contains(id)) {
-                known.push(id);
-                if already.contains(&id) {
-                    slice.values.push(value);
-                    continue;
-                }
+            if let Some(id) = dict.filter(|id| !dicts.iter().any(|(d, _)| d == id)) {
                 let bytes: Vec<u8> = conn
                     .query_row(DICTIONARY, named_params! { ":id": id }, |r| r.get("dict"))
                     .map_err(|_| damaged(format!("the dictionary {id} of a stored line is missing")))?;
-                slice.dicts.push((id, bytes));
+                Arc::make_mut(&mut dicts).push((id, bytes));
             }
-            slice.values.push(value);
+            values.push(value);
         }
-        Ok(slice)
+        Ok(Slice { values, dicts: Arc::clone(&dicts) })
     };
     let first = next_slice(&mut rows)?;
-    let full = first.values.len();
-    let lines = unpack_slice(un, first).map_err(damaged)?;
-    let more = next_slice(&mut rows)?;
-    if more.values.is_empty() || full == 0 {
-        return lines.iter().try_for_each(|l| f(l));
-    }
+    let more = if first.values.is_empty() { None } else { Some(next_slice(&mut rows)?) };
+    let Some(more) = more.filter(|m| !m.values.is_empty()) else {
+        return unpack_slice(un, first).map_err(damaged)?.iter().try_for_each(|l| f(l));
+    };
     std::thread::scope(|scope| -> Result<()> {
-        let (to_worker, work): (SyncSender<Slice>, Receiver<Slice>) = sync_channel(1);
-        let (to_caller, done) = sync_channel::<std::result::Result<Vec<String>, String>>(1);
-        scope.spawn(move || {
-            for slice in work {
-                if to_caller.send(unpack_slice(un, slice)).is_err() {
-                    return;
+        let workers = parallel::workers(UNPACKERS);
+        let pool = Pool::start(scope, (0..workers).map(|_| Unpacker::default()).collect(), unpack_slice);
+        let mut ahead = VecDeque::from([pool.submit(first), pool.submit(more)]);
+        let mut read_all = false;
+        while let Some(next) = ahead.pop_front() {
+            // Keep the workers busy while this thread writes what they unpacked.
+            while !read_all && ahead.len() < workers * AHEAD_PER_WORKER {
+                let slice = next_slice(&mut rows)?;
+                read_all = slice.values.is_empty();
+                if !read_all {
+                    ahead.push_back(pool.submit(slice));
                 }
             }
-        });
-        to_worker.send(more).map_err(|_| damaged("the unpacking thread stopped".into()))?;
-        lines.iter().try_for_each(|l| f(l))?;
-        loop {
-            // Read the slice after the one being unpacked while the worker unpacks it.
-            let next = next_slice(&mut rows)?;
-            let unpacked = done.recv().map_err(|_| damaged("the unpacking thread stopped".into()))?.map_err(damaged)?;
-            let last = next.values.is_empty();
-            if !last {
-                to_worker.send(next).map_err(|_| damaged("the unpacking thread stopped".into()))?;
-            }
-            unpacked.iter().try_for_each(|l| f(l))?;
-            if last {
-                return Ok(());
-            }
+            let lines = next.wait().ok_or_else(stopped)?.map_err(damaged)?;
+            lines.iter().try_for_each(|l| f(l))?;
         }
+        Ok(())
     })
 }
