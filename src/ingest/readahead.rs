@@ -1,7 +1,8 @@
 //! Reading and parsing an import's files on a second thread, ahead of the thread writing them
 //! to the database: parsing is about 40% of an import's time, and the writer no longer waits
 //! for it. Files are handed over in order, each as a stream of parsed lines; memory stays
-//! bounded (a few files and a few MiB of lines ahead), whatever the files' sizes.
+//! bounded (a few files and a few MiB of lines ahead), whatever the files' sizes. Where the
+//! store keeps its lines packed, a few workers pack each piece before the writer takes it.
 
 use crate::jsonl::signature::FileSignature;
 use crate::jsonl::{classify, LineKind, LineReader};
