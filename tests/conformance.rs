@@ -515,8 +515,27 @@ fn what_one_backend_cannot_do_is_named() {
         let _ = or_unsupported(discovery::last_seq(&s.db, sid));
         // Receiving pushes: a server does; a SQLite file says it cannot, by name.
         let receives = sessiondb::internals::replica::imports_by_push(&s.db);
-        let held = or_unsupported(sessiondb::internals::replica::origin_sessions(&s.db, "elsewhere"));
+        let held = or_unsupported(sessiondb::internals::replica::origin_sessions(&s.db, "elsewhere", None));
         assert_eq!(held.is_some(), receives, "{}", s.name);
+        if receives {
+            // The server's own sessions (origin ''), all of them or those at some paths only.
+            use sessiondb::internals::replica::{origin_files, origin_sessions};
+            let all = origin_sessions(&s.db, "", None).unwrap();
+            let files = origin_files(&s.db, "", None).unwrap();
+            assert!(all.len() > 2 && files.len() == all.len(), "{}", s.name);
+            let mut some: Vec<String> = all.keys().take(2).cloned().collect();
+            some.push("/nowhere.jsonl".into());
+            let at = origin_sessions(&s.db, "", Some(&some)).unwrap();
+            let mut got: Vec<&String> = at.keys().collect();
+            got.sort();
+            let mut want: Vec<&String> = some[..2].iter().collect();
+            want.sort();
+            assert_eq!(got, want);
+            assert!(at.iter().all(|(p, r)| r.skey == all[p].skey && r.last_seq == all[p].last_seq));
+            let files_at = origin_files(&s.db, "", Some(&some)).unwrap();
+            assert_eq!(files_at.len(), 2);
+            assert!(files_at.iter().all(|(p, f)| f.skey == files[p].skey && f.signature == files[p].signature));
+        }
         let mut problems = 0;
         integrity::integrity_check(&s.db, |l| {
             problems += usize::from(l != "ok");

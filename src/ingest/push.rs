@@ -136,8 +136,11 @@ fn push_snapshot(
     opts: &PushOptions,
     progress: &mut impl FnMut(u64, u64),
 ) -> Result<PushSummary> {
-    let mut remote = replica::origin_sessions(server, &opts.origin)?;
     let sessions = replica::sessions(local)?;
+    // Without pruning, only the server's rows of the sessions sent are needed (a per-turn
+    // sync sends one); pruning needs every row of the origin, to find those gone.
+    let paths: Option<Vec<String>> = (!opts.prune).then(|| sessions.iter().map(|l| l.path.clone()).collect());
+    let mut remote = replica::origin_sessions(server, &opts.origin, paths.as_deref())?;
     let mut summary =
         PushSummary { origin: opts.origin.clone(), sessions: sessions.len() as u64, ..Default::default() };
     let mut todo: Vec<(LocalSession, Plan)> = Vec::new();

@@ -146,7 +146,7 @@ pub fn import_targets(
     opts: ImportOptions,
     mut progress: impl FnMut(&FileReport),
 ) -> Result<ImportSummary> {
-    let known = replica::origin_files(server, SERVER_ORIGIN)?;
+    let known = replica::origin_files(server, SERVER_ORIGIN, None)?;
     let mut todo = Vec::new();
     let mut order = Vec::with_capacity(targets.len());
     for t in targets {
@@ -188,7 +188,7 @@ pub fn sync_dir(
 ) -> Result<SyncSummary> {
     let started = std::time::Instant::now();
     let (dir, targets) = sync::folder_targets(dir)?;
-    let mut known = replica::origin_files(server, SERVER_ORIGIN)?;
+    let mut known = replica::origin_files(server, SERVER_ORIGIN, None)?;
     let mut s = SyncSummary { files_scanned: targets.len() as u64, ..SyncSummary::default() };
     let todo = changed(server, &targets, &mut known, &mut s)?;
     let total = targets.len();
@@ -219,7 +219,9 @@ pub fn sync_dir(
 /// `sync` of only the given files (from file-system notifications, or named) below `dir`.
 pub fn sync_paths(server: &Db, dir: &Path, paths: &[PathBuf], s: &mut SyncSummary) -> Result<()> {
     let dir = crate::pi::layout::absolute(dir);
-    let mut known = replica::origin_files(server, SERVER_ORIGIN)?;
+    // Only these files' sessions: a per-turn sync reads one row, not the whole origin's.
+    let keys: Vec<String> = paths.iter().map(|p| key_of(server, p)).collect();
+    let mut known = replica::origin_files(server, SERVER_ORIGIN, Some(&keys))?;
     let mut targets = Vec::new();
     let mut gone = Vec::new();
     for p in paths {

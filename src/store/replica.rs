@@ -42,9 +42,9 @@ pub fn unlock_origin(db: &Db, origin: &str) -> Result<()> {
     db.store().unlock_origin(origin)
 }
 
-/// The origin's sessions `db` holds, by path.
-pub fn origin_sessions(db: &Db, origin: &str) -> Result<HashMap<String, ReceivedSession>> {
-    db.store().origin_sessions(origin)
+/// The origin's sessions `db` holds, by path: those at `paths` (stored paths), or all.
+pub fn origin_sessions(db: &Db, origin: &str, paths: Option<&[String]>) -> Result<HashMap<String, ReceivedSession>> {
+    db.store().origin_sessions(origin, paths)
 }
 
 /// Stores one batch of a push in one transaction; returns the receiver's keys.
@@ -60,9 +60,9 @@ pub fn remove_sessions(db: &Db, skeys: &[i64]) -> Result<u64> {
     db.store().remove_sessions(skeys)
 }
 
-/// The origin's sessions with their files' signatures, by path.
-pub fn origin_files(db: &Db, origin: &str) -> Result<HashMap<String, KnownFile>> {
-    db.store().origin_files(origin)
+/// The origin's sessions with their files' signatures, by path: those at `paths`, or all.
+pub fn origin_files(db: &Db, origin: &str, paths: Option<&[String]>) -> Result<HashMap<String, KnownFile>> {
+    db.store().origin_files(origin, paths)
 }
 
 /// Records the signatures of files just sent.

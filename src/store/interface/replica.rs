@@ -136,15 +136,17 @@ pub(crate) trait Receiver {
     fn lock_origin(&self, origin: &str) -> Result<()>;
     /// Releases [`Receiver::lock_origin`]'s lock.
     fn unlock_origin(&self, origin: &str) -> Result<()>;
-    /// The origin's sessions, by path.
-    fn origin_sessions(&self, origin: &str) -> Result<HashMap<String, ReceivedSession>>;
+    /// The origin's sessions, by path: those at `paths` (as [`Receiver::stored_path`] gives
+    /// them), or all of them with `None`.
+    fn origin_sessions(&self, origin: &str, paths: Option<&[String]>) -> Result<HashMap<String, ReceivedSession>>;
     /// Stores one batch in one transaction: the session rows, then every line (`lines`
     /// streams each session's), then the hashes `lines` returned. Returns the receiver's keys.
     fn receive_batch(&self, origin: &str, batch: &[Outgoing<'_>], lines: &mut BatchLines<'_>) -> Result<Vec<i64>>;
     /// Removes sessions (their lines go with them); returns how many.
     fn remove_sessions(&self, skeys: &[i64]) -> Result<u64>;
-    /// The origin's sessions with the signature of the file each was imported from, by path.
-    fn origin_files(&self, origin: &str) -> Result<HashMap<String, KnownFile>>;
+    /// The origin's sessions with the signature of the file each was imported from, by path:
+    /// those at `paths`, or all of them with `None`.
+    fn origin_files(&self, origin: &str, paths: Option<&[String]>) -> Result<HashMap<String, KnownFile>>;
     /// Records `(path, size, mtime_ns)` of each file whose session of `origin` was just sent.
     fn record_files(&self, origin: &str, files: &[(String, i64, i64)]) -> Result<()>;
     /// Marks sessions whose file is gone (or back).

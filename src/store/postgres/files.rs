@@ -11,9 +11,20 @@ use std::collections::HashMap;
 pub const ORIGIN_FILES: &str = "SELECT s.path, s.skey, f.size, f.mtime_ns, coalesce(f.missing, false) AS missing \
     FROM sessions s LEFT JOIN session_files f ON f.skey = s.skey WHERE s.origin = $1";
 
-/// The sessions of `origin`, by path.
-pub fn origin_files(s: &mut Server, origin: &str) -> Result<HashMap<String, KnownFile>> {
-    let rows = s.client.query(ORIGIN_FILES, &[&origin]).map_err(|e| s.pg(e))?;
+/// The same for some paths of the origin (by its `(origin, path)` unique index).
+pub const ORIGIN_FILES_AT: &str = "SELECT s.path, s.skey, f.size, f.mtime_ns, coalesce(f.missing, false) AS missing \
+    FROM sessions s LEFT JOIN session_files f ON f.skey = s.skey WHERE s.origin = $1 AND s.path = ANY($2)";
+
+/// The sessions of `origin` (at `paths`, or all), by path.
+pub fn origin_files(s: &mut Server, origin: &str, paths: Option<&[String]>) -> Result<HashMap<String, KnownFile>> {
+    let rows = match paths {
+        None => s.client.query(ORIGIN_FILES, &[&origin]),
+        Some(paths) => {
+            let paths: Vec<String> = paths.iter().map(|p| pg_text(p).into_owned()).collect();
+            s.client.query(ORIGIN_FILES_AT, &[&origin, &paths])
+        }
+    }
+    .map_err(|e| s.pg(e))?;
     Ok(rows
         .iter()
         .map(|r| {

@@ -14,9 +14,24 @@ use std::collections::HashMap;
 pub const ORIGIN_SESSIONS: &str =
     "SELECT path, skey, local_sid, written_ns, last_seq, lines_hash FROM sessions WHERE origin = $1";
 
-/// The origin's sessions on the server, by path.
-pub fn origin_sessions(s: &mut Server, origin: &str) -> Result<HashMap<String, ReceivedSession>> {
-    let rows = s.client.query(ORIGIN_SESSIONS, &[&origin]).map_err(|e| s.pg(e))?;
+/// The same for some paths of the origin (by its `(origin, path)` unique index).
+pub const ORIGIN_SESSIONS_AT: &str = "SELECT path, skey, local_sid, written_ns, last_seq, lines_hash FROM sessions \
+    WHERE origin = $1 AND path = ANY($2)";
+
+/// The origin's sessions on the server (at `paths`, or all), by path.
+pub fn origin_sessions(
+    s: &mut Server,
+    origin: &str,
+    paths: Option<&[String]>,
+) -> Result<HashMap<String, ReceivedSession>> {
+    let rows = match paths {
+        None => s.client.query(ORIGIN_SESSIONS, &[&origin]),
+        Some(paths) => {
+            let paths: Vec<String> = paths.iter().map(|p| pg_text(p).into_owned()).collect();
+            s.client.query(ORIGIN_SESSIONS_AT, &[&origin, &paths])
+        }
+    }
+    .map_err(|e| s.pg(e))?;
     Ok(rows
         .iter()
         .map(|r| {

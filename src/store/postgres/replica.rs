@@ -45,8 +45,8 @@ impl Receiver for Pg {
         push::unlock_origin(&mut *self.server()?, origin)
     }
 
-    fn origin_sessions(&self, origin: &str) -> Result<HashMap<String, ReceivedSession>> {
-        push::origin_sessions(&mut *self.server()?, origin)
+    fn origin_sessions(&self, origin: &str, paths: Option<&[String]>) -> Result<HashMap<String, ReceivedSession>> {
+        push::origin_sessions(&mut *self.server()?, origin, paths)
     }
 
     fn receive_batch(&self, origin: &str, batch: &[Outgoing<'_>], lines: &mut BatchLines<'_>) -> Result<Vec<i64>> {
@@ -76,8 +76,8 @@ impl Receiver for Pg {
         files::delete_sessions(&mut *self.server()?, skeys)
     }
 
-    fn origin_files(&self, origin: &str) -> Result<HashMap<String, KnownFile>> {
-        files::origin_files(&mut *self.server()?, origin)
+    fn origin_files(&self, origin: &str, paths: Option<&[String]>) -> Result<HashMap<String, KnownFile>> {
+        files::origin_files(&mut *self.server()?, origin, paths)
     }
 
     fn record_files(&self, origin: &str, list: &[(String, i64, i64)]) -> Result<()> {

@@ -121,7 +121,7 @@ impl Receiver for Sqlite {
         Err(receiving())
     }
 
-    fn origin_sessions(&self, _origin: &str) -> Result<HashMap<String, ReceivedSession>> {
+    fn origin_sessions(&self, _origin: &str, _paths: Option<&[String]>) -> Result<HashMap<String, ReceivedSession>> {
         Err(receiving())
     }
 
@@ -133,7 +133,7 @@ impl Receiver for Sqlite {
         Err(receiving())
     }
 
-    fn origin_files(&self, _origin: &str) -> Result<HashMap<String, KnownFile>> {
+    fn origin_files(&self, _origin: &str, _paths: Option<&[String]>) -> Result<HashMap<String, KnownFile>> {
         Err(receiving())
     }
 
