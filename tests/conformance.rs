@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 struct Side {
     name: &'static str,
     db: Db,
-    by_id: HashMap<String, i64>,
-    ids: HashMap<i64, String>,
+    by_id: HashMap<String, SessionKey>,
+    ids: HashMap<SessionKey, String>,
 }
 
 impl Side {
@@ -43,13 +43,13 @@ impl Side {
     }
 
     /// `key` as `header id:line`.
-    fn key(&self, key: i64) -> String {
-        let sid = EntryKey(key).session();
-        let seq = key - sid.entry(0).0;
-        format!("{}:{seq}", self.ids.get(&sid.0).map_or("?", String::as_str))
+    fn key(&self, key: EntryKey) -> String {
+        let sid = key.session();
+        let seq = key - sid.entry(0);
+        format!("{}:{seq}", self.ids.get(&sid).map_or("?", String::as_str))
     }
 
-    fn opt_key(&self, key: Option<i64>) -> String {
+    fn opt_key(&self, key: Option<EntryKey>) -> String {
         key.map_or_else(|| "-".into(), |k| self.key(k))
     }
 
@@ -138,7 +138,7 @@ fn or_unsupported<T>(result: sessiondb::Result<T>) -> Option<T> {
 
 /// Whether every entry of session `sid` has the id its line gives (lines of older versions get
 /// fresh ids when they are migrated at import, different on each side).
-fn stable(s: &Side, sid: i64) -> bool {
+fn stable(s: &Side, sid: SessionKey) -> bool {
     entry_rows::all_entries(&s.db, sid)
         .unwrap()
         .iter()
@@ -170,7 +170,7 @@ fn sessions_entries_and_paths_agree() {
         same("last entry", &sides, |s| entry_rows::last_entry(&s.db, sid(s)).unwrap().map(|r| s.row(&r)));
         same("lines from", &sides, |s| {
             let mut out = Vec::new();
-            entry_rows::lines_from(&s.db, sid(s), i64::MIN, 5, &mut |k, b| {
+            entry_rows::lines_from(&s.db, sid(s), EntryKey(i64::MIN), 5, &mut |k, b| {
                 out.push((s.key(k), String::from_utf8_lossy(b).into_owned()))
             })
             .unwrap();
@@ -355,7 +355,7 @@ fn integrity_usage_and_search_agree() {
             let keys = search_index::postings(&s.db, term).unwrap();
             let mut hits: Vec<String> = keys
                 .iter()
-                .filter(|&&k| stable_ids.contains(&s.ids[&EntryKey(k).session().0]))
+                .filter(|&&k| stable_ids.contains(&s.ids[&k.session()]))
                 .filter_map(|&k| search_index::hit_row(&s.db, k, None, &filter, true).unwrap())
                 .map(|h| format!("{} {:?} {} {:?} {:?}", h.session_id, h.entry_id, h.role, h.ts_ms, h.line))
                 .collect();
@@ -369,7 +369,7 @@ fn integrity_usage_and_search_agree() {
         });
         same("candidates and hit rows", &sides, |s| {
             let keys = search_index::postings(&s.db, term).unwrap();
-            let wanted: Vec<(i64, Option<i64>, bool)> =
+            let wanted: Vec<(EntryKey, Option<EntryKey>, bool)> =
                 search_index::Candidates::new(&s.db, keys).unwrap().map(|(k, o)| (k, o, false)).collect();
             let mut rows: Vec<String> = search_index::hit_rows(&s.db, &wanted, &filter)
                 .unwrap()
@@ -534,6 +534,6 @@ fn what_one_backend_cannot_do_is_named() {
         })
         .unwrap();
         assert_eq!(problems, 0, "{}", s.name);
-        let _ = SessionKey(sid);
+        let _: SessionKey = sid;
     }
 }

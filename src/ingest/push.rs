@@ -12,6 +12,7 @@
 
 use crate::error::Result;
 use crate::store::handle::Db;
+use crate::store::keys::SessionKey;
 use crate::store::replica::{self, LocalSession, Outgoing};
 use serde::Serialize;
 
@@ -101,9 +102,9 @@ fn hash_line(h: u64, body: &str) -> u64 {
 /// What to send of one session.
 enum Plan {
     /// The whole session: new on the server (`None`) or replacing its lines.
-    Whole(Option<i64>),
+    Whole(Option<SessionKey>),
     /// Lines after `from_seq`, continuing the hash `hash` of what the server holds.
-    Append { skey: i64, from_seq: i64, hash: u64 },
+    Append { skey: SessionKey, from_seq: i64, hash: u64 },
 }
 
 /// Pushes every session of `local` to `server` (a database that receives pushes: a
@@ -197,7 +198,7 @@ fn push_snapshot(
         progress(done, total);
     }
     if opts.prune && !remote.is_empty() {
-        let gone: Vec<i64> = remote.values().map(|r| r.skey).collect();
+        let gone: Vec<SessionKey> = remote.values().map(|r| r.skey).collect();
         summary.pruned = replica::remove_sessions(server, &gone)?;
         summary.batches += 1;
     }

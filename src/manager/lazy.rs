@@ -5,6 +5,7 @@ use super::SessionManager;
 use crate::error::Result;
 use crate::js::json;
 use crate::read::tree::PathStep;
+use crate::store::keys::EntryKey;
 use crate::store::{entries, write};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -36,8 +37,8 @@ impl SessionManager {
     /// The storage keys, ids, types and roles of the session's entries stored after key
     /// `after` (from the first when `None`), in file order: pi's `getEntries()` without its
     /// lines. No line is read.
-    pub fn entry_steps(&self, after: Option<i64>) -> Result<Vec<PathStep>> {
-        let after = after.unwrap_or(i64::MIN);
+    pub fn entry_steps(&self, after: Option<EntryKey>) -> Result<Vec<PathStep>> {
+        let after = after.unwrap_or(EntryKey::MIN);
         Ok(entries::links(self.db()?, self.sid)?
             .into_iter()
             .filter(|l| l.key > after)
@@ -49,9 +50,9 @@ impl SessionManager {
     /// of its `message.usage` as they stand in the line (`None` where absent; the last of
     /// repeated keys, as `JSON.parse` keeps): what pi's usage totals read of each entry,
     /// without parsing the rest of the line.
-    pub fn usages_at(&self, keys: &[i64], f: &mut dyn FnMut(RawUsages<'_>)) -> Result<()> {
+    pub fn usages_at(&self, keys: &[EntryKey], f: &mut dyn FnMut(RawUsages<'_>)) -> Result<()> {
         type Usages = (Option<Vec<u8>>, Option<Vec<u8>>);
-        let mut found: HashMap<i64, Usages, BuildHasherDefault<Fnv>> = HashMap::default();
+        let mut found: HashMap<EntryKey, Usages, BuildHasherDefault<Fnv>> = HashMap::default();
         self.each_line_at(keys, &mut |k, line| {
             let Ok(Some(entry)) = json::scan_object(line) else { return };
             let message = entry.raw("message").and_then(|m| json::scan_object(m).ok().flatten());
@@ -67,13 +68,13 @@ impl SessionManager {
 
     /// Hands `f` the line stored under each of `keys`, in that order (a key with no line is
     /// skipped).
-    pub fn lines_at(&self, keys: &[i64], f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+    pub fn lines_at(&self, keys: &[EntryKey], f: &mut dyn FnMut(EntryKey, &[u8])) -> Result<()> {
         self.each_line_at(keys, f)
     }
 
     /// [`Self::lines_at`]: ascending keys close together (a window of a lazy array) are read as
     /// one range of the session, one statement instead of one per key.
-    fn each_line_at(&self, keys: &[i64], f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+    fn each_line_at(&self, keys: &[EntryKey], f: &mut dyn FnMut(EntryKey, &[u8])) -> Result<()> {
         let ascending = keys.windows(2).all(|w| w[0] < w[1]);
         if let (true, Some(&first), Some(&last)) = (ascending, keys.first(), keys.last()) {
             let span = last - first + 1;

@@ -22,6 +22,7 @@
 use crate::error::{Error, Result};
 use crate::hash::fnv1a;
 use crate::store::handle::Db;
+use crate::store::keys::SessionKey;
 use crate::store::sessions;
 use crate::store::write;
 use std::fs::{File, OpenOptions};
@@ -158,7 +159,7 @@ fn settle_locked(handle: &Db, file: &mut File, path: &Path) -> Result<usize> {
 fn apply(tx: &Db, records: &[Record]) -> Result<usize> {
     let mut written = 0;
     {
-        let mut sessions: std::collections::HashMap<String, Option<i64>> = std::collections::HashMap::new();
+        let mut sessions: std::collections::HashMap<String, Option<SessionKey>> = std::collections::HashMap::new();
         for r in records {
             let sid = match sessions.get(&r.path) {
                 Some(s) => *s,

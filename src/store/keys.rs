@@ -10,6 +10,45 @@ pub struct SessionKey(pub i64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EntryKey(pub i64);
 
+impl std::fmt::Display for SessionKey {
+    /// The key as the number stored (for messages).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::fmt::Display for EntryKey {
+    /// The key as the number stored (for messages).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The key `n` lines further on: one session's lines have consecutive keys, so a run of them
+/// moves to another place (a fork's copy) by one difference of keys.
+impl std::ops::Add<i64> for EntryKey {
+    type Output = EntryKey;
+    fn add(self, n: i64) -> EntryKey {
+        EntryKey(self.0 + n)
+    }
+}
+
+/// The key `n` lines back.
+impl std::ops::Sub<i64> for EntryKey {
+    type Output = EntryKey;
+    fn sub(self, n: i64) -> EntryKey {
+        EntryKey(self.0 - n)
+    }
+}
+
+/// How many lines (keys) apart two entries are.
+impl std::ops::Sub for EntryKey {
+    type Output = i64;
+    fn sub(self, other: EntryKey) -> i64 {
+        self.0 - other.0
+    }
+}
+
 /// The last line number a session's key range has room for.
 const MAX_SEQ: i64 = 0xFFFF_FFFF;
 
@@ -26,6 +65,11 @@ impl SessionKey {
 }
 
 impl EntryKey {
+    /// Below every key (a walk "from the first line").
+    pub const MIN: EntryKey = EntryKey(i64::MIN);
+    /// Above every key.
+    pub const MAX: EntryKey = EntryKey(i64::MAX);
+
     /// The session the entry belongs to.
     pub fn session(self) -> SessionKey {
         SessionKey(self.0 >> 32)

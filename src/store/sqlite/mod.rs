@@ -7,6 +7,7 @@ pub mod discovery;
 pub mod entries;
 pub mod extract;
 pub mod integrity;
+mod keys;
 pub mod open;
 pub mod replica;
 pub mod search;

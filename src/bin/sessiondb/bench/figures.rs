@@ -12,7 +12,7 @@ use sessiondb::import::{self, ImportOptions, ImportSummary};
 use sessiondb::json::Value;
 use sessiondb::resolve::{self, SessionRef};
 use sessiondb::tree::{Leaf, SessionTree};
-use sessiondb::{Error, Result};
+use sessiondb::{Error, Result, SessionKey};
 use std::path::{Path, PathBuf};
 
 /// Import of a whole corpus into fresh databases.
@@ -110,7 +110,7 @@ pub struct ProjectionShape {
 }
 
 /// Counts the rows one projection at the last entry of `sid` reads (untimed: tracing is slow).
-pub fn projection_shape(conn: &mut Db, sid: i64) -> Result<ProjectionShape> {
+pub fn projection_shape(conn: &mut Db, sid: SessionKey) -> Result<ProjectionShape> {
     let leaf = SessionTree::open(conn, sid)?.leaf_row(&Leaf::Last)?;
     let (_, rows_read) = count_entry_rows(conn, |c| SessionTree::open(c, sid)?.projection(&Leaf::Last))?;
     Ok(ProjectionShape {
@@ -121,7 +121,7 @@ pub fn projection_shape(conn: &mut Db, sid: i64) -> Result<ProjectionShape> {
 }
 
 /// The projection at the last entry of `sid` on an open connection (no database open).
-pub fn context_projection(conn: &Db, sid: i64, runs: u32) -> Result<Timing> {
+pub fn context_projection(conn: &Db, sid: SessionKey, runs: u32) -> Result<Timing> {
     let (timing, _) = measure(RunPlan::fast(runs), |_| {
         let (projection, _) = SessionTree::open(conn, sid)?.projection(&Leaf::Last)?;
         Ok(message_count(&projection))
