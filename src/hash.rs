@@ -20,5 +20,8 @@ mod tests {
         assert_eq!(super::fnv1a(&[]), 0xcbf2_9ce4_8422_2325);
         assert_eq!(super::fnv1a(&[b"a"]), 0xaf63_dc4c_8601_ec8c);
         assert_eq!(super::fnv1a(&[b"foo", b"bar"]), super::fnv1a(&[b"foobar"]));
+        assert_eq!(super::fnv1a(&[b"foobar"]), 0x85944171f73967e8);
+        // The PostgreSQL advisory lock of a push's origin (`store::postgres::push`).
+        assert_eq!(super::fnv1a(&[b"sessiondb push ", b"laptop"]) as i64, 6897266436257663197);
     }
 }

@@ -258,3 +258,26 @@ fn send_batch(
     summary.batches += 1;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hash of a session's lines that a server keeps (`lines_hash`) and a push continues:
+    /// FNV-1a 64 of the header and each line, each with its `\n`. Servers hold these values,
+    /// so they must never change.
+    #[test]
+    fn lines_hashes_are_as_before() {
+        let header = hash_header(r#"{"type":"session","version":3,"id":"s1"}"#);
+        let one = hash_line(header, r#"{"type":"message","id":"a"}"#);
+        let two = hash_line(one, "{\"text\":\"é 日本\"}");
+        assert_eq!((header, one, two), (6989691645296892967, 9081636952535044018, 12927200873998885623));
+        assert_eq!(
+            two,
+            crate::hash::fnv1a(&[
+                b"{\"type\":\"session\",\"version\":3,\"id\":\"s1\"}\n{\"type\":\"message\",\"id\":\"a\"}\n",
+                "{\"text\":\"é 日本\"}\n".as_bytes()
+            ])
+        );
+    }
+}

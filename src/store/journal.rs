@@ -216,3 +216,21 @@ mod tests {
         assert_eq!(parse(&damaged).len(), 1);
     }
 }
+
+#[cfg(test)]
+mod pinned {
+    use super::*;
+
+    /// A record's bytes as sessiondb has always written them: lengths, FNV-1a 64 of the path
+    /// and the line, then both. Journals left by an older version must still be read.
+    #[test]
+    fn a_record_is_written_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db.sqlite");
+        Journal::open(&db).unwrap().append("/s/a.jsonl", r#"{"type":"message","id":"é1"}"#).unwrap();
+        let bytes = std::fs::read(path_for(&db)).unwrap();
+        let hex: String = bytes[..RECORD_HEAD].iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, "0a0000001d0000002401bd88e4f29030");
+        assert_eq!(parse(&bytes).len(), 1);
+    }
+}
