@@ -11,6 +11,7 @@
 //! sessions: the server never holds a session whose lines and hash disagree.
 
 use crate::error::Result;
+use crate::hash::{fnv1a, fnv1a_more};
 use crate::store::handle::Db;
 use crate::store::keys::SessionKey;
 use crate::store::replica::{self, LocalSession, Outgoing};
@@ -83,20 +84,12 @@ pub fn default_origin() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
-/// FNV-1a continued over more bytes (the server keeps the state of lines sent so far).
-fn fnv_more(mut h: u64, bytes: &[u8]) -> u64 {
-    for &b in bytes {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
-
 fn hash_header(header: &str) -> u64 {
-    fnv_more(fnv_more(crate::hash::fnv1a(&[]), header.as_bytes()), b"\n")
+    fnv1a_more(fnv1a_more(fnv1a(&[]), header.as_bytes()), b"\n")
 }
 
 fn hash_line(h: u64, body: &str) -> u64 {
-    fnv_more(fnv_more(h, body.as_bytes()), b"\n")
+    fnv1a_more(fnv1a_more(h, body.as_bytes()), b"\n")
 }
 
 /// What to send of one session.

@@ -3,12 +3,11 @@
 
 use super::SessionManager;
 use crate::error::Result;
+use crate::hash::{FxBuildHasher, FxHashMap};
 use crate::js::json;
 use crate::read::tree::PathStep;
 use crate::store::keys::EntryKey;
 use crate::store::{entries, write};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// The JSON texts of an entry's `usage` and of its `message.usage`, where present.
 pub type RawUsages<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
@@ -52,7 +51,7 @@ impl SessionManager {
     /// without parsing the rest of the line.
     pub fn usages_at(&self, keys: &[EntryKey], f: &mut dyn FnMut(RawUsages<'_>)) -> Result<()> {
         type Usages = (Option<Vec<u8>>, Option<Vec<u8>>);
-        let mut found: HashMap<EntryKey, Usages, BuildHasherDefault<Fnv>> = HashMap::default();
+        let mut found: FxHashMap<EntryKey, Usages> = FxHashMap::default();
         self.each_line_at(keys, &mut |k, line| {
             let Ok(Some(entry)) = json::scan_object(line) else { return };
             let message = entry.raw("message").and_then(|m| json::scan_object(m).ok().flatten());
@@ -105,8 +104,9 @@ impl SessionManager {
 /// winning, stopping at a cycle) over the entries' links read in one pass: on a long path one
 /// sequential read is cheaper than a lookup per step.
 fn walk_links(links: Vec<entries::Link>, id: &str) -> Vec<PathStep> {
-    let mut by_id: HashMap<&str, usize, BuildHasherDefault<Fnv>> =
-        HashMap::with_capacity_and_hasher(links.len(), BuildHasherDefault::default());
+    // Entry ids are short, and SipHash's setup costs more than hashing them (a 100,000-entry
+    // path is walked at every resume).
+    let mut by_id: FxHashMap<&str, usize> = FxHashMap::with_capacity_and_hasher(links.len(), FxBuildHasher);
     for (i, l) in links.iter().enumerate() {
         if let Some(id) = l.id.as_deref() {
             by_id.insert(id, i);
@@ -129,27 +129,4 @@ fn walk_links(links: Vec<entries::Link>, id: &str) -> Vec<PathStep> {
         .filter_map(|i| links[i].take())
         .map(|l| PathStep { key: l.key, id: l.id, kind: l.kind, role: l.role })
         .collect()
-}
-
-/// FNV-1a as a `Hasher`: entry ids are short, and SipHash's setup costs more than hashing them
-/// (a 100,000-entry path is walked at every resume). Ids are the session's own text, but a
-/// collision only slows this one walk.
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }

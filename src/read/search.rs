@@ -10,15 +10,14 @@
 //! ranked by a BM25-like score computed on the text while checking it.
 
 use crate::error::{Error, Result};
+use crate::hash::FxHashMap;
 use crate::read::snippet::snippet;
 use crate::store::extract;
 use crate::store::handle::Db;
 use crate::store::keys::EntryKey;
 use crate::store::search_index::{self, HitRow, RowFilter};
-use crate::store::tokens::{self, Fit, FxHasher};
+use crate::store::tokens::{self, Fit};
 use serde::Serialize;
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 
 /// Most vocabulary tokens a cut word may stand for in an index query; a word found inside
 /// more tokens than this (one or two letters) does not narrow the search.
@@ -175,7 +174,7 @@ impl Narrowing {
         }
         let window = &keys[lo..self.lo];
         let (first, last) = (window[0], window[window.len() - 1]);
-        let at: Option<HashMap<EntryKey, usize, BuildHasherDefault<KeyHasher>>> =
+        let at: Option<FxHashMap<EntryKey, usize>> =
             (window.len() > BISECT_MAX).then(|| window.iter().enumerate().map(|(i, &k)| (k, i)).collect());
         let mut marks = vec![false; window.len()];
         for blobs in &self.words {
@@ -228,31 +227,6 @@ fn intersect(a: &[EntryKey], b: &[EntryKey]) -> Vec<EntryKey> {
         }
     }
     out
-}
-
-/// Hashes a key with every bit mixed into the low ones (a key's low half is its entry's
-/// place in its session, much alike across sessions: FxHasher's low bits depend on it only).
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-
-    fn write_i64(&mut self, k: i64) {
-        // splitmix64's finalizer.
-        let mut x = (k as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        self.0 = x ^ (x >> 31);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 fn plan(conn: &Db, terms: &[String]) -> Result<Plan> {
@@ -416,7 +390,7 @@ enum Next {
 fn each_hit(conn: &Db, terms: &[String], f: &SearchFilter, mut take: impl FnMut(EntryKey, Hit) -> Next) -> Result<()> {
     let rf = RowFilter { cwd: f.cwd.as_deref(), role: f.role.as_deref(), since_ms: f.since_ms };
     // Verdicts by the key of the line checked: the copies of a line share it.
-    let mut checked: HashMap<EntryKey, Verdict, BuildHasherDefault<FxHasher>> = HashMap::default();
+    let mut checked: FxHashMap<EntryKey, Verdict> = FxHashMap::default();
     match plan(conn, terms)? {
         Plan::Nothing => {}
         Plan::Index(keys, mut narrowing) => {

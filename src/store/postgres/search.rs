@@ -5,6 +5,7 @@
 //! write lines only).
 
 use crate::error::{Error, Result};
+use crate::hash::FxHashMap;
 use crate::js::json;
 use crate::store::derive::EntryFields;
 use crate::store::extract;
@@ -13,15 +14,11 @@ use crate::store::postgres::search_merge::{self, PG_BATCH_SET, PG_DROP_TEXTS};
 use crate::store::postgres::{pg_text, Pg, Server};
 use crate::store::search::build::{gather, Gathered, REBUILD_MIN_DELETED};
 use crate::store::search::query::{HitRow, RowFilter};
-use crate::store::search::tokens::FxHasher;
 use crate::store::search::vocab::{Part, Vocab};
 use crate::store::search::SearchIndex;
 use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
-type FxBuild = BuildHasherDefault<FxHasher>;
 
 // PostgreSQL (migration V5 of src/store/postgres/migrations/): the same postings, vocabulary and
 // counters, and the text and usage rows SQLite writes at import, extracted here from the
@@ -336,7 +333,7 @@ fn pg_catch_up_locked(
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
     let mut vocabs: Vec<Vocab> = (0..threads).map(|_| Vocab::default()).collect();
     let mut g = Gathered::default();
-    let mut last: HashMap<SessionKey, (i64, Option<i64>), FxBuild> = HashMap::default();
+    let mut last: FxHashMap<SessionKey, (i64, Option<i64>)> = FxHashMap::default();
     if !todo.is_empty() {
         let skeys: Vec<SessionKey> = todo.iter().map(|t| t.skey).collect();
         let afters: Vec<i64> = todo.iter().map(|t| t.upto).collect();
@@ -539,7 +536,7 @@ impl SearchIndex for Pg {
         let sessions: Vec<SessionKey> = own.iter().map(|w| w.0.session()).collect();
         let seqs: Vec<i64> = own.iter().map(|w| w.0.seq()).collect();
         let lines: Vec<bool> = own.iter().map(|w| w.2).collect();
-        let mut found: HashMap<EntryKey, HitRow, FxBuild> = HashMap::default();
+        let mut found: FxHashMap<EntryKey, HitRow> = FxHashMap::default();
         for r in self.query(PG_HIT_ROWS, &[&sessions, &seqs, &lines, &f.cwd, &f.role, &f.since_ms])? {
             found.insert(SessionKey(r.get("session")).entry(r.get("seq")), pg_hit_row(&r));
         }

@@ -2,15 +2,11 @@
 //! own vocabulary, gathered into postings in memory (one thread) while the next batch is
 //! tokenized, and handed to the backend to write when the memory bound is reached.
 
+use crate::hash::FxHashMap;
 use crate::store::extract;
 use crate::store::keys::EntryKey;
 use crate::store::search::codec::put_varint;
-use crate::store::search::tokens::FxHasher;
 use crate::store::search::vocab::{Part, Vocab};
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
-type FxBuild = BuildHasherDefault<FxHasher>;
 
 /// Queued entries read per batch (their lines are in memory together).
 pub(crate) const READ_BATCH: i64 = 2000;
@@ -43,7 +39,7 @@ pub(in crate::store) struct Gathered {
     /// Tokens, with their postings at the same index.
     pub(in crate::store) tokens: Vec<Box<str>>,
     pub(in crate::store) postings: Vec<Posting>,
-    pub(in crate::store) index: HashMap<Box<str>, u32, FxBuild>,
+    pub(in crate::store) index: FxHashMap<Box<str>, u32>,
     /// Per tokenizing thread: its ids' indexes here.
     pub(in crate::store) ids: Vec<Vec<u32>>,
     pub(in crate::store) bytes: usize,
