@@ -3,8 +3,9 @@
 //! modules import each other, directly or through a loop, in the library or the binary; and
 //! SQL text appears only under `src/store/` (and `migrations/`); no module outside the two
 //! backends' folders (`src/store/sqlite/`, `src/store/postgres/`) names a database driver or
-//! asks which backend a database is; no key is packed or unpacked outside `store::keys`; and
-//! no file under `src/` is over 800 lines.
+//! asks which backend a database is; no key is packed or unpacked outside `store::keys`, and
+//! no key is a raw integer; no file under `src/` is over 800 lines; and only `src/hash.rs`
+//! hashes with a crate, no file with a hasher of its own.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -476,6 +477,37 @@ fn keys_are_typed_everywhere() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// The modules other than `hash` that name a hashing crate or write a hasher of their own
+/// (`impl Hasher for`): `src/hash.rs` owns the one rule.
+fn hashing_outside_hash_rs(c: &Crate) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (module, code) in &c.files {
+        if module == "hash" {
+            continue;
+        }
+        let code = without_strings(code);
+        for word in ["rustc_hash", "fnv::", "ahash", "foldhash", "Hasher for "] {
+            let found: Vec<&str> = if word == "Hasher for " {
+                code.match_indices(word).map(|(at, _)| code[at..].lines().next().unwrap_or("")).collect()
+            } else {
+                word_starts(&code, word)
+            };
+            for line in found {
+                problems.push(format!("src/{}: hashing outside src/hash.rs: {line}", module.replace("::", "/")));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn one_hashing_rule_in_hash_rs() {
+    let mut problems = hashing_outside_hash_rs(&library());
+    problems
+        .extend(hashing_outside_hash_rs(&binary()).into_iter().map(|p| p.replacen("src/", "src/bin/sessiondb/", 1)));
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 /// Longest a file under `src/` may be.
 const MAX_LINES: usize = 800;
 
@@ -554,6 +586,14 @@ fn the_checks_find_planted_violations() {
     let problems = raw_integer_keys(&c);
     assert_eq!(problems.len(), 5, "{problems:?}");
     assert!(problems.iter().all(|p| p.starts_with("src/read/tree: a key as a raw integer")), "{problems:?}");
+
+    let mut c = library();
+    c.files.get_mut("manager::lazy").unwrap().push_str(
+        "\nstruct H(u64);\nimpl std::hash::Hasher for H { fn write(&mut self, b: &[u8]) {} fn finish(&self) -> u64 { 0 } }\ntype M = rustc_hash::FxHashMap<u8, u8>;\n",
+    );
+    let problems = hashing_outside_hash_rs(&c);
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(problems.iter().all(|p| p.starts_with("src/manager/lazy: hashing outside src/hash.rs")), "{problems:?}");
 
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("long.rs"), "\n".repeat(MAX_LINES + 1)).unwrap();
