@@ -331,6 +331,13 @@ fn integrity_usage_and_search_agree() {
     same("pending", &sides, |s| search_index::pending(&s.db).unwrap());
     let terms = same("terms starting", &sides, |s| search_index::terms_starting(&s.db, "a", 50).unwrap());
     assert!(!terms.is_empty());
+    // Lines spread over the searchable entries: each one an entry line.
+    same("sampled lines", &sides, |s| {
+        let lines = search_index::sample_lines(&s.db, 40).unwrap();
+        assert!(!lines.is_empty() && lines.len() <= 40, "{}: {} lines", s.name, lines.len());
+        assert!(lines.iter().all(|l| l.starts_with("{\"type\":")), "{}: {lines:?}", s.name);
+        true
+    });
     // At most `n` terms holding each part, any of them: the same ones when fewer match.
     same("terms containing", &sides, |s| {
         let parts = ["e", "on", "conform", "qqqq"];
@@ -501,10 +508,13 @@ fn deleting_a_session_agrees() {
 #[test]
 fn what_one_backend_cannot_do_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let sides = sides(dir.path());
-    for s in &sides {
+    let mut sides = sides(dir.path());
+    for s in &mut sides {
         let sid = *s.by_id.values().next().unwrap();
         // Each either answers or is `Unsupported` naming the operation.
+        if let Some((rows, read)) = or_unsupported(s.db.count_entry_rows(|d| entry_rows::all_entries(d, sid))) {
+            assert!(read >= rows.len() as u64 && !rows.is_empty(), "{}: {read} rows read for {}", s.name, rows.len());
+        }
         let _ = or_unsupported(entry_rows::all_sessions(&s.db));
         let _ = or_unsupported(sessions::file_at(&s.db, "/nowhere.jsonl"));
         let _ = or_unsupported(sessiondb::internals::sync_state::states_under(&s.db, Path::new("/")));

@@ -78,6 +78,9 @@ pub(crate) trait SearchIndex {
     /// How many candidates' hit rows a query asks for at once: the first batch and the most
     /// (growing between them), where a round trip costs more than a row.
     fn hit_batch(&self) -> (usize, usize);
+    /// The lines of up to `n` searchable entries spread evenly over the stored keys (what a
+    /// benchmark picks a rare word from).
+    fn sample_lines(&self, n: i64) -> Result<Vec<String>>;
     /// Calls `take(key, line key, row)` with every searchable entry passing `f`, newest stored
     /// first, until it returns false.
     fn scan_hits(&self, f: &RowFilter<'_>, take: &mut dyn FnMut(EntryKey, EntryKey, HitRow) -> bool) -> Result<()>;

@@ -102,6 +102,16 @@ pub const PG_HIT_ROW: &str = "SELECT s.id, s.path, s.cwd, e.id AS entry_id, t.ro
     WHERE t.session = $1 AND t.seq = $2 \
         AND ($3::text IS NULL OR s.cwd = $3) AND ($4::text IS NULL OR t.role = $4) AND ($5::bigint IS NULL OR t.ts_ms >= $5)";
 
+/// The keys of the first and the last searchable entry (SQLite's `TEXT_KEY_RANGE`).
+pub const PG_TEXT_KEY_RANGE: &str = "SELECT \
+    (SELECT (session << 32) | seq FROM search_texts ORDER BY session, seq LIMIT 1), \
+    (SELECT (session << 32) | seq FROM search_texts ORDER BY session DESC, seq DESC LIMIT 1)";
+
+/// The line of the first searchable entry at or after line `$2` of session `$1`.
+pub const PG_TEXT_LINE_FROM: &str = "SELECT e.body FROM search_texts t \
+    JOIN entries e ON e.session = t.session AND e.seq = t.seq \
+    WHERE (t.session, t.seq) >= ($1, $2) ORDER BY t.session, t.seq LIMIT 1";
+
 /// [`PG_HIT_ROW`] of several entries (`$1` sessions, `$2` seqs, `$3` whether with the line).
 pub const PG_HIT_ROWS: &str = "SELECT t.session, t.seq, s.id, s.path, s.cwd, e.id AS entry_id, t.role, t.ts_ms, \
         CASE WHEN v.with_line THEN e.body END AS body \
@@ -480,6 +490,21 @@ impl SearchIndex for Pg {
 
     fn posting_shape(&self) -> Result<(i64, i64)> {
         Ok(self.query(PG_POSTINGS_SHAPE, &[])?.first().map_or((0, 0), |r| (r.get("n_rows"), r.get("n_batches"))))
+    }
+
+    fn sample_lines(&self, n: i64) -> Result<Vec<String>> {
+        let Some(r) = self.query_opt(PG_TEXT_KEY_RANGE, &[])? else { return Ok(Vec::new()) };
+        let (Some(lo), Some(hi)): (Option<EntryKey>, Option<EntryKey>) = (r.get(0), r.get(1)) else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for i in 0..n.max(0) {
+            let (session, seq) = (lo + (hi - lo) / n * i).parts();
+            if let Some(r) = self.query_opt(PG_TEXT_LINE_FROM, &[&session, &seq])? {
+                out.push(String::from_utf8_lossy(r.get::<_, &[u8]>(0)).into_owned());
+            }
+        }
+        Ok(out)
     }
 
     fn posting_blobs(&self, token: &str) -> Result<Vec<Vec<u8>>> {

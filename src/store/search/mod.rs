@@ -82,6 +82,12 @@ pub fn postings(db: &Db, token: &str) -> Result<Vec<EntryKey>> {
     Ok(out)
 }
 
+/// The lines of up to `n` searchable entries spread evenly over the stored keys (what the
+/// benchmark picks a rare word from).
+pub fn sample_lines(db: &Db, n: i64) -> Result<Vec<String>> {
+    db.store().sample_lines(n)
+}
+
 /// The key blobs of `token` (one per build batch), undecoded: a query decodes only the part
 /// it needs ([`keys_upto`]).
 pub fn posting_blobs(db: &Db, token: &str) -> Result<Vec<Vec<u8>>> {

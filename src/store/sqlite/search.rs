@@ -295,6 +295,21 @@ impl SearchIndex for Sqlite {
         Ok(self.conn.prepare_cached(POSTINGS_SHAPE)?.query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?)
     }
 
+    fn sample_lines(&self, n: i64) -> Result<Vec<String>> {
+        let (lo, hi): (Option<EntryKey>, Option<EntryKey>) =
+            self.conn.prepare_cached(TEXT_KEY_RANGE)?.query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let (Some(lo), Some(hi)) = (lo, hi) else { return Ok(Vec::new()) };
+        let mut st = self.conn.prepare_cached(TEXT_LINE_FROM)?;
+        let mut out = Vec::new();
+        for i in 0..n.max(0) {
+            let from = lo + (hi - lo) / n * i;
+            if let Some(body) = st.query_row([from], |r| r.get::<_, String>(0)).optional()? {
+                out.push(body);
+            }
+        }
+        Ok(out)
+    }
+
     fn posting_blobs(&self, token: &str) -> Result<Vec<Vec<u8>>> {
         let mut st = self.conn.prepare_cached(POSTINGS_OF)?;
         let mut rows = st.query(named_params! {":token": token})?;
