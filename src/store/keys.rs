@@ -100,4 +100,17 @@ mod tests {
         assert_eq!(s.entry(3).seq(), 3);
         assert_eq!(s.entry(3).parts(), (7, 3));
     }
+
+    #[test]
+    fn lines_of_a_session_are_consecutive_keys() {
+        let (s, t) = (SessionKey(7), SessionKey(9));
+        assert_eq!(s.entry(3) + 2, s.entry(5));
+        assert_eq!(s.entry(5) - 2, s.entry(3));
+        assert_eq!(s.entry(5) - s.entry(3), 2);
+        // A run of lines moves to another session by one difference of keys.
+        let shift = t.entry(1) - s.entry(4);
+        assert_eq!(s.entry(6) + shift, t.entry(3));
+        assert!(EntryKey::MIN < s.entry(0) && s.range().1 < EntryKey::MAX);
+        assert_eq!((s.to_string(), s.entry(1).to_string()), ("7".into(), ((7i64 << 32) | 1).to_string()));
+    }
 }
