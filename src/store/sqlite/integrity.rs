@@ -96,19 +96,19 @@ impl Integrity for Sqlite {
         Ok(rows)
     }
 
-    fn checked_session(&self, sid: i64) -> Result<Option<CheckedSession>> {
+    fn checked_session(&self, sid: SessionKey) -> Result<Option<CheckedSession>> {
         let db = &self.conn;
         let mut st = db.prepare_cached(CHECK_SESSION)?;
         Ok(st.query_row(named_params! { ":sid": sid }, checked_session).optional()?)
     }
 
-    fn checked_entries(&self, sid: i64) -> Result<Vec<CheckedEntry>> {
+    fn checked_entries(&self, sid: SessionKey) -> Result<Vec<CheckedEntry>> {
         let db = &self.conn;
-        let (lo, hi) = SessionKey(sid).range();
+        let (lo, hi) = sid.range();
         let mut st = db.prepare_cached(CHECK_ENTRIES)?;
         let c = columns(&st, ["seq", "id", "parent_id", "type", "body"])?;
         let rows = st
-            .query_map(named_params! { ":lo": lo.0, ":hi": hi.0 }, |r| {
+            .query_map(named_params! { ":lo": lo, ":hi": hi }, |r| {
                 Ok(CheckedEntry {
                     seq: r.get(c[0])?,
                     id: r.get(c[1])?,
