@@ -59,7 +59,26 @@ pub enum DbFailure {
     Other,
 }
 
+/// The `database` of an [`Error::Database`] raised where the driver does not know which
+/// database it is (a SQLite connection's statements): the caller that opened it says which.
+pub(crate) const UNNAMED_DATABASE: &str = "database";
+
 impl Error {
+    /// Whether this is a database failure that does not say which database failed (see
+    /// [`Error::Database`]): a caller that knows (it opened the database) should name it.
+    pub fn names_no_database(&self) -> bool {
+        matches!(self, Error::Database { database, .. } if database == UNNAMED_DATABASE)
+    }
+
+    /// The driver's error beneath a database failure, if any: its own sources (a bare result
+    /// code, say) only repeat it.
+    pub fn driver_error(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Database { source: Some(s), .. } => Some(s.as_ref()),
+            _ => None,
+        }
+    }
+
     /// A database failure without a driver error beneath it.
     pub fn database(database: impl Into<String>, cause: impl std::fmt::Display) -> Self {
         Error::Database { kind: DbFailure::Other, database: database.into(), cause: cause.to_string(), source: None }

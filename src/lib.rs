@@ -23,6 +23,7 @@ pub use pi::layout::default_session_dir;
 pub use read::{check, discovery, export, outline, resolve, search, tree, usage_stats};
 pub use rpc::RpcServer;
 pub use store::db::default_path as default_db_path;
+pub use store::keys::{EntryKey, SessionKey};
 
 /// Opening a database.
 pub mod db {

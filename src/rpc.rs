@@ -10,6 +10,7 @@ use crate::js::json::{self, Object, Value};
 use crate::manager::{NewSessionOptions, SessionManager};
 use crate::read::discovery;
 use crate::read::tree::TreeNode;
+use crate::store::keys::SessionKey;
 use std::path::{Path, PathBuf};
 
 /// One connection's state: the database and the current manager.
@@ -287,7 +288,7 @@ impl RpcServer {
                             let mut v = i.to_value();
                             if let Value::Object(o) = &mut v {
                                 o.remove("allMessagesText");
-                                o.set("sid", Value::Number(i.sid as f64));
+                                o.set("sid", Value::Number(i.sid.0 as f64));
                                 o.set("lastSeq", Value::Number(i.last_seq as f64));
                             }
                             v
@@ -299,10 +300,10 @@ impl RpcServer {
                 let Value::Array(items) = a.any(0) else {
                     return Err(Error::InvalidArgument("sessions must be an array of [sid, lastSeq]".into()));
                 };
-                let pair = |v: &Value| -> Option<(i64, i64)> {
+                let pair = |v: &Value| -> Option<(SessionKey, i64)> {
                     let Value::Array(p) = v else { return None };
                     match (p.first()?, p.get(1)?) {
-                        (Value::Number(sid), Value::Number(seq)) => Some((*sid as i64, *seq as i64)),
+                        (Value::Number(sid), Value::Number(seq)) => Some((SessionKey(*sid as i64), *seq as i64)),
                         _ => None,
                     }
                 };

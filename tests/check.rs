@@ -81,7 +81,7 @@ fn edge_files_and_cycles_give_the_expected_findings() {
 fn compaction_findings_agree_with_path_walks() {
     let (_d, _p, mut conn) = common::temp_db();
     import_corpus(&mut conn);
-    let sids: Vec<(i64, String)> = conn
+    let sids: Vec<(sessiondb::SessionKey, String)> = conn
         .sqlite()
         .prepare("SELECT sid, path FROM sessions")
         .unwrap()

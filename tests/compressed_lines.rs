@@ -24,7 +24,7 @@ fn exports(db: &Db) -> Vec<(i64, Vec<u8>)> {
     sids.into_iter()
         .map(|sid| {
             let mut out = Vec::new();
-            sessiondb::export::write_session(db, sid, &mut out).unwrap();
+            sessiondb::export::write_session(db, sessiondb::SessionKey(sid), &mut out).unwrap();
             (sid, out)
         })
         .collect()
@@ -259,7 +259,7 @@ fn a_long_session_is_packed_and_unpacked_by_several_threads_in_order_byte_for_by
     // Many slices, unpacked ahead by other threads, come back in file order.
     let sid = count(&db, "SELECT sid FROM sessions");
     let mut out = Vec::new();
-    sessiondb::export::write_session(&db, sid, &mut out).unwrap();
+    sessiondb::export::write_session(&db, sessiondb::SessionKey(sid), &mut out).unwrap();
     assert!(out == bytes, "the export differs from the file");
     // A damaged frame late in the session stops the export with an error, not a wrong line.
     let (key, mut frame): (i64, Vec<u8>) = db
@@ -274,6 +274,6 @@ fn a_long_session_is_packed_and_unpacked_by_several_threads_in_order_byte_for_by
     frame[mid] ^= 0x20;
     db.sqlite().execute("UPDATE entries SET body = ?1 WHERE key = ?2", rusqlite::params![frame, key]).unwrap();
     let mut out = Vec::new();
-    let err = sessiondb::export::write_session(&db, sid, &mut out).unwrap_err();
+    let err = sessiondb::export::write_session(&db, sessiondb::SessionKey(sid), &mut out).unwrap_err();
     assert!(err.to_string().contains("damaged"), "{err}");
 }

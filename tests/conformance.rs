@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 struct Side {
     name: &'static str,
     db: Db,
-    by_id: HashMap<String, i64>,
-    ids: HashMap<i64, String>,
+    by_id: HashMap<String, SessionKey>,
+    ids: HashMap<SessionKey, String>,
 }
 
 impl Side {
@@ -43,13 +43,13 @@ impl Side {
     }
 
     /// `key` as `header id:line`.
-    fn key(&self, key: i64) -> String {
-        let sid = EntryKey(key).session();
-        let seq = key - sid.entry(0).0;
-        format!("{}:{seq}", self.ids.get(&sid.0).map_or("?", String::as_str))
+    fn key(&self, key: EntryKey) -> String {
+        let sid = key.session();
+        let seq = key - sid.entry(0);
+        format!("{}:{seq}", self.ids.get(&sid).map_or("?", String::as_str))
     }
 
-    fn opt_key(&self, key: Option<i64>) -> String {
+    fn opt_key(&self, key: Option<EntryKey>) -> String {
         key.map_or_else(|| "-".into(), |k| self.key(k))
     }
 
@@ -138,7 +138,7 @@ fn or_unsupported<T>(result: sessiondb::Result<T>) -> Option<T> {
 
 /// Whether every entry of session `sid` has the id its line gives (lines of older versions get
 /// fresh ids when they are migrated at import, different on each side).
-fn stable(s: &Side, sid: i64) -> bool {
+fn stable(s: &Side, sid: SessionKey) -> bool {
     entry_rows::all_entries(&s.db, sid)
         .unwrap()
         .iter()
@@ -170,7 +170,7 @@ fn sessions_entries_and_paths_agree() {
         same("last entry", &sides, |s| entry_rows::last_entry(&s.db, sid(s)).unwrap().map(|r| s.row(&r)));
         same("lines from", &sides, |s| {
             let mut out = Vec::new();
-            entry_rows::lines_from(&s.db, sid(s), i64::MIN, 5, &mut |k, b| {
+            entry_rows::lines_from(&s.db, sid(s), EntryKey(i64::MIN), 5, &mut |k, b| {
                 out.push((s.key(k), String::from_utf8_lossy(b).into_owned()))
             })
             .unwrap();
@@ -331,6 +331,13 @@ fn integrity_usage_and_search_agree() {
     same("pending", &sides, |s| search_index::pending(&s.db).unwrap());
     let terms = same("terms starting", &sides, |s| search_index::terms_starting(&s.db, "a", 50).unwrap());
     assert!(!terms.is_empty());
+    // Lines spread over the searchable entries: each one an entry line.
+    same("sampled lines", &sides, |s| {
+        let lines = search_index::sample_lines(&s.db, 40).unwrap();
+        assert!(!lines.is_empty() && lines.len() <= 40, "{}: {} lines", s.name, lines.len());
+        assert!(lines.iter().all(|l| l.starts_with("{\"type\":")), "{}: {lines:?}", s.name);
+        true
+    });
     // At most `n` terms holding each part, any of them: the same ones when fewer match.
     same("terms containing", &sides, |s| {
         let parts = ["e", "on", "conform", "qqqq"];
@@ -355,7 +362,7 @@ fn integrity_usage_and_search_agree() {
             let keys = search_index::postings(&s.db, term).unwrap();
             let mut hits: Vec<String> = keys
                 .iter()
-                .filter(|&&k| stable_ids.contains(&s.ids[&EntryKey(k).session().0]))
+                .filter(|&&k| stable_ids.contains(&s.ids[&k.session()]))
                 .filter_map(|&k| search_index::hit_row(&s.db, k, None, &filter, true).unwrap())
                 .map(|h| format!("{} {:?} {} {:?} {:?}", h.session_id, h.entry_id, h.role, h.ts_ms, h.line))
                 .collect();
@@ -369,7 +376,7 @@ fn integrity_usage_and_search_agree() {
         });
         same("candidates and hit rows", &sides, |s| {
             let keys = search_index::postings(&s.db, term).unwrap();
-            let wanted: Vec<(i64, Option<i64>, bool)> =
+            let wanted: Vec<(EntryKey, Option<EntryKey>, bool)> =
                 search_index::Candidates::new(&s.db, keys).unwrap().map(|(k, o)| (k, o, false)).collect();
             let mut rows: Vec<String> = search_index::hit_rows(&s.db, &wanted, &filter)
                 .unwrap()
@@ -501,10 +508,13 @@ fn deleting_a_session_agrees() {
 #[test]
 fn what_one_backend_cannot_do_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let sides = sides(dir.path());
-    for s in &sides {
+    let mut sides = sides(dir.path());
+    for s in &mut sides {
         let sid = *s.by_id.values().next().unwrap();
         // Each either answers or is `Unsupported` naming the operation.
+        if let Some((rows, read)) = or_unsupported(s.db.count_entry_rows(|d| entry_rows::all_entries(d, sid))) {
+            assert!(read >= rows.len() as u64 && !rows.is_empty(), "{}: {read} rows read for {}", s.name, rows.len());
+        }
         let _ = or_unsupported(entry_rows::all_sessions(&s.db));
         let _ = or_unsupported(sessions::file_at(&s.db, "/nowhere.jsonl"));
         let _ = or_unsupported(sessiondb::internals::sync_state::states_under(&s.db, Path::new("/")));
@@ -553,6 +563,6 @@ fn what_one_backend_cannot_do_is_named() {
         })
         .unwrap();
         assert_eq!(problems, 0, "{}", s.name);
-        let _ = SessionKey(sid);
+        let _: SessionKey = sid;
     }
 }

@@ -3,8 +3,9 @@
 //! modules import each other, directly or through a loop, in the library or the binary; and
 //! SQL text appears only under `src/store/` (and `migrations/`); no module outside the two
 //! backends' folders (`src/store/sqlite/`, `src/store/postgres/`) names a database driver or
-//! asks which backend a database is; no key is packed or unpacked outside `store::keys`; and
-//! no file under `src/` is over 800 lines.
+//! asks which backend a database is; no key is packed or unpacked outside `store::keys`, and
+//! no key is a raw integer; no file under `src/` is over 800 lines; and only `src/hash.rs`
+//! hashes with a crate, no file with a hasher of its own.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -395,7 +396,10 @@ fn backend_modules_named_above_store(c: &Crate) -> Vec<String> {
 
 #[test]
 fn drivers_and_backend_questions_only_in_the_backends() {
-    let problems = drivers_outside_backends(&library());
+    let mut problems = drivers_outside_backends(&library());
+    // The binary is above every layer of the library: it goes through its interface.
+    problems
+        .extend(drivers_outside_backends(&binary()).into_iter().map(|p| p.replacen("src/", "src/bin/sessiondb/", 1)));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
@@ -411,6 +415,10 @@ fn keys_by_hand(c: &Crate) -> Vec<String> {
         for word in ["<< 32", ">> 32", "<<= 32", ">>= 32", "0xffff_ffff", "0xffffffff", "4294967295", "u32::max as i64"]
         {
             for (at, _) in code.match_indices(word) {
+                // A longer literal (`0xffff_ffff_ffff`, a 48-bit mask) is another number.
+                if code[at + word.len()..].starts_with(|ch: char| ch.is_alphanumeric() || ch == '_') {
+                    continue;
+                }
                 let line = code[at..].lines().next().unwrap_or("");
                 problems.push(format!("src/{}: a key packed by hand: {word} {line}", module.replace("::", "/")));
             }
@@ -421,7 +429,85 @@ fn keys_by_hand(c: &Crate) -> Vec<String> {
 
 #[test]
 fn keys_are_packed_only_in_store_keys() {
-    let problems = keys_by_hand(&library());
+    let mut problems = keys_by_hand(&library());
+    problems.extend(keys_by_hand(&binary()).into_iter().map(|p| p.replacen("src/", "src/bin/sessiondb/", 1)));
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The names a session or entry key goes by (`sid`, `skey`, `key`, `owner`, `parent_key`,
+/// `keys`, `local_sid`, ...).
+fn names_a_key(name: &str) -> bool {
+    ["sid", "skey", "sids", "skeys", "key", "keys", "owner"].contains(&name)
+        || name.ends_with("_sid")
+        || name.ends_with("_key")
+        || name.ends_with("_keys")
+}
+
+/// The parameters, fields and bindings of `c` named as keys ([`names_a_key`]) whose type is a
+/// raw integer (`i64`, `Option<i64>`, `&[i64]`, `Vec<i64>`, ...) rather than `SessionKey` or
+/// `EntryKey`.
+fn raw_integer_keys(c: &Crate) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (module, code) in &c.files {
+        if module == "store::keys" {
+            continue;
+        }
+        let code = without_strings(code);
+        for (at, _) in code.match_indices(':') {
+            let before = &code[..at];
+            let name_start = before.rfind(|ch: char| !(ch.is_alphanumeric() || ch == '_')).map_or(0, |i| i + 1);
+            let name = &before[name_start..];
+            if name.is_empty() || code[at + 1..].starts_with(':') || before.ends_with(':') || !names_a_key(name) {
+                continue;
+            }
+            let ty = code[at + 1..].trim_start();
+            let ty = ty.trim_start_matches(|ch: char| "&[(<".contains(ch) || ch == ' ');
+            let ty = ["mut ", "Option<", "Vec<", "HashSet<"].iter().fold(ty, |t, p| t.trim_start_matches(p));
+            let ty = ty.trim_start_matches(|ch: char| "&[(<".contains(ch));
+            if ty.starts_with("i64") && !ty[3..].starts_with(|ch: char| ch.is_alphanumeric() || ch == '_') {
+                let line = code[name_start..].lines().next().unwrap_or("").trim();
+                problems.push(format!("src/{}: a key as a raw integer: {line}", module.replace("::", "/")));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn keys_are_typed_everywhere() {
+    let mut problems = raw_integer_keys(&library());
+    problems.extend(raw_integer_keys(&binary()).into_iter().map(|p| p.replacen("src/", "src/bin/sessiondb/", 1)));
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The modules other than `hash` that name a hashing crate or write a hasher of their own
+/// (`impl Hasher for`): `src/hash.rs` owns the one rule.
+fn hashing_outside_hash_rs(c: &Crate) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (module, code) in &c.files {
+        if module == "hash" {
+            continue;
+        }
+        let code = without_strings(code);
+        for word in ["rustc_hash", "fnv::", "ahash", "foldhash", "Hasher for "] {
+            let found: Vec<&str> = if word == "Hasher for " {
+                code.match_indices(word).map(|(at, _)| code[at..].lines().next().unwrap_or("")).collect()
+            } else {
+                word_starts(&code, word)
+            };
+            for line in found {
+                problems.push(format!("src/{}: hashing outside src/hash.rs: {line}", module.replace("::", "/")));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn one_hashing_rule_in_hash_rs() {
+    let mut problems = hashing_outside_hash_rs(&library());
+    problems
+        .extend(hashing_outside_hash_rs(&binary()).into_iter().map(|p| p.replacen("src/", "src/bin/sessiondb/", 1)));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
@@ -485,6 +571,11 @@ fn the_checks_find_planted_violations() {
     assert!(problems.iter().any(|p| p.starts_with("src/read/search: `Backend::`")), "{problems:?}");
     assert!(problems.iter().any(|p| p.starts_with("src/ingest/import: `store::sqlite` above store/")), "{problems:?}");
     assert_eq!(problems.len(), 6, "{problems:?}");
+    let mut b = binary();
+    b.files.get_mut("cli::output").unwrap().push_str("\nfn f(e: &rusqlite::Error, db: &mut Db) { db.sqlite_mut(); }\n");
+    let problems = drivers_outside_backends(&b);
+    assert!(problems.iter().any(|p| p.starts_with("src/cli/output: `rusqlite`")), "{problems:?}");
+    assert!(problems.iter().any(|p| p.starts_with("src/cli/output: `.sqlite_mut(`")), "{problems:?}");
 
     let mut c = library();
     c.files
@@ -495,6 +586,22 @@ fn the_checks_find_planted_violations() {
     let problems = keys_by_hand(&c);
     assert_eq!(problems.len(), 2, "{problems:?}");
     assert!(problems.iter().all(|p| p.starts_with("src/read/search: a key packed by hand")), "{problems:?}");
+
+    let mut c = library();
+    c.files.get_mut("read::tree").unwrap().push_str(
+        "\npub fn a(sid: i64, parent_key: Option<i64>, keys: &[i64], n: i64) {}\nstruct S { skey: Vec<i64>, k: SessionKey, key: EntryKey, seq: i64 }\nfn b(x: &str) { let q = \"sid: i64\"; let key: i64 = 1; }\n",
+    );
+    let problems = raw_integer_keys(&c);
+    assert_eq!(problems.len(), 5, "{problems:?}");
+    assert!(problems.iter().all(|p| p.starts_with("src/read/tree: a key as a raw integer")), "{problems:?}");
+
+    let mut c = library();
+    c.files.get_mut("manager::lazy").unwrap().push_str(
+        "\nstruct H(u64);\nimpl std::hash::Hasher for H { fn write(&mut self, b: &[u8]) {} fn finish(&self) -> u64 { 0 } }\ntype M = rustc_hash::FxHashMap<u8, u8>;\n",
+    );
+    let problems = hashing_outside_hash_rs(&c);
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(problems.iter().all(|p| p.starts_with("src/manager/lazy: hashing outside src/hash.rs")), "{problems:?}");
 
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("long.rs"), "\n".repeat(MAX_LINES + 1)).unwrap();

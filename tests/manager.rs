@@ -215,12 +215,12 @@ fn forks_share_lines_and_keep_them_when_the_source_goes() {
     let c_file = m.create_branched_session(Some(&leaf)).unwrap().unwrap();
     drop((a, b, m));
     let conn = sessiondb::db::open(&db).unwrap();
-    let sid = |path: &str| -> i64 {
+    let sid = |path: &str| -> sessiondb::SessionKey {
         conn.sqlite().query_row("SELECT sid FROM sessions WHERE path = ?1", [path], |r| r.get(0)).unwrap()
     };
     let (src, fa, fb, fc) = (sid(source), sid(&a_file), sid(&b_file), sid(&c_file));
     // (rows, rows holding their own line, rows sharing a line of the source itself)
-    let sharing = |s: i64| -> (i64, i64, i64) {
+    let sharing = |s: sessiondb::SessionKey| -> (i64, i64, i64) {
         conn.sqlite()
             .query_row(
                 "SELECT count(*), count(*) FILTER (WHERE body_key IS NULL AND body <> ''), \
@@ -239,7 +239,7 @@ fn forks_share_lines_and_keep_them_when_the_source_goes() {
     // Both forks point at the lines of the source (a fork of a fork too: no chains).
     assert_eq!(sharing(fa), (n, 0, n));
     assert_eq!(sharing(fb), (n, 0, n));
-    let export = |s: i64| {
+    let export = |s: sessiondb::SessionKey| {
         let mut out = Vec::new();
         sessiondb::export::write_session(&conn, s, &mut out).unwrap();
         out
@@ -544,7 +544,7 @@ fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
     assert_eq!(got[1..], want[..]);
     // Shared lines are exactly the stored ones; the others were rewritten.
     let conn = sessiondb::db::open(&db).unwrap();
-    let sid = |p: &str| -> i64 {
+    let sid = |p: &str| -> sessiondb::SessionKey {
         conn.sqlite().query_row("SELECT sid FROM sessions WHERE path = ?1", [p], |r| r.get(0)).unwrap()
     };
     let shared: Vec<String> = conn
@@ -567,7 +567,7 @@ fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
     let fresh_db = dir.path().join("fresh.sqlite");
     drop(SessionManager::open(&fresh_db, copy.to_str().unwrap(), None, None).unwrap());
     let fresh = sessiondb::db::open(&fresh_db).unwrap();
-    let derived = |c: &sessiondb::db::Db, s: i64| -> Vec<String> {
+    let derived = |c: &sessiondb::db::Db, s: sessiondb::SessionKey| -> Vec<String> {
         let mut out = Vec::new();
         for sql in [
             "SELECT role, ts_ms, list_text FROM texts WHERE session = ?1 ORDER BY key",
@@ -591,7 +591,8 @@ fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
         }
         out
     };
-    let fresh_sid: i64 = fresh.sqlite().query_row("SELECT sid FROM sessions", [], |r| r.get(0)).unwrap();
+    let fresh_sid: sessiondb::SessionKey =
+        fresh.sqlite().query_row("SELECT sid FROM sessions", [], |r| r.get(0)).unwrap();
     let ours = derived(&conn, sid(&branched));
     assert!(ours.len() > 20, "{ours:?}");
     assert_eq!(ours, derived(&fresh, fresh_sid));

@@ -9,7 +9,7 @@
 mod common;
 
 use sessiondb::db::Db;
-use sessiondb::internals::keys::EntryKey;
+use sessiondb::internals::keys::{EntryKey, SessionKey};
 use sessiondb::internals::search_index;
 use sessiondb::search::{self, SearchFilter};
 use sessiondb::sync::{SyncOptions, SyncSummary};
@@ -158,13 +158,13 @@ impl Target {
 
 /// The keys the postings hold of each token (a key counted once per row holding it), of
 /// sessions `of` only when given.
-fn posting_keys(db: &Db, of: Option<&[i64]>) -> usize {
+fn posting_keys(db: &Db, of: Option<&[SessionKey]>) -> usize {
     let terms = search_index::terms_starting(db, "", 1_000_000).unwrap();
     let mut n = 0;
     for t in &terms {
         for blob in search_index::posting_blobs(db, t).unwrap() {
-            search_index::keys_upto(&blob, i64::MAX, |k| {
-                if of.is_none_or(|of| of.contains(&EntryKey(k).session().0)) {
+            search_index::keys_upto(&blob, EntryKey(i64::MAX), |k| {
+                if of.is_none_or(|of| of.contains(&k.session())) {
                     n += 1;
                 }
             });
@@ -174,7 +174,7 @@ fn posting_keys(db: &Db, of: Option<&[i64]>) -> usize {
 }
 
 /// The session keys of some files.
-fn sids_of(db: &Db, files: &[&Path]) -> Vec<i64> {
+fn sids_of(db: &Db, files: &[&Path]) -> Vec<SessionKey> {
     let all = sessiondb::internals::discovery::infos_all(db, sessiondb::discovery::Origins::Every).unwrap();
     files
         .iter()

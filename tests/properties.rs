@@ -122,7 +122,8 @@ fn import_never_panics_on_random_bytes() {
         let mut conn = conn.borrow_mut();
         let r = import_file(&mut conn, &file, None, ImportOptions { force: true, live: false });
         if r.status != FileStatus::Failed {
-            let sid: i64 = conn.sqlite().query_row("SELECT sid FROM sessions", [], |r| r.get(0)).unwrap();
+            let sid: sessiondb::SessionKey =
+                conn.sqlite().query_row("SELECT sid FROM sessions", [], |r| r.get(0)).unwrap();
             let mut out = Vec::new();
             sessiondb::export::write_session(&conn, sid, &mut out).unwrap();
             prop_assert_eq!(out.iter().filter(|&&b| b == b'\n').count() as u64, r.entries + 1);

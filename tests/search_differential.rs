@@ -415,7 +415,7 @@ fn postings_are_the_same_whatever_the_batches_and_memory_bound() {
     let (_dir, db, mut conn) = common::temp_db();
     let (code, _, err) = common::run(&db, &["import", common::oracle().join("sessions").to_str().unwrap()]);
     assert!(code == 0 || code == 1, "{err}");
-    let postings = |conn: &sessiondb::db::Db| -> BTreeMap<String, Vec<i64>> {
+    let postings = |conn: &sessiondb::db::Db| -> BTreeMap<String, Vec<sessiondb::EntryKey>> {
         let terms: Vec<String> = conn
             .sqlite()
             .prepare("SELECT term FROM search_terms")

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// Every session as (path → (export text, source version)), missing sessions left out.
 fn snapshot(db: &Path) -> BTreeMap<String, (String, Option<i64>)> {
     let conn = rusqlite::Connection::open(db).unwrap();
-    let rows: Vec<(i64, String, Option<i64>)> = conn
+    let rows: Vec<(sessiondb::SessionKey, String, Option<i64>)> = conn
         .prepare("SELECT sid, path, source_version FROM sessions WHERE missing = 0 ORDER BY path")
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))

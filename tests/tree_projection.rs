@@ -95,7 +95,7 @@ fn golden_tree_without_scalars(g: &J) -> J {
 }
 
 fn tree_json(t: &SessionTree<'_>, all: &[Row]) -> J {
-    let index: HashMap<i64, usize> = all.iter().enumerate().map(|(i, r)| (r.key, i)).collect();
+    let index: HashMap<sessiondb::EntryKey, usize> = all.iter().enumerate().map(|(i, r)| (r.key, i)).collect();
     let nodes = t.tree().unwrap();
     J::Array(
         nodes
@@ -118,7 +118,7 @@ fn tree_json(t: &SessionTree<'_>, all: &[Row]) -> J {
     )
 }
 
-fn check_file(conn: &sessiondb::db::Db, sid: i64, g: &J, shortcuts: bool) -> usize {
+fn check_file(conn: &sessiondb::db::Db, sid: sessiondb::SessionKey, g: &J, shortcuts: bool) -> usize {
     let name = g["file"].as_str().unwrap();
     let mut t = SessionTree::open(conn, sid).unwrap();
     if !shortcuts {

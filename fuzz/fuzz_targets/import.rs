@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
     std::fs::write(&file, data).expect("write input");
     let report = import_file(&mut w.conn, &file, None, ImportOptions { force: true, live: false });
     if report.status != FileStatus::Failed {
-        let sid: i64 = w.conn.sqlite().query_row("SELECT sid FROM sessions", [], |r| r.get(0)).expect("one session");
+        let sid: sessiondb::SessionKey = w.conn.sqlite().query_row("SELECT sid FROM sessions", [], |r| r.get(0)).expect("one session");
         let entries: i64 =
             w.conn.sqlite().query_row("SELECT entry_count FROM sessions WHERE sid = ?1", [sid], |r| r.get(0)).expect("count");
         assert_eq!(entries as u64, report.entries);
@@ -40,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
         let r2 = import_file(&mut w.conn, &again, None, ImportOptions { force: true, live: false });
         assert_ne!(r2.status, FileStatus::Failed, "{:?}", r2.reason);
         assert_eq!(r2.malformed_lines, 0);
-        let sid2: i64 = w
+        let sid2: sessiondb::SessionKey = w
             .conn
             .sqlite()
             .query_row("SELECT sid FROM sessions WHERE path = ?1", [again.to_string_lossy()], |r| r.get(0))

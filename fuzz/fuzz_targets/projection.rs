@@ -30,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
     std::fs::write(&file, data).expect("write input");
     let report = import_file(&mut w.conn, &file, None, ImportOptions { force: true, live: false });
     if report.status != FileStatus::Failed {
-        let sid: i64 = w.conn.sqlite().query_row("SELECT sid FROM sessions", [], |r| r.get(0)).expect("one session");
+        let sid: sessiondb::SessionKey = w.conn.sqlite().query_row("SELECT sid FROM sessions", [], |r| r.get(0)).expect("one session");
         let t = SessionTree::open(&w.conn, sid).expect("tree");
         let (p, _) = t.projection(&Leaf::Last).expect("projection at the last leaf");
         let _ = p.to_json();

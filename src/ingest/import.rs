@@ -9,6 +9,7 @@ use crate::jsonl::signature::{file_signature, FileSignature};
 use crate::jsonl::{classify, LineKind, LineReader};
 use crate::pi::migrate;
 use crate::store::handle::Db;
+use crate::store::keys::SessionKey;
 use crate::store::signatures;
 use crate::store::stats::SessionStats;
 use crate::store::write::{self, EntryWriter, NewSession};
@@ -437,7 +438,7 @@ fn import_file_inner(
     };
     let (size, mtime) = (sig.size, sig.mtime_ns);
     let path_text = path.to_string_lossy().into_owned();
-    let existing: Option<(i64, Option<i64>, Option<i64>)> = crate::store::sessions::file_at(tx, &path_text)?;
+    let existing: Option<crate::store::sessions::SessionFile> = crate::store::sessions::file_at(tx, &path_text)?;
     if let Some((_, Some(s), Some(m))) = existing {
         if !opts.force && s == size && m == mtime {
             return Ok(FileReport::new(path.to_path_buf(), FileStatus::Unchanged));
@@ -544,7 +545,7 @@ fn import_migrated(
     header: json::Object,
     source: &mut Source,
     report: &mut FileReport,
-) -> Result<(i64, SessionStats)> {
+) -> Result<(SessionKey, SessionStats)> {
     // Migration needs every entry (a compaction may point at any index), as in pi; only old
     // files take this path.
     let mut entries = vec![Value::Object(header)];
@@ -576,4 +577,19 @@ fn import_migrated(
         }
     }
     Ok((sid, writer.finish()?))
+}
+
+#[cfg(test)]
+mod tests {
+    /// The tail hash stored in a file's sync position: a sync compares it, so it must never
+    /// change (a changed hash makes every followed file look rewritten).
+    #[test]
+    fn tail_hashes_are_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("s.jsonl");
+        let text: String = (0..300).map(|i| format!("{{\"n\":{i},\"t\":\"ü\"}}\n")).collect();
+        std::fs::write(&f, &text).unwrap();
+        let got = (super::tail_hash(&f, 10).unwrap(), super::tail_hash(&f, text.len() as u64).unwrap());
+        assert_eq!(got, (-2317373793876339222, -1762209188963331909));
+    }
 }

@@ -11,7 +11,9 @@
 //! sessions: the server never holds a session whose lines and hash disagree.
 
 use crate::error::Result;
+use crate::hash::{fnv1a, fnv1a_more};
 use crate::store::handle::Db;
+use crate::store::keys::SessionKey;
 use crate::store::replica::{self, LocalSession, Outgoing};
 use serde::Serialize;
 
@@ -82,28 +84,20 @@ pub fn default_origin() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
-/// FNV-1a continued over more bytes (the server keeps the state of lines sent so far).
-fn fnv_more(mut h: u64, bytes: &[u8]) -> u64 {
-    for &b in bytes {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
-
 fn hash_header(header: &str) -> u64 {
-    fnv_more(fnv_more(crate::hash::fnv1a(&[]), header.as_bytes()), b"\n")
+    fnv1a_more(fnv1a_more(fnv1a(&[]), header.as_bytes()), b"\n")
 }
 
 fn hash_line(h: u64, body: &str) -> u64 {
-    fnv_more(fnv_more(h, body.as_bytes()), b"\n")
+    fnv1a_more(fnv1a_more(h, body.as_bytes()), b"\n")
 }
 
 /// What to send of one session.
 enum Plan {
     /// The whole session: new on the server (`None`) or replacing its lines.
-    Whole(Option<i64>),
+    Whole(Option<SessionKey>),
     /// Lines after `from_seq`, continuing the hash `hash` of what the server holds.
-    Append { skey: i64, from_seq: i64, hash: u64 },
+    Append { skey: SessionKey, from_seq: i64, hash: u64 },
 }
 
 /// Pushes every session of `local` to `server` (a database that receives pushes: a
@@ -200,7 +194,7 @@ fn push_snapshot(
         progress(done, total);
     }
     if opts.prune && !remote.is_empty() {
-        let gone: Vec<i64> = remote.values().map(|r| r.skey).collect();
+        let gone: Vec<SessionKey> = remote.values().map(|r| r.skey).collect();
         summary.pruned = replica::remove_sessions(server, &gone)?;
         summary.batches += 1;
     }
@@ -259,4 +253,27 @@ fn send_batch(
     })?;
     summary.batches += 1;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hash of a session's lines that a server keeps (`lines_hash`) and a push continues:
+    /// FNV-1a 64 of the header and each line, each with its `\n`. Servers hold these values,
+    /// so they must never change.
+    #[test]
+    fn lines_hashes_are_as_before() {
+        let header = hash_header(r#"{"type":"session","version":3,"id":"s1"}"#);
+        let one = hash_line(header, r#"{"type":"message","id":"a"}"#);
+        let two = hash_line(one, "{\"text\":\"é 日本\"}");
+        assert_eq!((header, one, two), (6989691645296892967, 9081636952535044018, 12927200873998885623));
+        assert_eq!(
+            two,
+            crate::hash::fnv1a(&[
+                b"{\"type\":\"session\",\"version\":3,\"id\":\"s1\"}\n{\"type\":\"message\",\"id\":\"a\"}\n",
+                "{\"text\":\"é 日本\"}\n".as_bytes()
+            ])
+        );
+    }
 }

@@ -19,6 +19,7 @@ use crate::ingest::push::{self, PushOptions, PushSummary};
 use crate::ingest::sync::{self, SyncOptions, SyncSummary};
 use crate::jsonl::signature::file_signature;
 use crate::store::handle::Db;
+use crate::store::keys::SessionKey;
 use crate::store::replica::{self, KnownFile};
 use crate::store::signatures;
 use std::collections::HashMap;
@@ -204,11 +205,11 @@ pub fn sync_dir(
         .filter(|(p, k)| k.signature.is_some() && under(p) && !Path::new(p).exists())
         .map(|(_, k)| k)
         .collect();
-    let keys: Vec<i64> = gone.iter().map(|k| k.skey).collect();
+    let keys: Vec<SessionKey> = gone.iter().map(|k| k.skey).collect();
     if opts.prune {
         s.pruned = replica::remove_sessions(server, &keys)?;
     } else {
-        let newly: Vec<i64> = gone.iter().filter(|k| !k.missing).map(|k| k.skey).collect();
+        let newly: Vec<SessionKey> = gone.iter().filter(|k| !k.missing).map(|k| k.skey).collect();
         replica::set_files_missing(server, &newly, true)?;
         s.missing = keys.len() as u64;
     }

@@ -10,6 +10,7 @@ use crate::js::json::{self, Value};
 use crate::pi::entries as build;
 use crate::pi::ids;
 use crate::store::handle::Db;
+use crate::store::keys::EntryKey;
 use crate::store::write::{self, SharedLine, COPY_SLICE};
 use indexmap::IndexMap;
 use std::collections::{HashMap, HashSet};
@@ -32,7 +33,7 @@ struct SourceRow {
 }
 
 /// The rows stored under `keys` (absent keys skipped), in that order.
-fn read_rows(src: &Db, keys: &[i64]) -> Result<Vec<SourceRow>> {
+fn read_rows(src: &Db, keys: &[EntryKey]) -> Result<Vec<SourceRow>> {
     Ok(write::branch_source_rows(src, keys)?.into_iter().map(|(line, body)| SourceRow { line, body }).collect())
 }
 
@@ -41,7 +42,7 @@ fn read_rows(src: &Db, keys: &[i64]) -> Result<Vec<SourceRow>> {
 /// that stay as the source row holds them are handed on as [`Line::Shared`].
 pub fn branch_lines(
     src: &Db,
-    keys: &[i64],
+    keys: &[EntryKey],
     labels: &IndexMap<String, (Value, Option<Value>)>,
     share: bool,
     sink: &mut LineSink<'_>,

@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::ingest::import::tail_hash;
 use crate::jsonl::signature::file_signature;
 use crate::read::tree::SessionTree;
+use crate::store::keys::EntryKey;
 use crate::store::{sessions, signatures, sync_state};
 use std::path::Path;
 
@@ -18,7 +19,7 @@ impl SessionManager {
 
     /// The storage key of the session's last line (`None` when it has no entries): what a
     /// host that copies lines out asks [`SessionManager::lines_after`] to start after.
-    pub fn last_key(&self) -> Result<Option<i64>> {
+    pub fn last_key(&self) -> Result<Option<EntryKey>> {
         Ok(SessionTree::open(self.db()?, self.sid)?.last_entry()?.map(|r| r.key))
     }
 

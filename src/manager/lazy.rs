@@ -3,11 +3,11 @@
 
 use super::SessionManager;
 use crate::error::Result;
+use crate::hash::{FxBuildHasher, FxHashMap};
 use crate::js::json;
 use crate::read::tree::PathStep;
+use crate::store::keys::EntryKey;
 use crate::store::{entries, write};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// The JSON texts of an entry's `usage` and of its `message.usage`, where present.
 pub type RawUsages<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
@@ -36,8 +36,8 @@ impl SessionManager {
     /// The storage keys, ids, types and roles of the session's entries stored after key
     /// `after` (from the first when `None`), in file order: pi's `getEntries()` without its
     /// lines. No line is read.
-    pub fn entry_steps(&self, after: Option<i64>) -> Result<Vec<PathStep>> {
-        let after = after.unwrap_or(i64::MIN);
+    pub fn entry_steps(&self, after: Option<EntryKey>) -> Result<Vec<PathStep>> {
+        let after = after.unwrap_or(EntryKey::MIN);
         Ok(entries::links(self.db()?, self.sid)?
             .into_iter()
             .filter(|l| l.key > after)
@@ -49,9 +49,9 @@ impl SessionManager {
     /// of its `message.usage` as they stand in the line (`None` where absent; the last of
     /// repeated keys, as `JSON.parse` keeps): what pi's usage totals read of each entry,
     /// without parsing the rest of the line.
-    pub fn usages_at(&self, keys: &[i64], f: &mut dyn FnMut(RawUsages<'_>)) -> Result<()> {
+    pub fn usages_at(&self, keys: &[EntryKey], f: &mut dyn FnMut(RawUsages<'_>)) -> Result<()> {
         type Usages = (Option<Vec<u8>>, Option<Vec<u8>>);
-        let mut found: HashMap<i64, Usages, BuildHasherDefault<Fnv>> = HashMap::default();
+        let mut found: FxHashMap<EntryKey, Usages> = FxHashMap::default();
         self.each_line_at(keys, &mut |k, line| {
             let Ok(Some(entry)) = json::scan_object(line) else { return };
             let message = entry.raw("message").and_then(|m| json::scan_object(m).ok().flatten());
@@ -67,13 +67,13 @@ impl SessionManager {
 
     /// Hands `f` the line stored under each of `keys`, in that order (a key with no line is
     /// skipped).
-    pub fn lines_at(&self, keys: &[i64], f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+    pub fn lines_at(&self, keys: &[EntryKey], f: &mut dyn FnMut(EntryKey, &[u8])) -> Result<()> {
         self.each_line_at(keys, f)
     }
 
     /// [`Self::lines_at`]: ascending keys close together (a window of a lazy array) are read as
     /// one range of the session, one statement instead of one per key.
-    fn each_line_at(&self, keys: &[i64], f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+    fn each_line_at(&self, keys: &[EntryKey], f: &mut dyn FnMut(EntryKey, &[u8])) -> Result<()> {
         let ascending = keys.windows(2).all(|w| w[0] < w[1]);
         if let (true, Some(&first), Some(&last)) = (ascending, keys.first(), keys.last()) {
             let span = last - first + 1;
@@ -104,8 +104,9 @@ impl SessionManager {
 /// winning, stopping at a cycle) over the entries' links read in one pass: on a long path one
 /// sequential read is cheaper than a lookup per step.
 fn walk_links(links: Vec<entries::Link>, id: &str) -> Vec<PathStep> {
-    let mut by_id: HashMap<&str, usize, BuildHasherDefault<Fnv>> =
-        HashMap::with_capacity_and_hasher(links.len(), BuildHasherDefault::default());
+    // Entry ids are short, and SipHash's setup costs more than hashing them (a 100,000-entry
+    // path is walked at every resume).
+    let mut by_id: FxHashMap<&str, usize> = FxHashMap::with_capacity_and_hasher(links.len(), FxBuildHasher);
     for (i, l) in links.iter().enumerate() {
         if let Some(id) = l.id.as_deref() {
             by_id.insert(id, i);
@@ -128,27 +129,4 @@ fn walk_links(links: Vec<entries::Link>, id: &str) -> Vec<PathStep> {
         .filter_map(|i| links[i].take())
         .map(|l| PathStep { key: l.key, id: l.id, kind: l.kind, role: l.role })
         .collect()
-}
-
-/// FNV-1a as a `Hasher`: entry ids are short, and SipHash's setup costs more than hashing them
-/// (a 100,000-entry path is walked at every resume). Ids are the session's own text, but a
-/// collision only slows this one walk.
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }

@@ -24,6 +24,7 @@ use crate::read::tree::{Leaf, Row, SessionTree, TreeNode};
 use crate::store::db::{self, Db};
 use crate::store::derive::{Derived, EntryFields};
 use crate::store::journal::{self, Journal};
+use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sessions;
 use crate::store::stats::Observation;
 use crate::store::write::{self, EntryWriter, NewSession};
@@ -60,7 +61,7 @@ pub struct SessionManager {
     conn: db::Pooled,
     /// Where the current session lives and how an append reaches it.
     persistence: Persistence,
-    sid: i64,
+    sid: SessionKey,
     cwd: String,
     session_dir: String,
     session_id: String,
@@ -148,7 +149,7 @@ fn validate_id(id: Option<&str>) -> Result<()> {
 }
 
 /// Inserts a session with its entry lines into `conn` in one transaction; returns its sid.
-fn write_session(conn: &mut Db, path: &Path, header: &Object, lines: &[String]) -> Result<i64> {
+fn write_session(conn: &mut Db, path: &Path, header: &Object, lines: &[String]) -> Result<SessionKey> {
     write_session_from(conn, path, header, &mut |_, sink| lines.iter().try_for_each(|l| sink(Line::Text(l))))
 }
 
@@ -157,7 +158,7 @@ fn write_session(conn: &mut Db, path: &Path, header: &Object, lines: &[String]) 
 type LineSource<'a> = dyn FnMut(&Db, &mut LineSink<'_>) -> Result<()> + 'a;
 
 /// Writes a new session at `path`: header, then the lines `fill` produces, in one transaction.
-fn write_session_from(conn: &mut Db, path: &Path, header: &Object, fill: &mut LineSource<'_>) -> Result<i64> {
+fn write_session_from(conn: &mut Db, path: &Path, header: &Object, fill: &mut LineSource<'_>) -> Result<SessionKey> {
     let tx = conn.write()?;
     let header_line = Value::Object(header.clone()).to_json();
     let sid = write::insert_session(&tx, &NewSession::made_now(path, header, &header_line)).map_err(|e| match e {
@@ -210,7 +211,7 @@ impl SessionManager {
         SessionManager {
             conn,
             persistence,
-            sid: 0,
+            sid: SessionKey(0),
             cwd,
             session_dir,
             session_id: String::new(),
@@ -278,7 +279,7 @@ impl SessionManager {
     }
 
     /// Loads the stored session `sid`.
-    fn load(&mut self, sid: i64, file: String) -> Result<()> {
+    fn load(&mut self, sid: SessionKey, file: String) -> Result<()> {
         let header = sessions::session_row(&self.conn, sid)?.header;
         let h = json::parse(header.as_bytes()).unwrap_or(Value::Null);
         self.session_id =
@@ -573,7 +574,7 @@ impl SessionManager {
     }
 
     /// Key and derived columns of the entry with `id`.
-    fn node(&self, id: &str) -> Result<Option<(i64, Derived)>> {
+    fn node(&self, id: &str) -> Result<Option<(EntryKey, Derived)>> {
         write::entry_node(self.db()?, self.sid, id)
     }
 
@@ -659,7 +660,7 @@ impl SessionManager {
                 None => Vec::new(),
             };
             let conversation = rows.iter().any(|r| is_conversation_kind(r.kind.as_deref(), r.role.as_deref()));
-            (rows.into_iter().map(|r| r.key).collect::<Vec<i64>>(), conversation)
+            (rows.into_iter().map(|r| r.key).collect::<Vec<EntryKey>>(), conversation)
         };
         if path.is_empty() {
             return Err(not_found(leaf_id.unwrap_or("undefined")));
@@ -714,12 +715,12 @@ impl SessionManager {
 
     /// Hands `f` the key and line of at most `limit` of pi's `getEntries()` entries after
     /// storage key `after` (from the first for `None`), in file order.
-    pub fn lines_after(&self, after: Option<i64>, limit: i64, f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+    pub fn lines_after(&self, after: Option<EntryKey>, limit: i64, f: &mut dyn FnMut(EntryKey, &[u8])) -> Result<()> {
         self.tree()?.lines_after(after, limit, f)
     }
 }
 
 /// The session recorded at an absolute path.
-fn find_path(conn: &Db, path: &str) -> Result<Option<i64>> {
+fn find_path(conn: &Db, path: &str) -> Result<Option<SessionKey>> {
     sessions::sid_by_path(conn, path)
 }

@@ -35,7 +35,7 @@ impl SessionManager {
     }
 
     /// pi's `getBranch(fromId?)` as parsed entries.
-    fn branch_path(&self, from: Option<&str>) -> Result<Vec<ParsedEntry>> {
+    fn branch_path(&self, from: Option<&str>) -> Result<Vec<ParsedEntry<EntryKey>>> {
         let start = from.map(str::to_owned).or_else(|| self.leaf.clone());
         let Some(start) = start else { return Ok(Vec::new()) };
         let t = self.tree()?;
@@ -149,7 +149,7 @@ impl SessionManager {
     }
 
     /// The database key of the current session (for export and tests).
-    pub fn session_key(&self) -> i64 {
+    pub fn session_key(&self) -> SessionKey {
         self.sid
     }
 }

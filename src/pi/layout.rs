@@ -87,12 +87,13 @@ pub fn relative_session_path(cwd: &str, timestamp: &str, id: &str) -> String {
     format!("{}/{}", encode_cwd_dir(cwd), session_file_name(timestamp, id))
 }
 
-/// A file name safe to write for a session whose id may hold any characters.
-pub fn safe_file_stem(id: &str, sid: i64) -> String {
+/// A file name safe to write for a session whose id may hold any characters (`key`: the
+/// session's storage key, shown when the id cannot be).
+pub fn safe_file_stem(id: &str, key: impl std::fmt::Display) -> String {
     if crate::pi::ids::is_valid_session_id(id) {
         format!("{id}.jsonl")
     } else {
-        format!("session-{sid}.jsonl")
+        format!("session-{key}.jsonl")
     }
 }
 

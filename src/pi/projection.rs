@@ -7,14 +7,14 @@ use std::collections::HashMap;
 
 /// A parsed entry with the key it is stored under.
 #[derive(Debug, Clone)]
-pub struct ParsedEntry {
+pub struct ParsedEntry<K> {
     /// Storage key (file order).
-    pub key: i64,
+    pub key: K,
     /// The entry object (or `Null` when the stored line could not be parsed as a tree).
     pub value: Value,
 }
 
-impl ParsedEntry {
+impl<K> ParsedEntry<K> {
     /// A top-level field.
     pub fn get(&self, k: &str) -> Option<&Value> {
         self.value.as_object().and_then(|o| o.get(k))
@@ -56,7 +56,7 @@ fn map_key(v: Option<&Value>) -> Option<String> {
 
 /// `buildContextEntries` over a root-first path: the latest compaction, the kept entries from
 /// its `firstKeptEntryId` (system messages skipped), then everything after it.
-pub fn context_entries(path: &[ParsedEntry]) -> Vec<&ParsedEntry> {
+pub fn context_entries<K>(path: &[ParsedEntry<K>]) -> Vec<&ParsedEntry<K>> {
     let Some(compaction) = path.iter().rev().find(|e| e.kind() == Some("compaction")) else {
         return path.iter().collect();
     };
@@ -96,7 +96,7 @@ impl Default for Settings {
 
 impl Settings {
     /// Applies one path entry.
-    pub fn apply(&mut self, e: &ParsedEntry) {
+    pub fn apply<K>(&mut self, e: &ParsedEntry<K>) {
         match e.kind() {
             Some("thinking_level_change") => self.thinking_level = e.get("thinkingLevel").cloned(),
             Some("model_change") => self.model = model_object(e.get("provider"), e.get("modelId")),
@@ -109,7 +109,7 @@ impl Settings {
     }
 
     /// The settings after a whole root-first path.
-    pub fn from_path(path: &[ParsedEntry]) -> Self {
+    pub fn from_path<K>(path: &[ParsedEntry<K>]) -> Self {
         let mut s = Settings::default();
         for e in path {
             s.apply(e);
@@ -129,7 +129,7 @@ fn model_object(provider: Option<&Value>, model_id: Option<&Value>) -> Value {
     Value::Object(o)
 }
 
-fn ms_value(entry: &ParsedEntry) -> Value {
+fn ms_value<K>(entry: &ParsedEntry<K>) -> Value {
     match jstime::date_value_ms(entry.get("timestamp")) {
         Some(ms) => Value::Number(ms as f64),
         None => Value::Null, // NaN
@@ -160,7 +160,7 @@ fn with_content(message: &Object, content: Option<Value>) -> Value {
 }
 
 /// `sessionEntryToContextMessages`.
-pub fn entry_messages(entry: &ParsedEntry) -> Vec<Value> {
+pub fn entry_messages<K>(entry: &ParsedEntry<K>) -> Vec<Value> {
     match entry.kind() {
         Some("message") => match entry.get("message") {
             Some(Value::Object(m)) => {
@@ -215,7 +215,7 @@ pub fn entry_messages(entry: &ParsedEntry) -> Vec<Value> {
 }
 
 /// `projectContextEntry`: the entry's messages with its latest context edit applied.
-pub fn project_entry(entry: &ParsedEntry, edit: Option<&ParsedEntry>) -> Vec<Value> {
+pub fn project_entry<K>(entry: &ParsedEntry<K>, edit: Option<&ParsedEntry<K>>) -> Vec<Value> {
     let messages = entry_messages(entry);
     let Some(edit) = edit else { return messages };
     let replacement = edit.get("replacement");
@@ -246,8 +246,8 @@ pub fn project_entry(entry: &ParsedEntry, edit: Option<&ParsedEntry>) -> Vec<Val
 }
 
 /// `buildSessionProjection` from context entries and the settings of the path.
-pub fn projection(context: &[&ParsedEntry], settings: &Settings) -> Value {
-    let mut edits: HashMap<String, &ParsedEntry> = HashMap::new();
+pub fn projection<K>(context: &[&ParsedEntry<K>], settings: &Settings) -> Value {
+    let mut edits: HashMap<String, &ParsedEntry<K>> = HashMap::new();
     for e in context {
         if e.kind() == Some("context_edit") {
             if let Some(k) = map_key(e.get("targetId")) {

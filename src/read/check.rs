@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::js::json;
 use crate::store::handle::Db;
 use crate::store::integrity::{self, is_corruption, CheckedEntry as EntryRow, CheckedSession as SessionRow};
-use crate::store::keys::EntryKey;
+use crate::store::keys::SessionKey;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -151,8 +151,8 @@ pub fn check_database(db: &Db) -> Result<Vec<Finding>> {
             format!(
                 "entry row {key} takes its line from row {from}, but session {} is not recorded as sharing \
                  lines of session {}: deleting that session would lose the line",
-                EntryKey(key).session().0,
-                EntryKey(from).session().0
+                key.session(),
+                from.session()
             )
         };
         limit.push(&mut out, db_finding(Kind::SharedLine, message))
@@ -202,7 +202,7 @@ pub fn check_all(db: &Db, mut progress: impl FnMut(u64)) -> Result<Report> {
 }
 
 /// Checks one session (internal key `sid`) and the database.
-pub fn check_session_and_database(db: &Db, sid: i64) -> Result<Report> {
+pub fn check_session_and_database(db: &Db, sid: SessionKey) -> Result<Report> {
     let mut problems = check_database(db)?;
     let integrity_ok = problems.is_empty();
     let mut report = Report { integrity_ok, ..Report::default() };
@@ -215,7 +215,7 @@ pub fn check_session_and_database(db: &Db, sid: i64) -> Result<Report> {
 }
 
 /// The session-level problems of session `sid` (no database-level checks).
-pub fn check_session(db: &Db, sid: i64) -> Result<Vec<Finding>> {
+pub fn check_session(db: &Db, sid: SessionKey) -> Result<Vec<Finding>> {
     let mut out = Vec::new();
     if let Some(s) = integrity::session(db, sid)? {
         check_one(db, &s, &mut out)?;

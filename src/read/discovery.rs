@@ -8,6 +8,7 @@ use crate::pi::layout;
 pub use crate::store::discovery::Origins;
 use crate::store::discovery::{self as stored, InfoRow};
 use crate::store::handle::Db;
+use crate::store::keys::SessionKey;
 use crate::store::write;
 
 /// pi's `SessionInfo`.
@@ -34,7 +35,7 @@ pub struct SessionInfo {
     /// Text of all user and assistant messages, space-joined.
     pub all_messages_text: String,
     /// Internal key.
-    pub sid: i64,
+    pub sid: SessionKey,
     /// The file's modification time at import, or the last write (ns).
     pub written_ns: Option<i64>,
     /// Number of the session's last line.
@@ -102,7 +103,7 @@ pub fn fill_all_text(db: &Db, infos: &mut [SessionInfo]) -> Result<()> {
     // One read transaction for all the lookups: without it each one takes and drops the
     // database's locks (four fcntl calls), a sixth of the time for a folder of 2,000 sessions.
     db.reading(|| {
-        let sids: Vec<i64> = infos.iter().map(|i| i.sid).collect();
+        let sids: Vec<SessionKey> = infos.iter().map(|i| i.sid).collect();
         for (info, c) in infos.iter_mut().zip(stored::list_texts_of(db, &sids)?) {
             info.all_messages_text = complete_text(db, info.sid, info.last_seq, c)?;
         }
@@ -113,9 +114,9 @@ pub fn fill_all_text(db: &Db, infos: &mut [SessionInfo]) -> Result<()> {
 /// `allMessagesText` of the sessions `(sid, last_seq)` (as [`SessionInfo::sid`] and
 /// [`SessionInfo::last_seq`]), in that order: what a host that lists first and reads the texts
 /// only when they are searched asks for.
-pub fn texts_of(db: &Db, sessions: &[(i64, i64)]) -> Result<Vec<String>> {
+pub fn texts_of(db: &Db, sessions: &[(SessionKey, i64)]) -> Result<Vec<String>> {
     db.reading(|| {
-        let sids: Vec<i64> = sessions.iter().map(|s| s.0).collect();
+        let sids: Vec<SessionKey> = sessions.iter().map(|s| s.0).collect();
         let mut out = Vec::with_capacity(sessions.len());
         for (&(sid, last_seq), c) in sessions.iter().zip(stored::list_texts_of(db, &sids)?) {
             out.push(complete_text(db, sid, last_seq, c)?);
@@ -126,7 +127,7 @@ pub fn texts_of(db: &Db, sessions: &[(i64, i64)]) -> Result<Vec<String>> {
 
 /// The session's `allMessagesText` from its joined text (exact up to a line), reading the
 /// messages of later lines.
-fn complete_text(db: &Db, sid: i64, last_seq: i64, cached: Option<(i64, String)>) -> Result<String> {
+fn complete_text(db: &Db, sid: SessionKey, last_seq: i64, cached: Option<(i64, String)>) -> Result<String> {
     let (upto, text) = cached.unwrap_or((0, String::new()));
     if upto >= last_seq {
         return Ok(text);
@@ -154,7 +155,7 @@ pub fn refresh_list_texts(db: &mut Db) -> Result<usize> {
 }
 
 /// Text of all user and assistant messages of a session, space-joined (pi's `allMessagesText`).
-pub fn all_messages_text(db: &Db, sid: i64) -> Result<String> {
+pub fn all_messages_text(db: &Db, sid: SessionKey) -> Result<String> {
     stored::append_list_texts(db, sid, 0, String::new())
 }
 
@@ -234,12 +235,12 @@ pub fn list_cwd(db: &Db, cwd: &str) -> Result<Vec<SessionInfo>> {
 
 /// The session continue-recent opens in folder `dir`: the one written last (with header cwd
 /// `cwd_filter` when given). Returns its key and path.
-pub fn recent_in_dir(db: &Db, dir: &str, cwd_filter: Option<&str>) -> Result<Option<(i64, String)>> {
+pub fn recent_in_dir(db: &Db, dir: &str, cwd_filter: Option<&str>) -> Result<Option<(SessionKey, String)>> {
     stored::most_recent_in_dir(db, dir, |hcwd| cwd_filter.is_none_or(|c| cwd_matches(hcwd, c)))
 }
 
 /// The session written last anywhere.
-pub fn recent_anywhere(db: &Db) -> Result<Option<(i64, String)>> {
+pub fn recent_anywhere(db: &Db) -> Result<Option<(SessionKey, String)>> {
     stored::most_recent(db)
 }
 
@@ -283,6 +284,6 @@ pub fn find_prefix(db: &Db, prefix: &str) -> Result<Vec<String>> {
 }
 
 /// The SessionInfo of session `sid` (internal key), `allMessagesText` left empty.
-pub fn info(db: &Db, sid: i64) -> Result<Option<SessionInfo>> {
+pub fn info(db: &Db, sid: SessionKey) -> Result<Option<SessionInfo>> {
     Ok(stored::info_by_sid(db, sid)?.map(info_from_row))
 }

@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::pi::layout;
 use crate::store::handle::Db;
+use crate::store::keys::SessionKey;
 use crate::store::{entries, sessions};
 use serde::Serialize;
 use std::io::Write;
@@ -11,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Writes session `sid` as JSONL to `out`. Returns the bytes written. The header and the
 /// lines are read in one snapshot: a write landing meanwhile is seen whole or not at all.
-pub fn write_session(db: &Db, sid: i64, out: &mut impl Write) -> Result<u64> {
+pub fn write_session(db: &Db, sid: SessionKey, out: &mut impl Write) -> Result<u64> {
     db.reading(|| {
         let header = sessions::session_row(db, sid)?.header;
         let io = |e: std::io::Error| Error::io("<output>", e);
@@ -29,7 +30,7 @@ pub fn write_session(db: &Db, sid: i64, out: &mut impl Write) -> Result<u64> {
 }
 
 /// Writes session `sid` to the file `path` atomically (temporary file, then rename).
-pub fn write_session_file(db: &Db, sid: i64, path: &Path) -> Result<u64> {
+pub fn write_session_file(db: &Db, sid: SessionKey, path: &Path) -> Result<u64> {
     write_file_atomically(path, |w| write_session(db, sid, w))
 }
 

@@ -8,6 +8,7 @@ use crate::js::json::Value;
 use crate::read::tree::SessionTree;
 use crate::store::entries::{self, Link};
 use crate::store::handle::Db;
+use crate::store::keys::{EntryKey, SessionKey};
 use std::collections::HashMap;
 
 pub use crate::store::entries::Kind;
@@ -16,7 +17,7 @@ pub use crate::store::entries::Kind;
 #[derive(Debug, Clone)]
 pub struct OutlineNode {
     /// Storage key.
-    pub key: i64,
+    pub key: EntryKey,
     /// Entry id.
     pub id: Option<String>,
     /// Branch points above it (the indent).
@@ -53,7 +54,7 @@ pub struct Outline {
 /// The outline of session `sid` with the path to `active` (a storage key) marked, at most
 /// `limit` nodes. Where ids repeat, the later line is the node (as pi's tree); a parent cycle
 /// is left out (no root reaches it).
-pub fn outline(db: &Db, sid: i64, active: Option<i64>, limit: usize) -> Result<Outline> {
+pub fn outline(db: &Db, sid: SessionKey, active: Option<EntryKey>, limit: usize) -> Result<Outline> {
     let links: Vec<Link> = entries::links(db, sid)?;
     let tree = SessionTree::open(db, sid)?;
     let labels = tree.labels()?;

@@ -10,15 +10,14 @@
 //! ranked by a BM25-like score computed on the text while checking it.
 
 use crate::error::{Error, Result};
+use crate::hash::FxHashMap;
 use crate::read::snippet::snippet;
 use crate::store::extract;
 use crate::store::handle::Db;
 use crate::store::keys::EntryKey;
 use crate::store::search_index::{self, HitRow, RowFilter};
-use crate::store::tokens::{self, Fit, FxHasher};
+use crate::store::tokens::{self, Fit};
 use serde::Serialize;
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 
 /// Most vocabulary tokens a cut word may stand for in an index query; a word found inside
 /// more tokens than this (one or two letters) does not narrow the search.
@@ -125,7 +124,7 @@ enum Plan {
     /// Candidates from the index: the keys of the entries holding every whole token named
     /// (or, when there is none, an alternative of the first cut word), and their copies; the
     /// cut words left narrow them as the candidates come.
-    Index(Vec<i64>, Narrowing),
+    Index(Vec<EntryKey>, Narrowing),
     /// No term narrows the search: every entry is checked.
     Scan,
 }
@@ -150,13 +149,13 @@ struct Narrowing {
 }
 
 impl Narrowing {
-    fn new(words: Vec<Vec<Vec<u8>>>, keys: &[i64]) -> Self {
+    fn new(words: Vec<Vec<Vec<u8>>>, keys: &[EntryKey]) -> Self {
         let held = if words.is_empty() { Vec::new() } else { vec![0; keys.len()] };
         Narrowing { words, lo: keys.len(), held }
     }
 
     /// Whether the line `owner` (one of `keys`, the keys it was made with) holds every word.
-    fn holds(&mut self, keys: &[i64], owner: i64) -> bool {
+    fn holds(&mut self, keys: &[EntryKey], owner: EntryKey) -> bool {
         if self.words.is_empty() {
             return true;
         }
@@ -169,13 +168,13 @@ impl Narrowing {
     }
 
     /// Checks the keys from index `lo` on.
-    fn extend(&mut self, keys: &[i64], lo: usize) {
+    fn extend(&mut self, keys: &[EntryKey], lo: usize) {
         if self.words.is_empty() || lo >= self.lo {
             return;
         }
         let window = &keys[lo..self.lo];
         let (first, last) = (window[0], window[window.len() - 1]);
-        let at: Option<HashMap<i64, usize, BuildHasherDefault<KeyHasher>>> =
+        let at: Option<FxHashMap<EntryKey, usize>> =
             (window.len() > BISECT_MAX).then(|| window.iter().enumerate().map(|(i, &k)| (k, i)).collect());
         let mut marks = vec![false; window.len()];
         for blobs in &self.words {
@@ -203,7 +202,7 @@ impl Narrowing {
 }
 
 /// The keys in both sorted lists.
-fn intersect(a: &[i64], b: &[i64]) -> Vec<i64> {
+fn intersect(a: &[EntryKey], b: &[EntryKey]) -> Vec<EntryKey> {
     let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     let mut out = Vec::with_capacity(small.len());
     // Lists of like length: one merge pass; else a binary search per key of the small one.
@@ -230,31 +229,6 @@ fn intersect(a: &[i64], b: &[i64]) -> Vec<i64> {
     out
 }
 
-/// Hashes a key with every bit mixed into the low ones (a key's low half is its entry's
-/// place in its session, much alike across sessions: FxHasher's low bits depend on it only).
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-
-    fn write_i64(&mut self, k: i64) {
-        // splitmix64's finalizer.
-        let mut x = (k as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        self.0 = x ^ (x >> 31);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 fn plan(conn: &Db, terms: &[String]) -> Result<Plan> {
     // Whole tokens first, then the alternatives of cut words: each alternative's keys only
     // narrow what the whole tokens left.
@@ -268,7 +242,7 @@ fn plan(conn: &Db, terms: &[String]) -> Result<Plan> {
             }
         }
     }
-    let mut lists: Vec<Vec<i64>> = Vec::new();
+    let mut lists: Vec<Vec<EntryKey>> = Vec::new();
     for t in &exact {
         let keys = search_index::postings(conn, t)?;
         if keys.is_empty() {
@@ -277,7 +251,7 @@ fn plan(conn: &Db, terms: &[String]) -> Result<Plan> {
         lists.push(keys);
     }
     lists.sort_by_key(Vec::len);
-    let mut current: Option<Vec<i64>> = None;
+    let mut current: Option<Vec<EntryKey>> = None;
     for l in lists {
         current = Some(match current {
             None => l,
@@ -311,7 +285,7 @@ fn plan(conn: &Db, terms: &[String]) -> Result<Plan> {
             let alternatives: Vec<&str> = alternatives.map(String::as_str).collect();
             let mut union = Vec::new();
             for blob in search_index::posting_blobs_of(conn, &alternatives)? {
-                search_index::keys_upto(&blob, i64::MAX, |k| union.push(k));
+                search_index::keys_upto(&blob, EntryKey::MAX, |k| union.push(k));
             }
             union.sort();
             union.dedup();
@@ -351,7 +325,7 @@ pub fn match_count(conn: &Db, query: &str) -> Result<i64> {
 /// How many entries hold every token of `word` as a whole token (the index only, no
 /// vocabulary scan: how the bench picks a rare word).
 pub fn whole_word_count(conn: &Db, word: &str) -> Result<i64> {
-    let mut current: Option<Vec<i64>> = None;
+    let mut current: Option<Vec<EntryKey>> = None;
     for (t, _) in tokens::term_tokens(word) {
         let keys = search_index::postings(conn, &t)?;
         current = Some(match current {
@@ -413,10 +387,10 @@ enum Next {
 }
 
 /// Calls `take` with each hit, newest stored first, until it says stop.
-fn each_hit(conn: &Db, terms: &[String], f: &SearchFilter, mut take: impl FnMut(i64, Hit) -> Next) -> Result<()> {
+fn each_hit(conn: &Db, terms: &[String], f: &SearchFilter, mut take: impl FnMut(EntryKey, Hit) -> Next) -> Result<()> {
     let rf = RowFilter { cwd: f.cwd.as_deref(), role: f.role.as_deref(), since_ms: f.since_ms };
     // Verdicts by the key of the line checked: the copies of a line share it.
-    let mut checked: HashMap<i64, Verdict, BuildHasherDefault<FxHasher>> = HashMap::default();
+    let mut checked: FxHashMap<EntryKey, Verdict> = FxHashMap::default();
     match plan(conn, terms)? {
         Plan::Nothing => {}
         Plan::Index(keys, mut narrowing) => {
@@ -440,7 +414,7 @@ fn each_hit(conn: &Db, terms: &[String], f: &SearchFilter, mut take: impl FnMut(
                 let rows = search_index::hit_rows(conn, &batch, &rf)?;
                 let mut skipped = None;
                 for ((key, owner, _), row) in batch.into_iter().zip(rows) {
-                    if skipped == Some(EntryKey(key).session().0) {
+                    if skipped == Some(key.session()) {
                         continue;
                     }
                     let Some(row) = row else { continue };
@@ -457,8 +431,8 @@ fn each_hit(conn: &Db, terms: &[String], f: &SearchFilter, mut take: impl FnMut(
                     match take(key, hit_of(row, v)) {
                         Next::More => {}
                         Next::SkipSession => {
-                            skipped = Some(EntryKey(key).session().0);
-                            candidates.skip_session(EntryKey(key).session().0);
+                            skipped = Some(key.session());
+                            candidates.skip_session(key.session());
                         }
                         Next::Stop => break 'batches,
                     }
@@ -468,7 +442,7 @@ fn each_hit(conn: &Db, terms: &[String], f: &SearchFilter, mut take: impl FnMut(
         Plan::Scan => {
             let mut skipped = None;
             search_index::scan(conn, &rf, |key, line_key, row| {
-                if skipped == Some(EntryKey(key).session().0) {
+                if skipped == Some(key.session()) {
                     return true;
                 }
                 let verdict = match checked.get(&line_key) {
@@ -485,7 +459,7 @@ fn each_hit(conn: &Db, terms: &[String], f: &SearchFilter, mut take: impl FnMut(
                 match take(key, hit_of(row, v)) {
                     Next::More => true,
                     Next::SkipSession => {
-                        skipped = Some(EntryKey(key).session().0);
+                        skipped = Some(key.session());
                         true
                     }
                     Next::Stop => false,
@@ -550,7 +524,7 @@ pub fn search_sessions(conn: &Db, query: &str, f: &SearchFilter) -> Result<Vec<S
     // is its session): the window closes at a session's end, with every session counted whole.
     let mut last_sid = None;
     each_hit(conn, &terms, f, |key, hit| {
-        let sid = EntryKey(key).session().0;
+        let sid = key.session();
         if last_sid == Some(sid) {
             if let Some(s) = out.last_mut() {
                 s.hits += 1;

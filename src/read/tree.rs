@@ -7,6 +7,7 @@ use crate::pi::projection::{self, ParsedEntry, Settings};
 use crate::store::entries;
 pub use crate::store::entries::{EntryRow as Row, PathStep};
 use crate::store::handle::Db;
+use crate::store::keys::{EntryKey, SessionKey};
 use indexmap::IndexMap;
 use std::collections::{HashMap, HashSet};
 
@@ -47,14 +48,14 @@ pub struct TreeNode {
 /// A session's tree in the database.
 pub struct SessionTree<'c> {
     db: &'c Db,
-    sid: i64,
+    sid: SessionKey,
     regular: bool,
     entry_count: i64,
 }
 
 impl<'c> SessionTree<'c> {
     /// The tree of session `sid`.
-    pub fn open(db: &'c Db, sid: i64) -> Result<Self> {
+    pub fn open(db: &'c Db, sid: SessionKey) -> Result<Self> {
         let (regular, entry_count) = entries::tree_state(db, sid)?
             .ok_or_else(|| Error::NotFound(format!("no session with internal key {sid}")))?;
         Ok(SessionTree { db, sid, regular, entry_count })
@@ -82,13 +83,13 @@ impl<'c> SessionTree<'c> {
     }
 
     /// The entry stored under `key`.
-    pub fn entry_at(&self, key: i64) -> Result<Option<Row>> {
+    pub fn entry_at(&self, key: EntryKey) -> Result<Option<Row>> {
         entries::entry_by_key(self.db, key)
     }
 
     /// Walks parents from `key` (included) up to `stop` (included) or the root, at most `limit`
     /// rows; root first. Stops before the first repeated entry.
-    pub fn walk_up(&self, key: i64, stop: Option<i64>, limit: i64) -> Result<Path> {
+    pub fn walk_up(&self, key: EntryKey, stop: Option<EntryKey>, limit: i64) -> Result<Path> {
         // Rows come leaf first, in the order the CTE produced them.
         let mut rows = entries::walk_up(self.db, key, stop, limit)?;
         let cycle = cut_at_repeat(&mut rows, |r| r.key).map(|r| r.id.clone().unwrap_or_default());
@@ -155,8 +156,8 @@ impl<'c> SessionTree<'c> {
 
     /// Hands `f` the key and line of at most `limit` entries after storage key `after` (from
     /// the first for `None`), in file order, without copying the lines.
-    pub fn lines_after(&self, after: Option<i64>, limit: i64, f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
-        entries::lines_from(self.db, self.sid, after.map_or(i64::MIN, |k| k.saturating_add(1)), limit, f)
+    pub fn lines_after(&self, after: Option<EntryKey>, limit: i64, f: &mut dyn FnMut(EntryKey, &[u8])) -> Result<()> {
+        entries::lines_from(self.db, self.sid, after.map_or(EntryKey::MIN, |k| k + 1), limit, f)
     }
 
     /// Labels resolved over all label lines in file order: target id → (label, timestamp), in
@@ -302,7 +303,7 @@ impl<'c> SessionTree<'c> {
         };
         if !self.regular {
             let path = self.path_to(&leaf_row)?;
-            let parsed: Vec<ParsedEntry> = path.entries.iter().map(Row::parse).collect();
+            let parsed: Vec<ParsedEntry<EntryKey>> = path.entries.iter().map(Row::parse).collect();
             let settings = Settings::from_path(&parsed);
             let entries = projection::context_entries(&parsed).into_iter().cloned().collect();
             return Ok(Context { entries, settings, cycle: path.cycle });
@@ -327,7 +328,7 @@ impl<'c> SessionTree<'c> {
 
     /// Entries a compaction keeps from before it: from its `firstKeptEntryId` (when that is on
     /// the path) up to the compaction, system messages left out.
-    fn kept_before(&self, crow: &Row, compaction: &ParsedEntry) -> Result<Vec<ParsedEntry>> {
+    fn kept_before(&self, crow: &Row, compaction: &ParsedEntry<EntryKey>) -> Result<Vec<ParsedEntry<EntryKey>>> {
         let Some(first) = compaction.get("firstKeptEntryId").and_then(Value::as_str) else { return Ok(Vec::new()) };
         let (Some(kept), Some(cdepth), Some(parent)) = (self.entry(first)?, crow.depth, crow.parent_key) else {
             return Ok(Vec::new());
@@ -348,7 +349,7 @@ impl<'c> SessionTree<'c> {
     /// Settings at an entry of a regular tree, from the nearest setting entries on its path.
     fn settings_at(&self, row: &Row) -> Result<Settings> {
         let mut s = Settings::default();
-        let mut keys: Vec<i64> = [row.thinking_key, row.model_key].into_iter().flatten().collect();
+        let mut keys: Vec<EntryKey> = [row.thinking_key, row.model_key].into_iter().flatten().collect();
         keys.sort_unstable();
         keys.dedup();
         for k in keys {
@@ -363,7 +364,7 @@ impl<'c> SessionTree<'c> {
     /// the path.
     pub fn projection(&self, leaf: &Leaf) -> Result<(Value, Option<String>)> {
         let ctx = self.context(leaf)?;
-        let refs: Vec<&ParsedEntry> = ctx.entries.iter().collect();
+        let refs: Vec<&ParsedEntry<EntryKey>> = ctx.entries.iter().collect();
         Ok((projection::projection(&refs, &ctx.settings), ctx.cycle))
     }
 }
@@ -372,7 +373,7 @@ impl<'c> SessionTree<'c> {
 #[derive(Debug, Clone)]
 pub struct Context {
     /// pi's `buildContextEntries` result.
-    pub entries: Vec<ParsedEntry>,
+    pub entries: Vec<ParsedEntry<EntryKey>>,
     /// Thinking level and model.
     pub settings: Settings,
     /// The repeated entry's id when the path was cut at a parent cycle.
@@ -381,7 +382,7 @@ pub struct Context {
 
 /// Truncates a leaf-first walk before its first repeated entry (a parent cycle) and returns
 /// that entry, if any.
-fn cut_at_repeat<T>(walk: &mut Vec<T>, key: impl Fn(&T) -> i64) -> Option<T> {
+fn cut_at_repeat<T>(walk: &mut Vec<T>, key: impl Fn(&T) -> EntryKey) -> Option<T> {
     let mut seen = HashSet::with_capacity(walk.len());
     let pos = walk.iter().position(|x| !seen.insert(key(x)))?;
     walk.truncate(pos + 1);

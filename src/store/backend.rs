@@ -68,6 +68,14 @@ pub(crate) trait Store:
     fn begin_read(&self) -> Result<bool>;
     /// Ends the read snapshot [`Store::begin_read`] started.
     fn end_read(&self);
+    /// Closes the database, reporting what closing it found (SQLite finishes its write-ahead
+    /// log here).
+    fn close(self: Box<Self>) -> Result<()>;
+    /// Starts counting the entry rows statements return, until
+    /// [`Store::stop_counting_entry_rows`] (what a benchmark reports of a read's work).
+    fn start_counting_entry_rows(&mut self) -> Result<()>;
+    /// Stops [`Store::start_counting_entry_rows`]'s count; returns it.
+    fn stop_counting_entry_rows(&mut self) -> Result<u64>;
     /// The store, for its own backend's folder to downcast.
     fn as_any(&self) -> &dyn Any;
     /// [`Store::as_any`], mutable.

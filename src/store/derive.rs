@@ -4,6 +4,7 @@
 
 use crate::js::json::{self, RawObject};
 use crate::js::jstime;
+use crate::store::keys::EntryKey;
 use std::collections::{HashMap, HashSet};
 
 /// Top-level fields of an entry line kept as columns.
@@ -53,15 +54,15 @@ impl EntryFields {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Derived {
     /// Key of the parent entry.
-    pub parent_key: Option<i64>,
+    pub parent_key: Option<EntryKey>,
     /// Distance from the root.
     pub depth: Option<i64>,
     /// Nearest compaction on the path, itself included.
-    pub compaction_key: Option<i64>,
+    pub compaction_key: Option<EntryKey>,
     /// Nearest thinking-level change on the path.
-    pub thinking_key: Option<i64>,
+    pub thinking_key: Option<EntryKey>,
     /// Nearest model change or assistant message on the path.
-    pub model_key: Option<i64>,
+    pub model_key: Option<EntryKey>,
 }
 
 /// Computes [`Derived`] for entries written in file order.
@@ -72,7 +73,7 @@ pub struct Derived {
 /// `parent_key`s are then recomputed from the whole session and reads walk real paths.
 #[derive(Debug, Default)]
 pub struct TreeIndexer {
-    nodes: HashMap<String, (i64, Derived)>,
+    nodes: HashMap<String, (EntryKey, Derived)>,
     unresolved: HashSet<String>,
     irregular: bool,
 }
@@ -89,7 +90,7 @@ impl TreeIndexer {
     }
 
     /// Tells the indexer about an already stored entry (used when appending).
-    pub fn remember(&mut self, id: &str, key: i64, derived: Derived) {
+    pub fn remember(&mut self, id: &str, key: EntryKey, derived: Derived) {
         self.nodes.insert(id.to_string(), (key, derived));
     }
 
@@ -99,7 +100,7 @@ impl TreeIndexer {
     }
 
     /// Derived data for the entry stored under `key`.
-    pub fn place(&mut self, key: i64, f: &EntryFields) -> Derived {
+    pub fn place(&mut self, key: EntryKey, f: &EntryFields) -> Derived {
         if f.is_header() {
             return Derived::default();
         }

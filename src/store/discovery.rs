@@ -4,6 +4,7 @@
 
 use crate::error::Result;
 use crate::store::handle::Db;
+use crate::store::keys::SessionKey;
 
 pub use crate::store::interface::discovery::*;
 
@@ -33,38 +34,38 @@ pub fn session_count(db: &Db) -> Result<i64> {
 }
 
 /// Hands every stored joined text to `f`: session key, the line it is exact up to, the text.
-pub fn each_list_text(db: &Db, mut f: impl FnMut(i64, i64, String)) -> Result<()> {
+pub fn each_list_text(db: &Db, mut f: impl FnMut(SessionKey, i64, String)) -> Result<()> {
     db.store().each_list_text(&mut f)
 }
 
 /// Session `sid`'s joined text and the line it is exact up to, if one is stored.
-pub fn list_text(db: &Db, sid: i64) -> Result<Option<(i64, String)>> {
+pub fn list_text(db: &Db, sid: SessionKey) -> Result<Option<(i64, String)>> {
     db.store().list_text(sid)
 }
 
 /// The sessions whose joined text misses lines appended since.
-pub fn stale_list_texts(db: &Db) -> Result<Vec<i64>> {
+pub fn stale_list_texts(db: &Db) -> Result<Vec<SessionKey>> {
     db.store().stale_list_texts()
 }
 
 /// The number of session `sid`'s last line.
-pub fn last_seq(db: &Db, sid: i64) -> Result<i64> {
+pub fn last_seq(db: &Db, sid: SessionKey) -> Result<i64> {
     db.store().last_seq(sid)
 }
 
 /// Stores session `sid`'s joined text, exact up to line `upto`.
-pub fn save_list_text(db: &Db, sid: i64, upto: i64, text: &str) -> Result<()> {
+pub fn save_list_text(db: &Db, sid: SessionKey, upto: i64, text: &str) -> Result<()> {
     db.store().save_list_text(sid, upto, text)
 }
 
 /// Forgets session `sid`'s joined text.
-pub fn drop_list_text(db: &Db, sid: i64) -> Result<()> {
+pub fn drop_list_text(db: &Db, sid: SessionKey) -> Result<()> {
     db.store().drop_list_text(sid)
 }
 
 /// `out` followed by the message texts of session `sid` from line `from_seq` on,
 /// space-joined.
-pub fn append_list_texts(db: &Db, sid: i64, from_seq: i64, out: String) -> Result<String> {
+pub fn append_list_texts(db: &Db, sid: SessionKey, from_seq: i64, out: String) -> Result<String> {
     db.store().append_list_texts(sid, from_seq, out)
 }
 
@@ -74,12 +75,12 @@ pub fn most_recent_in_dir(
     db: &Db,
     dir: &str,
     mut pick: impl FnMut(Option<&str>) -> bool,
-) -> Result<Option<(i64, String)>> {
+) -> Result<Option<(SessionKey, String)>> {
     db.store().most_recent_in_dir(dir, &mut pick)
 }
 
 /// The session written last anywhere: its key and path.
-pub fn most_recent(db: &Db) -> Result<Option<(i64, String)>> {
+pub fn most_recent(db: &Db) -> Result<Option<(SessionKey, String)>> {
     db.store().most_recent()
 }
 
@@ -102,7 +103,7 @@ pub fn refs_by_id(db: &Db, id: &str) -> Result<Vec<SessionRef>> {
 /// [`list_text`] of each session of `sids`, in that order. On PostgreSQL one statement (the
 /// round trip a count would cost is a tenth of `list` there); on SQLite, for most of the
 /// sessions one pass over the joined texts, else a lookup per session.
-pub fn list_texts_of(db: &Db, sids: &[i64]) -> Result<Vec<Option<(i64, String)>>> {
+pub fn list_texts_of(db: &Db, sids: &[SessionKey]) -> Result<Vec<Option<(i64, String)>>> {
     db.store().list_texts_of(sids)
 }
 
@@ -118,6 +119,6 @@ pub fn refs_by_path(db: &Db, path: &str) -> Result<Vec<SessionRef>> {
 }
 
 /// The stored SessionInfo columns of session `sid` (of any origin on a server).
-pub fn info_by_sid(db: &Db, sid: i64) -> Result<Option<InfoRow>> {
+pub fn info_by_sid(db: &Db, sid: SessionKey) -> Result<Option<InfoRow>> {
     db.store().info_by_sid(sid)
 }

@@ -79,6 +79,22 @@ impl Db {
         self.store.is_idle()
     }
 
+    /// Closes the database, reporting an error closing it finds (dropping a `Db` closes it
+    /// too, silently).
+    pub fn close(self) -> Result<()> {
+        self.store.close()
+    }
+
+    /// Runs `f` and returns its result with the number of entry rows its statements returned,
+    /// where the backend can count them (SQLite, through its row trace). Counting slows
+    /// statements down: never time work while counting.
+    pub fn count_entry_rows<T>(&mut self, f: impl FnOnce(&Db) -> Result<T>) -> Result<(T, u64)> {
+        self.store.start_counting_entry_rows()?;
+        let result = f(self);
+        let rows = self.store.stop_counting_entry_rows()?;
+        Ok((result?, rows))
+    }
+
     /// Runs `f` inside one read transaction (when none is open yet), so that its reads see one
     /// snapshot and take the database's locks once, where the backend has such snapshots.
     pub fn reading<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {

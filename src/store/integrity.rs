@@ -3,6 +3,7 @@
 //! (SQLite's; none on PostgreSQL), shared lines, and session and entry columns.
 
 use crate::store::handle::Db;
+use crate::store::keys::SessionKey;
 
 use crate::error::Result;
 pub use crate::store::interface::integrity::*;
@@ -29,11 +30,11 @@ pub fn sessions(db: &Db) -> Result<Vec<CheckedSession>> {
 }
 
 /// Session `sid`, as the check reads it.
-pub fn session(db: &Db, sid: i64) -> Result<Option<CheckedSession>> {
+pub fn session(db: &Db, sid: SessionKey) -> Result<Option<CheckedSession>> {
     db.store().checked_session(sid)
 }
 
 /// Every line of session `sid` in file order, as the check reads it.
-pub fn entries(db: &Db, sid: i64) -> Result<Vec<CheckedEntry>> {
+pub fn entries(db: &Db, sid: SessionKey) -> Result<Vec<CheckedEntry>> {
     db.store().checked_entries(sid)
 }

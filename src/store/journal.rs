@@ -22,6 +22,7 @@
 use crate::error::{Error, Result};
 use crate::hash::fnv1a;
 use crate::store::handle::Db;
+use crate::store::keys::SessionKey;
 use crate::store::sessions;
 use crate::store::write;
 use std::fs::{File, OpenOptions};
@@ -158,7 +159,7 @@ fn settle_locked(handle: &Db, file: &mut File, path: &Path) -> Result<usize> {
 fn apply(tx: &Db, records: &[Record]) -> Result<usize> {
     let mut written = 0;
     {
-        let mut sessions: std::collections::HashMap<String, Option<i64>> = std::collections::HashMap::new();
+        let mut sessions: std::collections::HashMap<String, Option<SessionKey>> = std::collections::HashMap::new();
         for r in records {
             let sid = match sessions.get(&r.path) {
                 Some(s) => *s,
@@ -213,5 +214,23 @@ mod tests {
         let last = damaged.len() - 2;
         damaged[last] ^= 1;
         assert_eq!(parse(&damaged).len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod pinned {
+    use super::*;
+
+    /// A record's bytes as sessiondb has always written them: lengths, FNV-1a 64 of the path
+    /// and the line, then both. Journals left by an older version must still be read.
+    #[test]
+    fn a_record_is_written_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db.sqlite");
+        Journal::open(&db).unwrap().append("/s/a.jsonl", r#"{"type":"message","id":"é1"}"#).unwrap();
+        let bytes = std::fs::read(path_for(&db)).unwrap();
+        let hex: String = bytes[..RECORD_HEAD].iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, "0a0000001d0000002401bd88e4f29030");
+        assert_eq!(parse(&bytes).len(), 1);
     }
 }

@@ -10,6 +10,45 @@ pub struct SessionKey(pub i64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EntryKey(pub i64);
 
+impl std::fmt::Display for SessionKey {
+    /// The key as the number stored (for messages).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::fmt::Display for EntryKey {
+    /// The key as the number stored (for messages).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The key `n` lines further on: one session's lines have consecutive keys, so a run of them
+/// moves to another place (a fork's copy) by one difference of keys.
+impl std::ops::Add<i64> for EntryKey {
+    type Output = EntryKey;
+    fn add(self, n: i64) -> EntryKey {
+        EntryKey(self.0 + n)
+    }
+}
+
+/// The key `n` lines back.
+impl std::ops::Sub<i64> for EntryKey {
+    type Output = EntryKey;
+    fn sub(self, n: i64) -> EntryKey {
+        EntryKey(self.0 - n)
+    }
+}
+
+/// How many lines (keys) apart two entries are.
+impl std::ops::Sub for EntryKey {
+    type Output = i64;
+    fn sub(self, other: EntryKey) -> i64 {
+        self.0 - other.0
+    }
+}
+
 /// The last line number a session's key range has room for.
 const MAX_SEQ: i64 = 0xFFFF_FFFF;
 
@@ -26,6 +65,11 @@ impl SessionKey {
 }
 
 impl EntryKey {
+    /// Below every key (a walk "from the first line").
+    pub const MIN: EntryKey = EntryKey(i64::MIN);
+    /// Above every key.
+    pub const MAX: EntryKey = EntryKey(i64::MAX);
+
     /// The session the entry belongs to.
     pub fn session(self) -> SessionKey {
         SessionKey(self.0 >> 32)
@@ -55,5 +99,18 @@ mod tests {
         assert!(s.range().1 < SessionKey(8).entry(0));
         assert_eq!(s.entry(3).seq(), 3);
         assert_eq!(s.entry(3).parts(), (7, 3));
+    }
+
+    #[test]
+    fn lines_of_a_session_are_consecutive_keys() {
+        let (s, t) = (SessionKey(7), SessionKey(9));
+        assert_eq!(s.entry(3) + 2, s.entry(5));
+        assert_eq!(s.entry(5) - 2, s.entry(3));
+        assert_eq!(s.entry(5) - s.entry(3), 2);
+        // A run of lines moves to another session by one difference of keys.
+        let shift = t.entry(1) - s.entry(4);
+        assert_eq!(s.entry(6) + shift, t.entry(3));
+        assert!(EntryKey::MIN < s.entry(0) && s.range().1 < EntryKey::MAX);
+        assert_eq!((s.to_string(), s.entry(1).to_string()), ("7".into(), ((7i64 << 32) | 1).to_string()));
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::error::Result;
 use crate::store::handle::Db;
+use crate::store::keys::SessionKey;
 use std::collections::HashMap;
 
 pub use crate::store::interface::replica::*;
@@ -13,12 +14,18 @@ pub fn sessions(db: &Db) -> Result<Vec<LocalSession>> {
 }
 
 /// Calls `f` with lines `from..=to` of session `sid`, in file order.
-pub fn lines(db: &Db, sid: i64, from: i64, to: i64, mut f: impl FnMut(LocalLine<'_>) -> Result<()>) -> Result<()> {
+pub fn lines(
+    db: &Db,
+    sid: SessionKey,
+    from: i64,
+    to: i64,
+    mut f: impl FnMut(LocalLine<'_>) -> Result<()>,
+) -> Result<()> {
     db.store().local_lines(sid, from, to, &mut f)
 }
 
 /// pi's `allMessagesText` of session `sid`: its user and assistant texts, space-joined.
-pub fn all_messages_text(db: &Db, sid: i64) -> Result<String> {
+pub fn all_messages_text(db: &Db, sid: SessionKey) -> Result<String> {
     db.store().local_all_messages_text(sid)
 }
 
@@ -48,12 +55,17 @@ pub fn origin_sessions(db: &Db, origin: &str, paths: Option<&[String]>) -> Resul
 }
 
 /// Stores one batch of a push in one transaction; returns the receiver's keys.
-pub fn receive_batch(db: &Db, origin: &str, batch: &[Outgoing<'_>], lines: &mut BatchLines<'_>) -> Result<Vec<i64>> {
+pub fn receive_batch(
+    db: &Db,
+    origin: &str,
+    batch: &[Outgoing<'_>],
+    lines: &mut BatchLines<'_>,
+) -> Result<Vec<SessionKey>> {
     db.store().receive_batch(origin, batch, lines)
 }
 
 /// Removes sessions; returns how many.
-pub fn remove_sessions(db: &Db, skeys: &[i64]) -> Result<u64> {
+pub fn remove_sessions(db: &Db, skeys: &[SessionKey]) -> Result<u64> {
     if skeys.is_empty() {
         return Ok(0);
     }
@@ -74,7 +86,7 @@ pub fn record_files(db: &Db, origin: &str, files: &[(String, i64, i64)]) -> Resu
 }
 
 /// Marks sessions whose file is gone (or back).
-pub fn set_files_missing(db: &Db, skeys: &[i64], missing: bool) -> Result<()> {
+pub fn set_files_missing(db: &Db, skeys: &[SessionKey], missing: bool) -> Result<()> {
     if skeys.is_empty() {
         return Ok(());
     }

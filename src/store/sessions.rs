@@ -4,31 +4,32 @@
 
 use crate::error::Result;
 use crate::store::handle::Db;
+use crate::store::keys::SessionKey;
 
 pub use crate::store::interface::sessions::*;
 
 /// The stored row of session `sid`.
-pub fn session_row(db: &Db, sid: i64) -> Result<SessionRow> {
+pub fn session_row(db: &Db, sid: SessionKey) -> Result<SessionRow> {
     db.store().session_row(sid)
 }
 
 /// The key of the session whose file is at the absolute `path`.
-pub fn sid_by_path(db: &Db, path: &str) -> Result<Option<i64>> {
+pub fn sid_by_path(db: &Db, path: &str) -> Result<Option<SessionKey>> {
     db.store().sid_by_path(path)
 }
 
 /// Whether session `sid` has an entry with id `id`.
-pub fn entry_id_exists(db: &Db, sid: i64, id: &str) -> Result<bool> {
+pub fn entry_id_exists(db: &Db, sid: SessionKey, id: &str) -> Result<bool> {
     db.store().entry_id_exists(sid, id)
 }
 
 /// pi's `getEntryCount()` for a session whose ids may repeat: distinct ids.
-pub fn distinct_entry_ids(db: &Db, sid: i64) -> Result<i64> {
+pub fn distinct_entry_ids(db: &Db, sid: SessionKey) -> Result<i64> {
     db.store().distinct_entry_ids(sid)
 }
 
 /// Removes session `sid` with its entries.
-pub fn delete(db: &Db, sid: i64) -> Result<()> {
+pub fn delete(db: &Db, sid: SessionKey) -> Result<()> {
     db.store().delete_session(sid)
 }
 

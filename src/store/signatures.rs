@@ -2,6 +2,7 @@
 //! ([`Signatures`], implemented in `store::sqlite::signatures`).
 
 use crate::store::handle::Db;
+use crate::store::keys::SessionKey;
 
 use crate::jsonl::signature::FileSignature;
 pub(crate) use crate::store::interface::signatures::*;
@@ -14,6 +15,6 @@ pub fn known(db: &Db) -> crate::error::Result<HashMap<PathBuf, FileSignature>> {
 }
 
 /// Records that session `sid`'s file now has signature `sig`.
-pub fn set(db: &Db, sid: i64, sig: FileSignature) -> crate::error::Result<()> {
+pub fn set(db: &Db, sid: SessionKey, sig: FileSignature) -> crate::error::Result<()> {
     db.store().set_signature(sid, sig)
 }

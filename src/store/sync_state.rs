@@ -3,6 +3,7 @@
 //! `store::sqlite::sync_state`; PostgreSQL keeps file signatures of its own, `store::postgres::files`).
 
 use crate::store::handle::Db;
+use crate::store::keys::SessionKey;
 
 pub use crate::store::interface::sync_state::*;
 use std::collections::HashMap;
@@ -24,17 +25,17 @@ pub fn state_at(db: &Db, path: &Path) -> crate::error::Result<Option<SyncState>>
 }
 
 /// The read position of session `sid` (`None` when it is gone).
-pub fn position(db: &Db, sid: i64) -> crate::error::Result<Option<Position>> {
+pub fn position(db: &Db, sid: SessionKey) -> crate::error::Result<Option<Position>> {
     db.store().position(sid)
 }
 
 /// Records that session `sid`'s file was read up to `offset`, `tail` being the hash of the
 /// bytes before it; the file is there.
-pub fn set_position(db: &Db, sid: i64, offset: i64, tail: i64) -> crate::error::Result<()> {
+pub fn set_position(db: &Db, sid: SessionKey, offset: i64, tail: i64) -> crate::error::Result<()> {
     db.store().set_position(sid, offset, tail)
 }
 
 /// Marks session `sid`'s file as gone (`missing`) or back.
-pub fn set_missing(db: &Db, sid: i64, missing: bool) -> crate::error::Result<()> {
+pub fn set_missing(db: &Db, sid: SessionKey, missing: bool) -> crate::error::Result<()> {
     db.store().set_missing(sid, missing)
 }

@@ -4,6 +4,7 @@
 
 use crate::error::Result;
 use crate::store::handle::Db;
+use crate::store::keys::{EntryKey, SessionKey};
 
 use crate::js::json::RawObject;
 use crate::store::derive::Derived;
@@ -19,7 +20,7 @@ pub struct EntryWriter<'t> {
 
 impl<'t> EntryWriter<'t> {
     /// A writer for the (new, empty) session `sid`, inside an open transaction.
-    pub fn new(db: &'t Db, sid: i64) -> Result<Self> {
+    pub fn new(db: &'t Db, sid: SessionKey) -> Result<Self> {
         Ok(EntryWriter { lines: db.store().line_writer(sid)? })
     }
 
@@ -52,14 +53,14 @@ pub fn line_packer(db: &Db) -> Result<Option<crate::store::codec::Packer>> {
 }
 
 /// Adds the session row; returns its sid.
-pub fn insert_session(db: &Db, n: &NewSession<'_>) -> Result<i64> {
+pub fn insert_session(db: &Db, n: &NewSession<'_>) -> Result<SessionKey> {
     db.store().insert_session(n)
 }
 
 /// Makes the new, empty session `copy` a copy of every entry of session `source` (pi's
 /// `forkFrom`): entry rows sharing the source's lines, search and usage rows, statistics and
 /// the joined message text. Runs in the caller's transaction.
-pub fn copy_session(db: &Db, source: i64, copy: i64) -> Result<()> {
+pub fn copy_session(db: &Db, source: SessionKey, copy: SessionKey) -> Result<()> {
     db.store().copy_session(source, copy)
 }
 
@@ -79,33 +80,33 @@ pub fn append_checks_id(db: &Db) -> bool {
 /// reads the session's row only when `state` does not know it.
 pub fn append_new_entry(
     db: &Db,
-    sid: i64,
+    sid: SessionKey,
     text: &str,
-    parent: Option<(i64, Derived)>,
+    parent: Option<(EntryKey, Derived)>,
     state: &mut AppendState,
 ) -> Result<Appended> {
     db.store().append_new_entry(sid, text, parent, state)
 }
 
 /// A session's statistics as stored, and its last line number and tree regularity.
-pub fn load_stats(db: &Db, sid: i64) -> Result<StoredStats> {
+pub fn load_stats(db: &Db, sid: SessionKey) -> Result<StoredStats> {
     db.store().load_stats(sid)
 }
 
 /// Appends one entry line to session `sid` under its parent (the leaf), with derived columns
 /// from the parent and the session's statistics and write time updated. Returns the new key.
-pub fn append_entry(db: &Db, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
+pub fn append_entry(db: &Db, sid: SessionKey, text: &str, parent: Option<(EntryKey, Derived)>) -> Result<EntryKey> {
     db.store().append_entry(sid, text, parent)
 }
 
 /// Key and derived columns of entry `id` in session `sid` (the later line for a repeated id).
-pub fn entry_node(db: &Db, sid: i64, id: &str) -> Result<Option<(i64, Derived)>> {
+pub fn entry_node(db: &Db, sid: SessionKey, id: &str) -> Result<Option<(EntryKey, Derived)>> {
     db.store().entry_node(sid, id)
 }
 
 /// The rows stored under `keys` (absent keys skipped), in that order, each as a line a new
 /// session may share and the line itself: consecutive keys are read by one range query.
-pub fn branch_source_rows(db: &Db, keys: &[i64]) -> Result<Vec<(SharedLine, String)>> {
+pub fn branch_source_rows(db: &Db, keys: &[EntryKey]) -> Result<Vec<(SharedLine, String)>> {
     db.store().branch_source_rows(keys)
 }
 

@@ -12,6 +12,7 @@ use napi_derive::napi;
 use sessiondb::manager::SessionManager;
 use sessiondb::rpc::RpcServer;
 use sessiondb::tree::PathStep;
+use sessiondb::EntryKey;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
@@ -93,7 +94,7 @@ impl Native {
     /// The storage key of the session's last line, if it has one.
     #[napi]
     pub fn last_key(&self) -> Result<Option<f64>> {
-        guard("lastKey", || Ok(self.manager()?.last_key()?.map(|k| k as f64)))
+        guard("lastKey", || Ok(self.manager()?.last_key()?.map(|k| k.0 as f64)))
     }
 
     /// The lines after storage key `after` (from the first when absent) exactly as stored,
@@ -103,10 +104,10 @@ impl Native {
         guard("fileLinesAfter", || {
             let mut text = Vec::new();
             let mut last = None;
-            self.manager()?.lines_after(after.map(|k| k as i64), i64::MAX, &mut |k, line| {
+            self.manager()?.lines_after(after.map(|k| EntryKey(k as i64)), i64::MAX, &mut |k, line| {
                 text.extend_from_slice(line);
                 text.push(b'\n');
-                last = Some(k as f64);
+                last = Some(k.0 as f64);
             })?;
             Ok(FileLines { last_key: last, text: Buffer::from(text) })
         })
@@ -138,7 +139,9 @@ impl Native {
     /// absent), in file order, as `branchSteps` writes them.
     #[napi]
     pub fn entry_steps(&self, after: Option<f64>) -> Result<Buffer> {
-        guard("getEntries", || Ok(Buffer::from(steps_json(&self.manager()?.entry_steps(after.map(|k| k as i64))?)?)))
+        guard("getEntries", || {
+            Ok(Buffer::from(steps_json(&self.manager()?.entry_steps(after.map(|k| EntryKey(k as i64)))?)?))
+        })
     }
 
     /// For each of `keys`, the entry's `usage` and its `message.usage`, each as `[value]`, or
@@ -146,7 +149,7 @@ impl Native {
     #[napi]
     pub fn usages_at(&self, keys: Vec<f64>) -> Result<Buffer> {
         guard("getEntries", || {
-            let keys: Vec<i64> = keys.into_iter().map(|k| k as i64).collect();
+            let keys: Vec<EntryKey> = keys.into_iter().map(|k| EntryKey(k as i64)).collect();
             let mut out = Vec::with_capacity(64 * 1024);
             out.push(b'[');
             self.manager()?.usages_at(&keys, &mut |(usage, message_usage)| {
@@ -173,7 +176,7 @@ impl Native {
     #[napi]
     pub fn lines_at(&self, keys: Vec<f64>) -> Result<Buffer> {
         guard("getBranch", || {
-            let keys: Vec<i64> = keys.into_iter().map(|k| k as i64).collect();
+            let keys: Vec<EntryKey> = keys.into_iter().map(|k| EntryKey(k as i64)).collect();
             let mut out = Vec::with_capacity(64 * 1024);
             out.push(b'[');
             self.manager()?.lines_at(&keys, &mut |_, line| {
@@ -198,7 +201,7 @@ impl Native {
             keys.extend_from_slice(b"[[");
             lines.extend_from_slice(b"],[");
             let mut first = true;
-            self.manager()?.lines_after(after.map(|k| k as i64), i64::from(limit), &mut |k, line| {
+            self.manager()?.lines_after(after.map(|k| EntryKey(k as i64)), i64::from(limit), &mut |k, line| {
                 if !first {
                     keys.push(b',');
                     lines.push(b',');

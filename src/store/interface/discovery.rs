@@ -3,11 +3,12 @@
 //! ([`Discovery`], implemented in `store::sqlite::discovery` and `store::postgres::discovery`).
 
 use crate::error::Result;
+use crate::store::keys::SessionKey;
 
 /// The stored columns a `SessionInfo` is made of.
 #[derive(Debug, Clone)]
 pub struct InfoRow {
-    pub sid: i64,
+    pub sid: SessionKey,
     pub path: String,
     pub id: String,
     pub cwd: Option<String>,
@@ -43,7 +44,7 @@ pub enum Origins {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionRef {
     /// Internal session key.
-    pub sid: i64,
+    pub sid: SessionKey,
     /// Header id.
     pub id: String,
     /// The session's file path.
@@ -74,33 +75,33 @@ pub(crate) trait Discovery {
     /// The sessions whose header cwd is `cwd`.
     fn infos_for_cwd(&self, cwd: &str, origins: Origins) -> Result<Vec<InfoRow>>;
     /// The session with key `sid` (of any origin on a server).
-    fn info_by_sid(&self, sid: i64) -> Result<Option<InfoRow>>;
+    fn info_by_sid(&self, sid: SessionKey) -> Result<Option<InfoRow>>;
     /// How many sessions the database holds.
     fn session_count(&self) -> Result<i64>;
     /// Hands every stored joined text to `f`: session key, the line it is exact up to, the text.
-    fn each_list_text(&self, f: &mut dyn FnMut(i64, i64, String)) -> Result<()>;
+    fn each_list_text(&self, f: &mut dyn FnMut(SessionKey, i64, String)) -> Result<()>;
     /// Session `sid`'s joined text and the line it is exact up to, if one is stored.
-    fn list_text(&self, sid: i64) -> Result<Option<(i64, String)>>;
+    fn list_text(&self, sid: SessionKey) -> Result<Option<(i64, String)>>;
     /// The sessions whose joined text misses lines appended since.
-    fn stale_list_texts(&self) -> Result<Vec<i64>>;
+    fn stale_list_texts(&self) -> Result<Vec<SessionKey>>;
     /// The number of session `sid`'s last line.
-    fn last_seq(&self, sid: i64) -> Result<i64>;
+    fn last_seq(&self, sid: SessionKey) -> Result<i64>;
     /// Stores session `sid`'s joined text, exact up to line `upto`.
-    fn save_list_text(&self, sid: i64, upto: i64, text: &str) -> Result<()>;
+    fn save_list_text(&self, sid: SessionKey, upto: i64, text: &str) -> Result<()>;
     /// Forgets session `sid`'s joined text.
-    fn drop_list_text(&self, sid: i64) -> Result<()>;
+    fn drop_list_text(&self, sid: SessionKey) -> Result<()>;
     /// `out` followed by the message texts of session `sid` from line `from_seq` on,
     /// space-joined.
-    fn append_list_texts(&self, sid: i64, from_seq: i64, out: String) -> Result<String>;
+    fn append_list_texts(&self, sid: SessionKey, from_seq: i64, out: String) -> Result<String>;
     /// The first session in folder `dir`, most recently written first, whose header cwd `pick`
     /// accepts: its key and path.
     fn most_recent_in_dir(
         &self,
         dir: &str,
         pick: &mut dyn FnMut(Option<&str>) -> bool,
-    ) -> Result<Option<(i64, String)>>;
+    ) -> Result<Option<(SessionKey, String)>>;
     /// The session written last anywhere: its key and path.
-    fn most_recent(&self) -> Result<Option<(i64, String)>>;
+    fn most_recent(&self) -> Result<Option<(SessionKey, String)>>;
     /// The path of the first session with header id `id` in folder `dir` whose header cwd `pick`
     /// accepts.
     fn path_with_id_in_dir(
@@ -112,7 +113,7 @@ pub(crate) trait Discovery {
     /// The sessions whose header id is `id`, oldest first.
     fn refs_by_id(&self, id: &str) -> Result<Vec<SessionRef>>;
     /// [`Discovery::list_text`] of each session of `sids`, in that order.
-    fn list_texts_of(&self, sids: &[i64]) -> Result<Vec<Option<(i64, String)>>>;
+    fn list_texts_of(&self, sids: &[SessionKey]) -> Result<Vec<Option<(i64, String)>>>;
     /// The sessions whose header id starts with `prefix` (at most 50), by id.
     fn refs_by_id_prefix(&self, prefix: &str) -> Result<Vec<SessionRef>>;
     /// The sessions whose file is at `path`: at most one on SQLite (paths are unique), one per

@@ -5,12 +5,13 @@
 use crate::error::Result;
 use crate::js::json::{self, Value};
 use crate::pi::projection::ParsedEntry;
+use crate::store::keys::{EntryKey, SessionKey};
 
 /// One stored entry line with its columns.
 #[derive(Debug, Clone)]
 pub struct EntryRow {
     /// Storage key (see `store::keys`).
-    pub key: i64,
+    pub key: EntryKey,
     /// `id` when a string.
     pub id: Option<String>,
     /// `parentId` when a string.
@@ -24,22 +25,22 @@ pub struct EntryRow {
     /// The exact line.
     pub body: String,
     /// Key of the parent entry.
-    pub parent_key: Option<i64>,
+    pub parent_key: Option<EntryKey>,
     /// Distance from the root (exact only in regular sessions).
     pub depth: Option<i64>,
     /// Nearest compaction on the path.
-    pub compaction_key: Option<i64>,
+    pub compaction_key: Option<EntryKey>,
     /// Nearest thinking-level change on the path.
-    pub thinking_key: Option<i64>,
+    pub thinking_key: Option<EntryKey>,
     /// Nearest model change or assistant message on the path.
-    pub model_key: Option<i64>,
+    pub model_key: Option<EntryKey>,
 }
 
 /// One entry of a path, without its line.
 #[derive(Debug, Clone)]
 pub struct PathStep {
     /// Storage key.
-    pub key: i64,
+    pub key: EntryKey,
     /// Entry id, when a string.
     pub id: Option<String>,
     /// Entry type.
@@ -52,7 +53,7 @@ pub struct PathStep {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Link {
     /// Storage key (file order).
-    pub key: i64,
+    pub key: EntryKey,
     /// `id` when a string.
     pub id: Option<String>,
     /// `parentId` when a string.
@@ -76,7 +77,7 @@ pub struct Kind {
 
 impl EntryRow {
     /// The line parsed (verbatim when too deeply nested to parse as a tree).
-    pub fn parse(&self) -> ParsedEntry {
+    pub fn parse(&self) -> ParsedEntry<EntryKey> {
         ParsedEntry { key: self.key, value: json::parse_or_raw(&self.body).unwrap_or(Value::Null) }
     }
 }
@@ -85,34 +86,35 @@ impl EntryRow {
 pub(crate) trait Entries {
     /// Whether session `sid`'s derived entry columns can be trusted, and its entry count (`None`
     /// when there is no such session).
-    fn tree_state(&self, sid: i64) -> Result<Option<(bool, i64)>>;
+    fn tree_state(&self, sid: SessionKey) -> Result<Option<(bool, i64)>>;
     /// The last entry of session `sid` in file order.
-    fn last_entry(&self, sid: i64) -> Result<Option<EntryRow>>;
+    fn last_entry(&self, sid: SessionKey) -> Result<Option<EntryRow>>;
     /// The entry with `id` in session `sid` (the later line wins for a repeated id).
-    fn entry_by_id(&self, sid: i64, id: &str) -> Result<Option<EntryRow>>;
+    fn entry_by_id(&self, sid: SessionKey, id: &str) -> Result<Option<EntryRow>>;
     /// The entry stored under `key`.
-    fn entry_by_key(&self, key: i64) -> Result<Option<EntryRow>>;
+    fn entry_by_key(&self, key: EntryKey) -> Result<Option<EntryRow>>;
     /// Every entry of session `sid` (header lines excluded) in file order.
-    fn all_entries(&self, sid: i64) -> Result<Vec<EntryRow>>;
+    fn all_entries(&self, sid: SessionKey) -> Result<Vec<EntryRow>>;
     /// The label lines of session `sid` in file order.
-    fn label_entries(&self, sid: i64) -> Result<Vec<EntryRow>>;
+    fn label_entries(&self, sid: SessionKey) -> Result<Vec<EntryRow>>;
     /// The entries of session `sid` whose `parentId` is `id`, in file order.
-    fn children(&self, sid: i64, id: &str) -> Result<Vec<EntryRow>>;
+    fn children(&self, sid: SessionKey, id: &str) -> Result<Vec<EntryRow>>;
     /// The entries from `key` up through their parents, leaf first: after `stop` (when given) and
     /// after `limit` rows the walk ends.
-    fn walk_up(&self, key: i64, stop: Option<i64>, limit: i64) -> Result<Vec<EntryRow>>;
+    fn walk_up(&self, key: EntryKey, stop: Option<EntryKey>, limit: i64) -> Result<Vec<EntryRow>>;
     /// Keys, ids, types and roles from `key` up through the parents, at most `limit`, leaf first.
-    fn walk_up_steps(&self, key: i64, limit: i64) -> Result<Vec<PathStep>>;
+    fn walk_up_steps(&self, key: EntryKey, limit: i64) -> Result<Vec<PathStep>>;
     /// The linking columns of every entry of session `sid` (header lines excluded) in file
     /// order: all stored beside the line, so no line is read.
-    fn links(&self, sid: i64) -> Result<Vec<Link>>;
+    fn links(&self, sid: SessionKey) -> Result<Vec<Link>>;
     /// The type, role and time of the entry stored under `key`, without its line.
-    fn entry_kind(&self, key: i64) -> Result<Option<Kind>>;
+    fn entry_kind(&self, key: EntryKey) -> Result<Option<Kind>>;
     /// Hands `f` the key and line of at most `limit` entries of session `sid` from key `from` on
     /// (header lines excluded), in file order, without copying the lines.
-    fn lines_from(&self, sid: i64, from: i64, limit: i64, f: &mut dyn FnMut(i64, &[u8])) -> Result<()>;
+    fn lines_from(&self, sid: SessionKey, from: EntryKey, limit: i64, f: &mut dyn FnMut(EntryKey, &[u8]))
+        -> Result<()>;
     /// Hands `f` every line of session `sid` (header lines included) in file order.
-    fn each_line(&self, sid: i64, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()>;
+    fn each_line(&self, sid: SessionKey, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()>;
     /// The key of every session, in order.
-    fn all_sessions(&self) -> Result<Vec<i64>>;
+    fn all_sessions(&self) -> Result<Vec<SessionKey>>;
 }

@@ -3,6 +3,7 @@
 //! (SQLite's; none on PostgreSQL), shared lines, and session and entry columns.
 
 use crate::error::{Error, Result};
+use crate::store::keys::{EntryKey, SessionKey};
 
 /// True for the errors of a damaged database file, which `check` reports instead of failing.
 pub fn is_corruption(e: &Error) -> bool {
@@ -19,16 +20,16 @@ pub struct ForeignKeyProblem {
 /// A copied row whose line is not where it points, or not recorded as shared.
 pub struct SharedLineProblem {
     /// The copy's key.
-    pub key: i64,
+    pub key: EntryKey,
     /// The key it takes its line from.
-    pub from: i64,
+    pub from: EntryKey,
     /// The line is missing (or held by another copy), not merely unrecorded.
     pub missing: bool,
 }
 
 /// A session row as the check reads it.
 pub struct CheckedSession {
-    pub sid: i64,
+    pub sid: SessionKey,
     pub id: String,
     pub path: String,
     pub cwd: Option<String>,
@@ -62,7 +63,7 @@ pub(crate) trait Integrity {
     /// Every session, as the check reads it.
     fn checked_sessions(&self) -> Result<Vec<CheckedSession>>;
     /// Session `sid`, as the check reads it.
-    fn checked_session(&self, sid: i64) -> Result<Option<CheckedSession>>;
+    fn checked_session(&self, sid: SessionKey) -> Result<Option<CheckedSession>>;
     /// Every line of session `sid` in file order, as the check reads it.
-    fn checked_entries(&self, sid: i64) -> Result<Vec<CheckedEntry>>;
+    fn checked_entries(&self, sid: SessionKey) -> Result<Vec<CheckedEntry>>;
 }

@@ -4,13 +4,15 @@
 //! `store::postgres::replica`; a SQLite file receives none).
 
 use crate::error::Result;
+use crate::store::derive::Derived;
+use crate::store::keys::SessionKey;
 use std::collections::HashMap;
 
 /// A local session's row.
 #[derive(Debug, Clone)]
 pub struct LocalSession {
     /// Local key (changes when the session is imported again).
-    pub sid: i64,
+    pub sid: SessionKey,
     /// Absolute path of the session's file.
     pub path: String,
     /// Header id.
@@ -67,7 +69,7 @@ pub struct LocalLine<'a> {
     pub ts_ms: Option<i64>,
     /// The derived columns (`store::derive`): parent key, depth, compaction, thinking-level
     /// and model keys, with the local session's keys.
-    pub derived: [Option<i64>; 5],
+    pub derived: Derived,
 }
 
 /// What `push` reads of a local database.
@@ -75,18 +77,24 @@ pub(crate) trait Replica {
     /// Every session of the local database, in key order.
     fn local_sessions(&self) -> Result<Vec<LocalSession>>;
     /// Calls `f` with lines `from..=to` of session `sid`, in file order.
-    fn local_lines(&self, sid: i64, from: i64, to: i64, f: &mut dyn FnMut(LocalLine<'_>) -> Result<()>) -> Result<()>;
+    fn local_lines(
+        &self,
+        sid: SessionKey,
+        from: i64,
+        to: i64,
+        f: &mut dyn FnMut(LocalLine<'_>) -> Result<()>,
+    ) -> Result<()>;
     /// pi's `allMessagesText` of session `sid`: its user and assistant texts, space-joined.
-    fn local_all_messages_text(&self, sid: i64) -> Result<String>;
+    fn local_all_messages_text(&self, sid: SessionKey) -> Result<String>;
 }
 
 /// What a receiving database holds of one of an origin's sessions.
 #[derive(Debug, Clone)]
 pub struct ReceivedSession {
     /// The receiver's session key.
-    pub skey: i64,
+    pub skey: SessionKey,
     /// The origin's key of the session when it was last pushed.
-    pub local_sid: i64,
+    pub local_sid: SessionKey,
     /// The origin's `written_ns` when it was last pushed.
     pub written_ns: i64,
     /// Lines held.
@@ -99,7 +107,7 @@ pub struct ReceivedSession {
 #[derive(Debug, Clone, Copy)]
 pub struct KnownFile {
     /// The receiver's key of the session.
-    pub skey: i64,
+    pub skey: SessionKey,
     /// Size and modification time of the file it was imported from (`None`: not imported
     /// from a file, e.g. made by the SessionManager).
     pub signature: Option<(i64, i64)>,
@@ -114,7 +122,7 @@ pub struct Outgoing<'a> {
     /// Its `allMessagesText`.
     pub all_text: String,
     /// The receiver's key when it holds the session already.
-    pub existing: Option<i64>,
+    pub existing: Option<SessionKey>,
     /// Sent whole: the lines the receiver holds are dropped first.
     pub whole: bool,
 }
@@ -141,14 +149,19 @@ pub(crate) trait Receiver {
     fn origin_sessions(&self, origin: &str, paths: Option<&[String]>) -> Result<HashMap<String, ReceivedSession>>;
     /// Stores one batch in one transaction: the session rows, then every line (`lines`
     /// streams each session's), then the hashes `lines` returned. Returns the receiver's keys.
-    fn receive_batch(&self, origin: &str, batch: &[Outgoing<'_>], lines: &mut BatchLines<'_>) -> Result<Vec<i64>>;
+    fn receive_batch(
+        &self,
+        origin: &str,
+        batch: &[Outgoing<'_>],
+        lines: &mut BatchLines<'_>,
+    ) -> Result<Vec<SessionKey>>;
     /// Removes sessions (their lines go with them); returns how many.
-    fn remove_sessions(&self, skeys: &[i64]) -> Result<u64>;
+    fn remove_sessions(&self, skeys: &[SessionKey]) -> Result<u64>;
     /// The origin's sessions with the signature of the file each was imported from, by path:
     /// those at `paths`, or all of them with `None`.
     fn origin_files(&self, origin: &str, paths: Option<&[String]>) -> Result<HashMap<String, KnownFile>>;
     /// Records `(path, size, mtime_ns)` of each file whose session of `origin` was just sent.
     fn record_files(&self, origin: &str, files: &[(String, i64, i64)]) -> Result<()>;
     /// Marks sessions whose file is gone (or back).
-    fn set_files_missing(&self, skeys: &[i64], missing: bool) -> Result<()>;
+    fn set_files_missing(&self, skeys: &[SessionKey], missing: bool) -> Result<()>;
 }

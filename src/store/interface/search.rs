@@ -1,6 +1,7 @@
 //! What a backend stores and reads of the search index, and the rows a query gets.
 
 use crate::error::Result;
+use crate::store::keys::EntryKey;
 
 /// Filters of a search.
 #[derive(Debug, Clone, Copy, Default)]
@@ -61,16 +62,26 @@ pub(crate) trait SearchIndex {
     fn terms_containing(&self, parts: &[&str], n: usize) -> Result<Vec<Vec<String>>>;
     /// The runs of copies `(lo, hi, shift)` of the lines of entries `keys` (ascending): owner
     /// keys `lo..=hi` have copies at key + shift.
-    fn copy_runs(&self, keys: &[i64]) -> Result<Vec<(i64, i64, i64)>>;
+    fn copy_runs(&self, keys: &[EntryKey]) -> Result<Vec<(EntryKey, EntryKey, i64)>>;
     /// Entry `key` if it is searchable, passes `f` and holds its own line (`owner` None) or a
     /// copy of `owner`'s; with its line when `with_line`.
-    fn hit_row(&self, key: i64, owner: Option<i64>, f: &RowFilter<'_>, with_line: bool) -> Result<Option<HitRow>>;
+    fn hit_row(
+        &self,
+        key: EntryKey,
+        owner: Option<EntryKey>,
+        f: &RowFilter<'_>,
+        with_line: bool,
+    ) -> Result<Option<HitRow>>;
     /// [`SearchIndex::hit_row`] of each `(key, owner, with_line)`.
-    fn hit_rows(&self, wanted: &[(i64, Option<i64>, bool)], f: &RowFilter<'_>) -> Result<Vec<Option<HitRow>>>;
+    fn hit_rows(&self, wanted: &[(EntryKey, Option<EntryKey>, bool)], f: &RowFilter<'_>)
+        -> Result<Vec<Option<HitRow>>>;
     /// How many candidates' hit rows a query asks for at once: the first batch and the most
     /// (growing between them), where a round trip costs more than a row.
     fn hit_batch(&self) -> (usize, usize);
+    /// The lines of up to `n` searchable entries spread evenly over the stored keys (what a
+    /// benchmark picks a rare word from).
+    fn sample_lines(&self, n: i64) -> Result<Vec<String>>;
     /// Calls `take(key, line key, row)` with every searchable entry passing `f`, newest stored
     /// first, until it returns false.
-    fn scan_hits(&self, f: &RowFilter<'_>, take: &mut dyn FnMut(i64, i64, HitRow) -> bool) -> Result<()>;
+    fn scan_hits(&self, f: &RowFilter<'_>, take: &mut dyn FnMut(EntryKey, EntryKey, HitRow) -> bool) -> Result<()>;
 }

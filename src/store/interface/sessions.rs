@@ -3,6 +3,7 @@
 //! `store::postgres::sessions`).
 
 use crate::error::Result;
+use crate::store::keys::SessionKey;
 
 /// A session's header line and the fields of it stored as columns.
 pub struct SessionRow {
@@ -21,20 +22,20 @@ pub struct SessionRow {
 }
 
 /// A session's key, and its file's size and modification time when it was imported from one.
-pub type SessionFile = (i64, Option<i64>, Option<i64>);
+pub type SessionFile = (SessionKey, Option<i64>, Option<i64>);
 
 /// Reads of one session's row and its entry ids.
 pub(crate) trait Sessions {
     /// The stored row of session `sid`.
-    fn session_row(&self, sid: i64) -> Result<SessionRow>;
+    fn session_row(&self, sid: SessionKey) -> Result<SessionRow>;
     /// The key of the session whose file is at the absolute `path`.
-    fn sid_by_path(&self, path: &str) -> Result<Option<i64>>;
+    fn sid_by_path(&self, path: &str) -> Result<Option<SessionKey>>;
     /// Whether session `sid` has an entry with id `id`.
-    fn entry_id_exists(&self, sid: i64, id: &str) -> Result<bool>;
+    fn entry_id_exists(&self, sid: SessionKey, id: &str) -> Result<bool>;
     /// pi's `getEntryCount()` for a session whose ids may repeat: distinct ids.
-    fn distinct_entry_ids(&self, sid: i64) -> Result<i64>;
+    fn distinct_entry_ids(&self, sid: SessionKey) -> Result<i64>;
     /// Removes session `sid` with its entries.
-    fn delete_session(&self, sid: i64) -> Result<()>;
+    fn delete_session(&self, sid: SessionKey) -> Result<()>;
     /// The session recorded at `path`, with its file's signature.
     fn file_at(&self, path: &str) -> Result<Option<SessionFile>>;
 }

@@ -2,13 +2,14 @@
 //! missing), the same on every backend ([`SyncStates`], implemented in
 //! `store::sqlite::sync_state`; PostgreSQL keeps file signatures of its own, `store::postgres::files`).
 
+use crate::store::keys::SessionKey;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// A session's file as the last import or sync left it.
 #[derive(Debug, Clone)]
 pub struct SyncState {
-    pub sid: i64,
+    pub sid: SessionKey,
     pub size: Option<i64>,
     pub mtime: Option<i64>,
     /// Bytes of the file read and dealt with.
@@ -37,10 +38,10 @@ pub(crate) trait SyncStates {
     /// The sync state of the session whose file is at `path`.
     fn state_at(&self, path: &Path) -> crate::error::Result<Option<SyncState>>;
     /// The read position of session `sid` (`None` when it is gone).
-    fn position(&self, sid: i64) -> crate::error::Result<Option<Position>>;
+    fn position(&self, sid: SessionKey) -> crate::error::Result<Option<Position>>;
     /// Records that session `sid`'s file was read up to `offset`, `tail` being the hash of the
     /// bytes before it; the file is there.
-    fn set_position(&self, sid: i64, offset: i64, tail: i64) -> crate::error::Result<()>;
+    fn set_position(&self, sid: SessionKey, offset: i64, tail: i64) -> crate::error::Result<()>;
     /// Marks session `sid`'s file as gone (`missing`) or back.
-    fn set_missing(&self, sid: i64, missing: bool) -> crate::error::Result<()>;
+    fn set_missing(&self, sid: SessionKey, missing: bool) -> crate::error::Result<()>;
 }

@@ -8,7 +8,7 @@ use crate::jsonl::signature::FileSignature;
 use crate::store::codec::{Packed, Packer};
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
 use crate::store::extract::Extras;
-use crate::store::keys::SessionKey;
+use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::stats::{Observation, SessionStats};
 use std::path::Path;
 
@@ -99,7 +99,7 @@ impl ParsedLine {
 #[derive(Debug, Clone)]
 pub struct SharedLine {
     /// Key of the source row.
-    pub key: i64,
+    pub key: EntryKey,
     /// Its columns.
     pub fields: EntryFields,
     /// Its derived columns.
@@ -117,14 +117,13 @@ pub const COPY_SLICE: i64 = 1024;
 pub const LIST_TEXT_MAX: usize = 8 << 20;
 
 /// Key of the entry stored as line `seq` of session `sid`.
-pub fn entry_key(sid: i64, seq: i64) -> i64 {
-    SessionKey(sid).entry(seq).0
+pub fn entry_key(sid: SessionKey, seq: i64) -> EntryKey {
+    sid.entry(seq)
 }
 
 /// The key range holding session `sid`'s lines.
-pub fn key_range(sid: i64) -> (i64, i64) {
-    let (lo, hi) = SessionKey(sid).range();
-    (lo.0, hi.0)
+pub fn key_range(sid: SessionKey) -> (EntryKey, EntryKey) {
+    sid.range()
 }
 
 /// A session's row as an append sees it, kept between a manager's appends.
@@ -143,14 +142,14 @@ pub(in crate::store) struct AppendRow {
 /// usually). Where the backend can use it, an append is then one round trip.
 #[derive(Debug, Default)]
 pub struct AppendState {
-    pub(in crate::store) known: Option<(i64, AppendRow)>,
+    pub(in crate::store) known: Option<(SessionKey, AppendRow)>,
     /// The last appended entry: session, id, key and derived columns.
-    pub(in crate::store) last: Option<(i64, String, i64, Derived)>,
+    pub(in crate::store) last: Option<(SessionKey, String, EntryKey, Derived)>,
 }
 
 impl AppendState {
     /// Key and derived columns of entry `id` of session `sid`, when it is the one appended last.
-    pub fn node(&self, sid: i64, id: &str) -> Option<(i64, Derived)> {
+    pub fn node(&self, sid: SessionKey, id: &str) -> Option<(EntryKey, Derived)> {
         match &self.last {
             Some((s, last, key, d)) if *s == sid && last == id => Some((*key, *d)),
             _ => None,
@@ -162,7 +161,7 @@ impl AppendState {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Appended {
     /// The line was stored under this key.
-    Key(i64),
+    Key(EntryKey),
     /// The session has an entry with the line's id already; nothing was written.
     IdTaken,
 }
@@ -182,9 +181,9 @@ pub struct StoredStats {
 /// session whose tree is `regular` or not; with the indexer, which knows whether the line made
 /// the tree irregular.
 pub(in crate::store) fn place_appended(
-    key: i64,
+    key: EntryKey,
     f: &EntryFields,
-    parent: Option<(i64, Derived)>,
+    parent: Option<(EntryKey, Derived)>,
     regular: bool,
 ) -> (Derived, TreeIndexer) {
     let mut tree = TreeIndexer::resume(!regular);
@@ -206,7 +205,7 @@ pub(crate) trait Writes {
     /// packed (its lines then carry [`ParsedLine::packed`]).
     fn line_packer(&self) -> Result<Option<Packer>>;
     /// A writer of the lines of the new, empty session `sid`.
-    fn line_writer<'a>(&'a self, sid: i64) -> Result<Box<dyn LineWriter + 'a>>;
+    fn line_writer<'a>(&'a self, sid: SessionKey) -> Result<Box<dyn LineWriter + 'a>>;
     /// Whether a saved session's appends go to the append journal beside the database first
     /// (`store::sqlite::journal`), to be settled into the tables in batches.
     fn appends_through_journal(&self) -> bool;
@@ -223,28 +222,28 @@ pub(crate) trait Writes {
     /// caller then draws ids without asking).
     fn append_checks_id(&self) -> bool;
     /// Adds the session row; returns its sid.
-    fn insert_session(&self, n: &NewSession<'_>) -> Result<i64>;
+    fn insert_session(&self, n: &NewSession<'_>) -> Result<SessionKey>;
     /// Makes the new, empty session `copy` a copy of every entry of session `source` (pi's
     /// `forkFrom`): entry rows sharing the source's lines, search and usage rows, statistics and
     /// the joined message text. Runs in the caller's transaction.
-    fn copy_session(&self, source: i64, copy: i64) -> Result<()>;
+    fn copy_session(&self, source: SessionKey, copy: SessionKey) -> Result<()>;
     /// [`Writes::append_entry`] for a new entry of a SessionManager, whose id was drawn
     /// without asking the database; `state` is what the manager's previous append left.
     fn append_new_entry(
         &self,
-        sid: i64,
+        sid: SessionKey,
         text: &str,
-        parent: Option<(i64, Derived)>,
+        parent: Option<(EntryKey, Derived)>,
         state: &mut AppendState,
     ) -> Result<Appended>;
     /// A session's statistics as stored, and its last line number and tree regularity.
-    fn load_stats(&self, sid: i64) -> Result<StoredStats>;
+    fn load_stats(&self, sid: SessionKey) -> Result<StoredStats>;
     /// Appends one entry line to session `sid` under its parent (the leaf), with derived columns
     /// from the parent and the session's statistics and write time updated. Returns the new key.
-    fn append_entry(&self, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64>;
+    fn append_entry(&self, sid: SessionKey, text: &str, parent: Option<(EntryKey, Derived)>) -> Result<EntryKey>;
     /// Key and derived columns of entry `id` in session `sid` (the later line for a repeated id).
-    fn entry_node(&self, sid: i64, id: &str) -> Result<Option<(i64, Derived)>>;
+    fn entry_node(&self, sid: SessionKey, id: &str) -> Result<Option<(EntryKey, Derived)>>;
     /// The rows stored under `keys` (absent keys skipped), in that order, each as a line a new
     /// session may share and the line itself: consecutive keys are read by one range query.
-    fn branch_source_rows(&self, keys: &[i64]) -> Result<Vec<(SharedLine, String)>>;
+    fn branch_source_rows(&self, keys: &[EntryKey]) -> Result<Vec<(SharedLine, String)>>;
 }

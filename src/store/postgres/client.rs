@@ -180,6 +180,18 @@ impl Store for Pg {
         }
     }
 
+    fn close(self: Box<Self>) -> Result<()> {
+        Ok(())
+    }
+
+    fn start_counting_entry_rows(&mut self) -> Result<()> {
+        Err(self.unsupported("counting the entry rows statements return"))
+    }
+
+    fn stop_counting_entry_rows(&mut self) -> Result<u64> {
+        Err(self.unsupported("counting the entry rows statements return"))
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

@@ -3,6 +3,7 @@
 
 use crate::error::Result;
 use crate::store::discovery::{Discovery, InfoRow, Origins, SessionRef};
+use crate::store::keys::SessionKey;
 use crate::store::postgres::{Pg, PgParams};
 
 /// [`info_select!`] on PostgreSQL: every origin's sessions (`$where` starts `WHERE`), or with
@@ -157,7 +158,7 @@ impl Discovery for Pg {
         pg_infos(self, sql, &[])
     }
 
-    fn info_by_sid(&self, sid: i64) -> Result<Option<InfoRow>> {
+    fn info_by_sid(&self, sid: SessionKey) -> Result<Option<InfoRow>> {
         Ok(pg_infos(self, PG_SESSION_INFO_BY_SID, &[&sid])?.into_iter().next())
     }
 
@@ -179,35 +180,35 @@ impl Discovery for Pg {
         Ok(self.query_opt(PG_SESSION_COUNT, &[])?.map_or(0, |r| r.get("n")))
     }
 
-    fn each_list_text(&self, f: &mut dyn FnMut(i64, i64, String)) -> Result<()> {
+    fn each_list_text(&self, f: &mut dyn FnMut(SessionKey, i64, String)) -> Result<()> {
         for r in self.query(PG_LIST_TEXT_ALL, &[])? {
             f(r.get("sid"), r.get("last_seq"), utf8(r.get("all_text")));
         }
         Ok(())
     }
 
-    fn list_text(&self, sid: i64) -> Result<Option<(i64, String)>> {
+    fn list_text(&self, sid: SessionKey) -> Result<Option<(i64, String)>> {
         Ok(self.query_opt(PG_LIST_TEXT, &[&sid])?.map(|r| (r.get("last_seq"), utf8(r.get("all_text")))))
     }
 
     /// A server's joined texts are kept by push and the manager's appends: none is stale.
-    fn stale_list_texts(&self) -> Result<Vec<i64>> {
+    fn stale_list_texts(&self) -> Result<Vec<SessionKey>> {
         Ok(Vec::new())
     }
 
-    fn last_seq(&self, _sid: i64) -> Result<i64> {
+    fn last_seq(&self, _sid: SessionKey) -> Result<i64> {
         Err(self.unsupported("reading a session's last line number for its cached joined text"))
     }
 
-    fn save_list_text(&self, _sid: i64, _upto: i64, _text: &str) -> Result<()> {
+    fn save_list_text(&self, _sid: SessionKey, _upto: i64, _text: &str) -> Result<()> {
         Err(self.unsupported("caching a session's joined text (a server folds it on append)"))
     }
 
-    fn drop_list_text(&self, _sid: i64) -> Result<()> {
+    fn drop_list_text(&self, _sid: SessionKey) -> Result<()> {
         Err(self.unsupported("dropping a session's cached joined text (a server folds it on append)"))
     }
 
-    fn append_list_texts(&self, _sid: i64, _from_seq: i64, _out: String) -> Result<String> {
+    fn append_list_texts(&self, _sid: SessionKey, _from_seq: i64, _out: String) -> Result<String> {
         Err(self
             .unsupported("joining the message texts of lines after the cached text (a server folds them on append)"))
     }
@@ -216,7 +217,7 @@ impl Discovery for Pg {
         &self,
         dir: &str,
         pick: &mut dyn FnMut(Option<&str>) -> bool,
-    ) -> Result<Option<(i64, String)>> {
+    ) -> Result<Option<(SessionKey, String)>> {
         for r in self.query(PG_SESSIONS_IN_DIR_BY_RECENCY, &[&dir])? {
             if pick(r.get("cwd")) {
                 return Ok(Some((r.get("skey"), r.get("path"))));
@@ -225,7 +226,7 @@ impl Discovery for Pg {
         Ok(None)
     }
 
-    fn most_recent(&self) -> Result<Option<(i64, String)>> {
+    fn most_recent(&self) -> Result<Option<(SessionKey, String)>> {
         Ok(self.query_opt(PG_MOST_RECENT_SESSION, &[])?.map(|r| (r.get("skey"), r.get("path"))))
     }
 
@@ -247,11 +248,11 @@ impl Discovery for Pg {
         pg_refs(self, PG_SESSIONS_BY_ID, &[&id])
     }
 
-    fn list_texts_of(&self, sids: &[i64]) -> Result<Vec<Option<(i64, String)>>> {
-        let at: std::collections::HashMap<i64, usize> = sids.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+    fn list_texts_of(&self, sids: &[SessionKey]) -> Result<Vec<Option<(i64, String)>>> {
+        let at: std::collections::HashMap<SessionKey, usize> = sids.iter().enumerate().map(|(i, &s)| (s, i)).collect();
         let mut out = vec![None; sids.len()];
         self.each(PG_LIST_TEXTS_OF, &[&sids], |r| {
-            if let Some(&i) = at.get(&r.get::<_, i64>("skey")) {
+            if let Some(&i) = at.get(&r.get::<_, SessionKey>("skey")) {
                 out[i] = Some((r.get("last_seq"), utf8(r.get("all_text"))));
             }
         })?;

@@ -44,8 +44,8 @@ fn pg_row(pg: &Pg, sql: &'static str, params: PgParams<'_>) -> Result<Option<Ent
 }
 
 /// The session and line number of a key, as PostgreSQL's primary key holds them.
-fn pg_key(key: i64) -> (i64, i64) {
-    EntryKey(key).parts()
+fn pg_key(key: EntryKey) -> (i64, i64) {
+    key.parts()
 }
 
 /// [`SESSION_TREE_STATE`] on PostgreSQL.
@@ -111,42 +111,42 @@ pub const PG_ENTRY_BODIES: &str = "SELECT body FROM entries WHERE session = $1 O
 pub const PG_ALL_SESSIONS: &str = "SELECT skey FROM sessions ORDER BY skey";
 
 impl Entries for Pg {
-    fn tree_state(&self, sid: i64) -> Result<Option<(bool, i64)>> {
+    fn tree_state(&self, sid: SessionKey) -> Result<Option<(bool, i64)>> {
         let row = self.query_opt(PG_SESSION_TREE_STATE, &[&sid])?;
         Ok(row.map(|r| (r.get("tree_ok"), r.get("entry_count"))))
     }
 
-    fn last_entry(&self, sid: i64) -> Result<Option<EntryRow>> {
+    fn last_entry(&self, sid: SessionKey) -> Result<Option<EntryRow>> {
         pg_row(self, PG_LAST_ENTRY, &[&sid])
     }
 
-    fn entry_by_id(&self, sid: i64, id: &str) -> Result<Option<EntryRow>> {
+    fn entry_by_id(&self, sid: SessionKey, id: &str) -> Result<Option<EntryRow>> {
         pg_row(self, PG_ENTRY_BY_ID, &[&sid, &id])
     }
 
-    fn entry_by_key(&self, key: i64) -> Result<Option<EntryRow>> {
+    fn entry_by_key(&self, key: EntryKey) -> Result<Option<EntryRow>> {
         let (sid, seq) = pg_key(key);
         pg_row(self, PG_ENTRY_BY_KEY, &[&sid, &seq])
     }
 
-    fn all_entries(&self, sid: i64) -> Result<Vec<EntryRow>> {
+    fn all_entries(&self, sid: SessionKey) -> Result<Vec<EntryRow>> {
         pg_rows(self, PG_ALL_ENTRIES, &[&sid])
     }
 
-    fn label_entries(&self, sid: i64) -> Result<Vec<EntryRow>> {
+    fn label_entries(&self, sid: SessionKey) -> Result<Vec<EntryRow>> {
         pg_rows(self, PG_LABEL_ENTRIES, &[&sid])
     }
 
-    fn children(&self, sid: i64, id: &str) -> Result<Vec<EntryRow>> {
+    fn children(&self, sid: SessionKey, id: &str) -> Result<Vec<EntryRow>> {
         pg_rows(self, PG_CHILDREN, &[&sid, &id])
     }
 
-    fn walk_up(&self, key: i64, stop: Option<i64>, limit: i64) -> Result<Vec<EntryRow>> {
+    fn walk_up(&self, key: EntryKey, stop: Option<EntryKey>, limit: i64) -> Result<Vec<EntryRow>> {
         let (sid, seq) = pg_key(key);
         pg_rows(self, PG_WALK_UP, &[&sid, &seq, &stop, &limit])
     }
 
-    fn walk_up_steps(&self, key: i64, limit: i64) -> Result<Vec<PathStep>> {
+    fn walk_up_steps(&self, key: EntryKey, limit: i64) -> Result<Vec<PathStep>> {
         let (sid, seq) = pg_key(key);
         let rows = self.query(PG_WALK_UP_STEPS, &[&sid, &seq, &limit])?;
         Ok(rows
@@ -155,7 +155,7 @@ impl Entries for Pg {
             .collect())
     }
 
-    fn links(&self, sid: i64) -> Result<Vec<Link>> {
+    fn links(&self, sid: SessionKey) -> Result<Vec<Link>> {
         Ok(self
             .query(PG_LINKS, &[&sid])?
             .iter()
@@ -169,7 +169,7 @@ impl Entries for Pg {
             .collect())
     }
 
-    fn entry_kind(&self, key: i64) -> Result<Option<Kind>> {
+    fn entry_kind(&self, key: EntryKey) -> Result<Option<Kind>> {
         let (sid, seq) = pg_key(key);
         Ok(self.query(PG_ENTRY_KIND, &[&sid, &seq])?.first().map(|r| Kind {
             kind: r.get("type"),
@@ -178,16 +178,22 @@ impl Entries for Pg {
         }))
     }
 
-    fn lines_from(&self, sid: i64, from: i64, limit: i64, f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
-        let lo = SessionKey(sid).range().0 .0.max(from);
-        let seq = lo - SessionKey(sid).range().0 .0;
+    fn lines_from(
+        &self,
+        sid: SessionKey,
+        from: EntryKey,
+        limit: i64,
+        f: &mut dyn FnMut(EntryKey, &[u8]),
+    ) -> Result<()> {
+        let lo = sid.range().0;
+        let seq = from.max(lo) - lo;
         for r in self.query(PG_LINES_FROM, &[&sid, &seq, &limit])? {
             f(r.get("key"), r.get::<_, &[u8]>("body"));
         }
         Ok(())
     }
 
-    fn each_line(&self, sid: i64, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+    fn each_line(&self, sid: SessionKey, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
         let mut failed = None;
         self.each(PG_ENTRY_BODIES, &[&sid], |r| {
             if failed.is_none() {
@@ -199,7 +205,7 @@ impl Entries for Pg {
         failed.map_or(Ok(()), Err)
     }
 
-    fn all_sessions(&self) -> Result<Vec<i64>> {
+    fn all_sessions(&self) -> Result<Vec<SessionKey>> {
         Ok(self.query(PG_ALL_SESSIONS, &[])?.iter().map(|r| r.get("skey")).collect())
     }
 }

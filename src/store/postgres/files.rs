@@ -4,6 +4,7 @@
 
 use super::{pg_text, Server};
 use crate::error::Result;
+use crate::store::keys::SessionKey;
 use crate::store::replica::KnownFile;
 use std::collections::HashMap;
 
@@ -57,7 +58,7 @@ pub fn record_files(s: &mut Server, origin: &str, files: &[(String, i64, i64)]) 
 pub const SET_MISSING: &str = "UPDATE session_files SET missing = $2 WHERE skey = ANY($1)";
 
 /// Sets `missing` of the sessions `skeys`.
-pub fn set_missing(s: &mut Server, skeys: &[i64], missing: bool) -> Result<()> {
+pub fn set_missing(s: &mut Server, skeys: &[SessionKey], missing: bool) -> Result<()> {
     if skeys.is_empty() {
         return Ok(());
     }
@@ -66,7 +67,7 @@ pub fn set_missing(s: &mut Server, skeys: &[i64], missing: bool) -> Result<()> {
 }
 
 /// Removes sessions whose file is gone (`sync --prune`); returns how many.
-pub fn delete_sessions(s: &mut Server, skeys: &[i64]) -> Result<u64> {
+pub fn delete_sessions(s: &mut Server, skeys: &[SessionKey]) -> Result<u64> {
     if skeys.is_empty() {
         return Ok(0);
     }

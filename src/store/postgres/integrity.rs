@@ -3,6 +3,7 @@
 
 use crate::error::Result;
 use crate::store::integrity::{CheckedEntry, CheckedSession, ForeignKeyProblem, Integrity, SharedLineProblem};
+use crate::store::keys::SessionKey;
 use crate::store::postgres::Pg;
 
 fn checked_session(r: &postgres::Row) -> CheckedSession {
@@ -30,7 +31,7 @@ pub const PG_CHECK_ENTRIES: &str = "SELECT seq, id, parent_id, type, \
         CASE WHEN type IN ('label', 'context_edit', 'compaction') THEN body END AS body \
     FROM entries WHERE session = $1 ORDER BY seq";
 
-fn pg_entries(pg: &Pg, sid: i64) -> Result<Vec<CheckedEntry>> {
+fn pg_entries(pg: &Pg, sid: SessionKey) -> Result<Vec<CheckedEntry>> {
     Ok(pg
         .query(PG_CHECK_ENTRIES, &[&sid])?
         .iter()
@@ -63,11 +64,11 @@ impl Integrity for Pg {
         Ok(self.query(PG_CHECK_SESSIONS, &[])?.iter().map(checked_session).collect())
     }
 
-    fn checked_session(&self, sid: i64) -> Result<Option<CheckedSession>> {
+    fn checked_session(&self, sid: SessionKey) -> Result<Option<CheckedSession>> {
         Ok(self.query_opt(PG_CHECK_SESSION, &[&sid])?.as_ref().map(checked_session))
     }
 
-    fn checked_entries(&self, sid: i64) -> Result<Vec<CheckedEntry>> {
+    fn checked_entries(&self, sid: SessionKey) -> Result<Vec<CheckedEntry>> {
         pg_entries(self, sid)
     }
 }

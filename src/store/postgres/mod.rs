@@ -22,6 +22,7 @@ pub mod discovery;
 pub mod entries;
 pub mod files;
 pub mod integrity;
+mod keys;
 pub mod push;
 pub mod replica;
 pub mod search;

@@ -90,9 +90,9 @@ pub fn put_session(
     origin: &str,
     l: &LocalSession,
     all_text: &str,
-    existing: Option<i64>,
+    existing: Option<SessionKey>,
     whole: bool,
-) -> std::result::Result<i64, postgres::Error> {
+) -> std::result::Result<SessionKey, postgres::Error> {
     let t = |v: &Option<String>| v.as_deref().map(|s| pg_text(s).into_owned());
     let (id, dir, rel, cwd, created, parent) =
         (pg_text(&l.id), pg_text(&l.dir), t(&l.rel_path), t(&l.cwd), t(&l.created), t(&l.parent_session));
@@ -195,13 +195,14 @@ impl<'a> EntryCopy<'a> {
     }
 
     /// Sends one line of session `skey`.
-    pub fn line(&mut self, skey: i64, l: &LocalLine<'_>) -> std::result::Result<(), postgres::Error> {
+    pub fn line(&mut self, skey: SessionKey, l: &LocalLine<'_>) -> std::result::Result<(), postgres::Error> {
         let t = |v: Option<&str>| v.map(|s| pg_text(s).into_owned());
         let (id, parent, kind, ts, role) = (t(l.id), t(l.parent_id), t(l.kind), t(l.ts), t(l.role));
         // Keys of the local session become the server's: same line number, the server's session.
-        let key = |k: Option<i64>| k.map(|k| SessionKey(skey).entry(EntryKey(k).seq()).0);
-        let [parent_key, depth, compaction, thinking, model] = l.derived;
-        let (parent_key, compaction, thinking, model) = (key(parent_key), key(compaction), key(thinking), key(model));
+        let key = |k: Option<EntryKey>| k.map(|k| skey.entry(k.seq()));
+        let d = l.derived;
+        let (parent_key, depth, compaction, thinking, model) =
+            (key(d.parent_key), d.depth, key(d.compaction_key), key(d.thinking_key), key(d.model_key));
         self.writer.write(&[
             &skey,
             &l.seq,
@@ -231,8 +232,8 @@ pub const SET_HASHES: &str = "UPDATE sessions s SET lines_hash = v.h \
     FROM unnest($1::bigint[], $2::bigint[]) AS v(k, h) WHERE s.skey = v.k";
 
 /// Sets `lines_hash` of each `(skey, hash)`.
-pub fn set_hashes(tx: &mut Transaction<'_>, hashes: &[(i64, u64)]) -> std::result::Result<(), postgres::Error> {
-    let keys: Vec<i64> = hashes.iter().map(|h| h.0).collect();
+pub fn set_hashes(tx: &mut Transaction<'_>, hashes: &[(SessionKey, u64)]) -> std::result::Result<(), postgres::Error> {
+    let keys: Vec<SessionKey> = hashes.iter().map(|h| h.0).collect();
     let values: Vec<i64> = hashes.iter().map(|h| h.1 as i64).collect();
     tx.execute(SET_HASHES, &[&keys, &values])?;
     Ok(())

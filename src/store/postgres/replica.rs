@@ -2,6 +2,7 @@
 //! are in [`push`] and [`files`].
 
 use crate::error::Result;
+use crate::store::keys::SessionKey;
 use crate::store::postgres::{files, push, Pg, Server};
 use crate::store::replica::{
     BatchLines, KnownFile, LocalLine, LocalSession, Outgoing, ReceivedSession, Receiver, Replica,
@@ -15,7 +16,7 @@ impl Replica for Pg {
 
     fn local_lines(
         &self,
-        _sid: i64,
+        _sid: SessionKey,
         _from: i64,
         _to: i64,
         _f: &mut dyn FnMut(LocalLine<'_>) -> Result<()>,
@@ -23,7 +24,7 @@ impl Replica for Pg {
         Err(self.unsupported("pushing from a PostgreSQL database"))
     }
 
-    fn local_all_messages_text(&self, _sid: i64) -> Result<String> {
+    fn local_all_messages_text(&self, _sid: SessionKey) -> Result<String> {
         Err(self.unsupported("pushing from a PostgreSQL database"))
     }
 }
@@ -49,7 +50,12 @@ impl Receiver for Pg {
         push::origin_sessions(&mut *self.server()?, origin, paths)
     }
 
-    fn receive_batch(&self, origin: &str, batch: &[Outgoing<'_>], lines: &mut BatchLines<'_>) -> Result<Vec<i64>> {
+    fn receive_batch(
+        &self,
+        origin: &str,
+        batch: &[Outgoing<'_>],
+        lines: &mut BatchLines<'_>,
+    ) -> Result<Vec<SessionKey>> {
         let mut s = self.server()?;
         let name = s.name.clone();
         let pg = |e: postgres::Error| Server::describe(&name, &e);
@@ -72,7 +78,7 @@ impl Receiver for Pg {
         Ok(keys)
     }
 
-    fn remove_sessions(&self, skeys: &[i64]) -> Result<u64> {
+    fn remove_sessions(&self, skeys: &[SessionKey]) -> Result<u64> {
         files::delete_sessions(&mut *self.server()?, skeys)
     }
 
@@ -84,7 +90,7 @@ impl Receiver for Pg {
         files::record_files(&mut *self.server()?, origin, list)
     }
 
-    fn set_files_missing(&self, skeys: &[i64], missing: bool) -> Result<()> {
+    fn set_files_missing(&self, skeys: &[SessionKey], missing: bool) -> Result<()> {
         files::set_missing(&mut *self.server()?, skeys, missing)
     }
 }

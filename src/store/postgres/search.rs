@@ -5,6 +5,7 @@
 //! write lines only).
 
 use crate::error::{Error, Result};
+use crate::hash::FxHashMap;
 use crate::js::json;
 use crate::store::derive::EntryFields;
 use crate::store::extract;
@@ -13,15 +14,11 @@ use crate::store::postgres::search_merge::{self, PG_BATCH_SET, PG_DROP_TEXTS};
 use crate::store::postgres::{pg_text, Pg, Server};
 use crate::store::search::build::{gather, Gathered, REBUILD_MIN_DELETED};
 use crate::store::search::query::{HitRow, RowFilter};
-use crate::store::search::tokens::FxHasher;
 use crate::store::search::vocab::{Part, Vocab};
 use crate::store::search::SearchIndex;
 use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
-type FxBuild = BuildHasherDefault<FxHasher>;
 
 // PostgreSQL (migration V5 of src/store/postgres/migrations/): the same postings, vocabulary and
 // counters, and the text and usage rows SQLite writes at import, extracted here from the
@@ -105,6 +102,16 @@ pub const PG_HIT_ROW: &str = "SELECT s.id, s.path, s.cwd, e.id AS entry_id, t.ro
     WHERE t.session = $1 AND t.seq = $2 \
         AND ($3::text IS NULL OR s.cwd = $3) AND ($4::text IS NULL OR t.role = $4) AND ($5::bigint IS NULL OR t.ts_ms >= $5)";
 
+/// The keys of the first and the last searchable entry (SQLite's `TEXT_KEY_RANGE`).
+pub const PG_TEXT_KEY_RANGE: &str = "SELECT \
+    (SELECT (session << 32) | seq FROM search_texts ORDER BY session, seq LIMIT 1), \
+    (SELECT (session << 32) | seq FROM search_texts ORDER BY session DESC, seq DESC LIMIT 1)";
+
+/// The line of the first searchable entry at or after line `$2` of session `$1`.
+pub const PG_TEXT_LINE_FROM: &str = "SELECT e.body FROM search_texts t \
+    JOIN entries e ON e.session = t.session AND e.seq = t.seq \
+    WHERE (t.session, t.seq) >= ($1, $2) ORDER BY t.session, t.seq LIMIT 1";
+
 /// [`PG_HIT_ROW`] of several entries (`$1` sessions, `$2` seqs, `$3` whether with the line).
 pub const PG_HIT_ROWS: &str = "SELECT t.session, t.seq, s.id, s.path, s.cwd, e.id AS entry_id, t.role, t.ts_ms, \
         CASE WHEN v.with_line THEN e.body END AS body \
@@ -128,7 +135,7 @@ fn pg_err(name: &str) -> impl Fn(postgres::Error) -> crate::error::Error + '_ {
 
 /// A session to catch up.
 struct Todo {
-    skey: i64,
+    skey: SessionKey,
     row_xmin: i64,
     /// Lines extracted already, and the version of the last one.
     upto: i64,
@@ -140,14 +147,14 @@ struct Todo {
 /// What one thread extracted from some lines.
 #[derive(Default)]
 struct Extracted {
-    texts: Vec<(i64, i64, String, Option<i64>)>,
-    usage: Vec<(i64, i64, EntryFields, extract::UsageRow)>,
+    texts: Vec<(SessionKey, i64, String, Option<i64>)>,
+    usage: Vec<(SessionKey, i64, EntryFields, extract::UsageRow)>,
     /// Keys of the texts tokenized into `part`, in order.
-    keys: Vec<i64>,
+    keys: Vec<EntryKey>,
     part: Part,
 }
 
-fn extract_lines(rows: &[(i64, i64, String)], v: &mut Vocab) -> Extracted {
+fn extract_lines(rows: &[(SessionKey, i64, String)], v: &mut Vocab) -> Extracted {
     let mut out = Extracted::default();
     for (session, seq, body) in rows {
         let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
@@ -155,7 +162,7 @@ fn extract_lines(rows: &[(i64, i64, String)], v: &mut Vocab) -> Extracted {
         let x = extract::Extras::of(&f, &obj, message.as_ref());
         if let Some((role, _)) = &x.search {
             out.texts.push((*session, *seq, pg_text(role).into_owned(), f.ts_ms));
-            let key = SessionKey(*session).entry(*seq).0;
+            let key = session.entry(*seq);
             if let Some(t) = extract::text_of(&f, &obj, message.as_ref()) {
                 v.add_text(&t.text, &mut out.part.ids);
             }
@@ -310,9 +317,10 @@ fn pg_catch_up_locked(
         })
         .collect();
     // A session whose last extracted line is gone or was written again was sent again whole.
-    let (check_s, check_q): (Vec<i64>, Vec<i64>) = todo.iter().filter(|t| t.upto > 0).map(|t| (t.skey, t.upto)).unzip();
+    let (check_s, check_q): (Vec<SessionKey>, Vec<i64>) =
+        todo.iter().filter(|t| t.upto > 0).map(|t| (t.skey, t.upto)).unzip();
     if !check_s.is_empty() {
-        let now: HashMap<i64, Option<i64>> =
+        let now: HashMap<SessionKey, Option<i64>> =
             tx.query(PG_LINE_XMINS, &[&check_s, &check_q])?.iter().map(|r| (r.get(0), r.get(1))).collect();
         let mut rewritten = Vec::new();
         for t in &mut todo {
@@ -335,9 +343,9 @@ fn pg_catch_up_locked(
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
     let mut vocabs: Vec<Vocab> = (0..threads).map(|_| Vocab::default()).collect();
     let mut g = Gathered::default();
-    let mut last: HashMap<i64, (i64, Option<i64>), FxBuild> = HashMap::default();
+    let mut last: FxHashMap<SessionKey, (i64, Option<i64>)> = FxHashMap::default();
     if !todo.is_empty() {
-        let skeys: Vec<i64> = todo.iter().map(|t| t.skey).collect();
+        let skeys: Vec<SessionKey> = todo.iter().map(|t| t.skey).collect();
         let afters: Vec<i64> = todo.iter().map(|t| t.upto).collect();
         let portal = tx.bind(PG_LINES_AFTER, &[&skeys, &afters])?;
         loop {
@@ -347,7 +355,7 @@ fn pg_catch_up_locked(
             }
             let mut lines = Vec::with_capacity(rows.len());
             for r in &rows {
-                let (session, seq): (i64, i64) = (r.get(0), r.get(1));
+                let (session, seq): (SessionKey, i64) = (r.get(0), r.get(1));
                 last.insert(session, (seq, r.get(3)));
                 let body: &[u8] = r.get(2);
                 lines.push((session, seq, String::from_utf8_lossy(body).into_owned()));
@@ -400,7 +408,7 @@ fn pg_catch_up_locked(
         upto.push(u);
         line_xmin.push(x);
     }
-    let skeys: Vec<i64> = todo.iter().map(|t| t.skey).collect();
+    let skeys: Vec<SessionKey> = todo.iter().map(|t| t.skey).collect();
     let row_xmins: Vec<i64> = todo.iter().map(|t| t.row_xmin).collect();
     tx.execute(PG_PROGRESS_SET, &[&skeys, &upto, &row_xmins, &line_xmin])?;
     tx.commit()?;
@@ -433,7 +441,7 @@ fn pg_hit_row(r: &postgres::Row) -> HitRow {
 
 /// [`scan`] on PostgreSQL: rows fetched a few at a time (a portal), so that a scan stopped
 /// early reads no more.
-fn pg_scan(pg: &Pg, f: &RowFilter<'_>, take: &mut dyn FnMut(i64, i64, HitRow) -> bool) -> Result<()> {
+fn pg_scan(pg: &Pg, f: &RowFilter<'_>, take: &mut dyn FnMut(EntryKey, EntryKey, HitRow) -> bool) -> Result<()> {
     if pg.in_transaction() {
         return Err(Error::InvalidArgument("search cannot scan inside a transaction".into()));
     }
@@ -447,7 +455,7 @@ fn pg_scan(pg: &Pg, f: &RowFilter<'_>, take: &mut dyn FnMut(i64, i64, HitRow) ->
             break;
         }
         for r in &rows {
-            let key = SessionKey(r.get("session")).entry(r.get("seq")).0;
+            let key = SessionKey(r.get("session")).entry(r.get("seq"));
             if !take(key, key, pg_hit_row(r)) {
                 break 'rows;
             }
@@ -484,6 +492,21 @@ impl SearchIndex for Pg {
         Ok(self.query(PG_POSTINGS_SHAPE, &[])?.first().map_or((0, 0), |r| (r.get("n_rows"), r.get("n_batches"))))
     }
 
+    fn sample_lines(&self, n: i64) -> Result<Vec<String>> {
+        let Some(r) = self.query_opt(PG_TEXT_KEY_RANGE, &[])? else { return Ok(Vec::new()) };
+        let (Some(lo), Some(hi)): (Option<EntryKey>, Option<EntryKey>) = (r.get(0), r.get(1)) else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for i in 0..n.max(0) {
+            let (session, seq) = (lo + (hi - lo) / n * i).parts();
+            if let Some(r) = self.query_opt(PG_TEXT_LINE_FROM, &[&session, &seq])? {
+                out.push(String::from_utf8_lossy(r.get::<_, &[u8]>(0)).into_owned());
+            }
+        }
+        Ok(out)
+    }
+
     fn posting_blobs(&self, token: &str) -> Result<Vec<Vec<u8>>> {
         Ok(self.query(PG_POSTINGS_OF, &[&token])?.iter().map(|r| r.get::<_, Vec<u8>>(0)).collect())
     }
@@ -510,27 +533,37 @@ impl SearchIndex for Pg {
     }
 
     /// A server holds every line in its own row: no copies.
-    fn copy_runs(&self, _keys: &[i64]) -> Result<Vec<(i64, i64, i64)>> {
+    fn copy_runs(&self, _keys: &[EntryKey]) -> Result<Vec<(EntryKey, EntryKey, i64)>> {
         Ok(Vec::new())
     }
 
-    fn hit_row(&self, key: i64, owner: Option<i64>, f: &RowFilter<'_>, with_line: bool) -> Result<Option<HitRow>> {
+    fn hit_row(
+        &self,
+        key: EntryKey,
+        owner: Option<EntryKey>,
+        f: &RowFilter<'_>,
+        with_line: bool,
+    ) -> Result<Option<HitRow>> {
         if owner.is_some() {
             return Ok(None);
         }
-        let (session, seq) = EntryKey(key).parts();
+        let (session, seq) = key.parts();
         let row = self.query_opt(PG_HIT_ROW, &[&session, &seq, &f.cwd, &f.role, &f.since_ms, &with_line])?;
         Ok(row.map(|r| pg_hit_row(&r)))
     }
 
-    fn hit_rows(&self, wanted: &[(i64, Option<i64>, bool)], f: &RowFilter<'_>) -> Result<Vec<Option<HitRow>>> {
-        let own: Vec<&(i64, Option<i64>, bool)> = wanted.iter().filter(|w| w.1.is_none()).collect();
-        let sessions: Vec<i64> = own.iter().map(|w| EntryKey(w.0).session().0).collect();
-        let seqs: Vec<i64> = own.iter().map(|w| EntryKey(w.0).seq()).collect();
+    fn hit_rows(
+        &self,
+        wanted: &[(EntryKey, Option<EntryKey>, bool)],
+        f: &RowFilter<'_>,
+    ) -> Result<Vec<Option<HitRow>>> {
+        let own: Vec<&(EntryKey, Option<EntryKey>, bool)> = wanted.iter().filter(|w| w.1.is_none()).collect();
+        let sessions: Vec<SessionKey> = own.iter().map(|w| w.0.session()).collect();
+        let seqs: Vec<i64> = own.iter().map(|w| w.0.seq()).collect();
         let lines: Vec<bool> = own.iter().map(|w| w.2).collect();
-        let mut found: HashMap<i64, HitRow, FxBuild> = HashMap::default();
+        let mut found: FxHashMap<EntryKey, HitRow> = FxHashMap::default();
         for r in self.query(PG_HIT_ROWS, &[&sessions, &seqs, &lines, &f.cwd, &f.role, &f.since_ms])? {
-            found.insert(SessionKey(r.get("session")).entry(r.get("seq")).0, pg_hit_row(&r));
+            found.insert(SessionKey(r.get("session")).entry(r.get("seq")), pg_hit_row(&r));
         }
         Ok(wanted.iter().map(|w| if w.1.is_some() { None } else { found.remove(&w.0) }).collect())
     }
@@ -541,7 +574,7 @@ impl SearchIndex for Pg {
         (8, 1024)
     }
 
-    fn scan_hits(&self, f: &RowFilter<'_>, take: &mut dyn FnMut(i64, i64, HitRow) -> bool) -> Result<()> {
+    fn scan_hits(&self, f: &RowFilter<'_>, take: &mut dyn FnMut(EntryKey, EntryKey, HitRow) -> bool) -> Result<()> {
         pg_scan(self, f, take)
     }
 }

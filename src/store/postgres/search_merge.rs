@@ -3,7 +3,7 @@
 //! (`search_deleted`), and the merge the policy of `store::search::merge` asks for, inside
 //! the catch-up's transaction.
 
-use crate::store::keys::SessionKey;
+use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::search::merge::{deletions_needed_since, plan, Batch, Merging, Plan};
 use std::collections::HashSet;
 
@@ -64,8 +64,8 @@ pub(super) fn merge_due(tx: &mut postgres::Transaction<'_>) -> PgResult<()> {
 
 /// Merges the small batches of `p` into its tail, token by token.
 fn merge(tx: &mut postgres::Transaction<'_>, p: &Plan) -> PgResult<()> {
-    let dead: HashSet<i64> =
-        tx.query(PG_DEAD_SINCE, &[&p.since()])?.iter().map(|r| SessionKey(r.get(0)).entry(r.get(1)).0).collect();
+    let dead: HashSet<EntryKey> =
+        tx.query(PG_DEAD_SINCE, &[&p.since()])?.iter().map(|r| SessionKey(r.get(0)).entry(r.get(1))).collect();
     let small: Vec<i64> = p.small.iter().map(|b| b.batch).collect();
     let mut m = Merging::default();
     for r in tx.query(PG_POSTINGS_OF_BATCHES, &[&small])? {

@@ -1,6 +1,7 @@
 //! [`Sessions`] on PostgreSQL.
 
 use crate::error::{Error, Result};
+use crate::store::keys::SessionKey;
 use crate::store::postgres::Pg;
 use crate::store::sessions::{SessionFile, SessionRow, Sessions};
 
@@ -19,7 +20,7 @@ pub const PG_DISTINCT_ENTRY_IDS: &str = "SELECT count(DISTINCT id) + (EXISTS (SE
     FROM entries WHERE session = $1 AND type IS DISTINCT FROM 'session'";
 
 impl Sessions for Pg {
-    fn session_row(&self, sid: i64) -> Result<SessionRow> {
+    fn session_row(&self, sid: SessionKey) -> Result<SessionRow> {
         let r = self
             .query_opt(PG_SESSION_HEADER, &[&sid])?
             .ok_or_else(|| Error::NotFound(format!("no session with internal key {sid}")))?;
@@ -33,20 +34,20 @@ impl Sessions for Pg {
         })
     }
 
-    fn sid_by_path(&self, path: &str) -> Result<Option<i64>> {
+    fn sid_by_path(&self, path: &str) -> Result<Option<SessionKey>> {
         Ok(self.query_opt(PG_SESSION_BY_PATH, &[&path])?.map(|r| r.get("skey")))
     }
 
-    fn entry_id_exists(&self, sid: i64, id: &str) -> Result<bool> {
+    fn entry_id_exists(&self, sid: SessionKey, id: &str) -> Result<bool> {
         Ok(self.query_opt(PG_ENTRY_ID_EXISTS, &[&sid, &id])?.is_some())
     }
 
-    fn distinct_entry_ids(&self, sid: i64) -> Result<i64> {
+    fn distinct_entry_ids(&self, sid: SessionKey) -> Result<i64> {
         Ok(self.query_opt(PG_DISTINCT_ENTRY_IDS, &[&sid])?.map_or(0, |r| r.get("n")))
     }
 
     /// Its lines go with it (`entries.session` cascades).
-    fn delete_session(&self, sid: i64) -> Result<()> {
+    fn delete_session(&self, sid: SessionKey) -> Result<()> {
         self.execute(super::push::DELETE_SESSIONS, &[&vec![sid]])?;
         Ok(())
     }

@@ -3,6 +3,7 @@
 //! write); a local import's signatures are not the server's business.
 
 use crate::jsonl::signature::FileSignature;
+use crate::store::keys::SessionKey;
 use crate::store::postgres::Pg;
 use crate::store::signatures::Signatures;
 use std::collections::HashMap;
@@ -18,7 +19,7 @@ impl Signatures for Pg {
         Err(self.unsupported("reading the file signatures of a local import (a server keeps its own, per origin)"))
     }
 
-    fn set_signature(&self, sid: i64, sig: FileSignature) -> crate::error::Result<()> {
+    fn set_signature(&self, sid: SessionKey, sig: FileSignature) -> crate::error::Result<()> {
         self.execute(SET_SESSION_FILE, &[&sid, &sig.size, &sig.mtime_ns])?;
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! [`SyncStates`] on PostgreSQL: none; a server keeps file signatures of its own
 //! (`store::postgres::files`).
 
+use crate::store::keys::SessionKey;
 use crate::store::postgres::Pg;
 use crate::store::sync_state::{Position, SyncState, SyncStates};
 use std::collections::HashMap;
@@ -19,15 +20,15 @@ impl SyncStates for Pg {
         Err(self.unsupported("reading the sync state of a local file"))
     }
 
-    fn position(&self, _sid: i64) -> crate::error::Result<Option<Position>> {
+    fn position(&self, _sid: SessionKey) -> crate::error::Result<Option<Position>> {
         Err(self.unsupported("reading how far a local file was synced"))
     }
 
-    fn set_position(&self, _sid: i64, _offset: i64, _tail: i64) -> crate::error::Result<()> {
+    fn set_position(&self, _sid: SessionKey, _offset: i64, _tail: i64) -> crate::error::Result<()> {
         Err(self.unsupported("recording how far a local file was synced"))
     }
 
-    fn set_missing(&self, _sid: i64, _missing: bool) -> crate::error::Result<()> {
+    fn set_missing(&self, _sid: SessionKey, _missing: bool) -> crate::error::Result<()> {
         Err(self.unsupported("marking a local file missing"))
     }
 }

@@ -5,7 +5,7 @@
 use crate::error::Result;
 use crate::js::json::Value;
 use crate::store::derive::{Derived, EntryFields};
-use crate::store::keys::EntryKey;
+use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::postgres::{pg_text, Pg, PgParams};
 use crate::store::stats::{Observation, SessionStats};
 use crate::store::write::{
@@ -45,7 +45,7 @@ pub const PG_SESSION_STATS: &str = "SELECT name, message_count, first_message, l
 pub const PG_SESSION_STATS_FOR_UPDATE: &str = "SELECT name, message_count, first_message, last_activity_ms, \
     entry_count, last_seq, tree_ok, written_ns, text_seq FROM sessions WHERE skey = $1 FOR UPDATE";
 
-fn pg_session_row(pg: &Pg, sql: &'static str, sid: i64) -> Result<AppendRow> {
+fn pg_session_row(pg: &Pg, sql: &'static str, sid: SessionKey) -> Result<AppendRow> {
     let text =
         |r: &postgres::Row, c: &str| r.get::<_, Option<&[u8]>>(c).map(|b| String::from_utf8_lossy(b).into_owned());
     let r = pg
@@ -113,9 +113,9 @@ const PG_APPEND_TRIES: usize = 1000;
 /// trip, trying again after a concurrent append to the same session.
 fn pg_append_entry(
     pg: &Pg,
-    sid: i64,
+    sid: SessionKey,
     text: &str,
-    mut parent: Option<(i64, Derived)>,
+    mut parent: Option<(EntryKey, Derived)>,
     state: &mut AppendState,
     check_id: bool,
 ) -> Result<Appended> {
@@ -212,12 +212,12 @@ pub const PG_BRANCH_SOURCE_ROWS: &str = "SELECT (session << 32) | seq AS key, id
         body, parent_key, depth, compaction_key, thinking_key, model_key \
     FROM entries WHERE session = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq";
 
-fn pg_branch_source_rows(pg: &Pg, keys: &[i64]) -> Result<Vec<(SharedLine, String)>> {
+fn pg_branch_source_rows(pg: &Pg, keys: &[EntryKey]) -> Result<Vec<(SharedLine, String)>> {
     let mut out = Vec::with_capacity(keys.len());
     let mut rest = keys;
     while let Some(&lo) = rest.first() {
         let len = rest.windows(2).take_while(|w| w[1] == w[0] + 1).count() + 1;
-        let (sid, seq) = EntryKey(lo).parts();
+        let (sid, seq) = lo.parts();
         for r in pg.query(PG_BRANCH_SOURCE_ROWS, &[&sid, &seq, &(seq + len as i64 - 1)])? {
             let line = SharedLine {
                 key: r.get("key"),
@@ -249,7 +249,7 @@ fn pg_branch_source_rows(pg: &Pg, keys: &[i64]) -> Result<Vec<(SharedLine, Strin
 /// no bulk entry writer yet).
 struct Appends<'t> {
     pg: &'t Pg,
-    sid: i64,
+    sid: SessionKey,
 }
 
 impl LineWriter for Appends<'_> {
@@ -272,7 +272,7 @@ impl Writes for Pg {
         Ok(None)
     }
 
-    fn line_writer<'a>(&'a self, sid: i64) -> Result<Box<dyn LineWriter + 'a>> {
+    fn line_writer<'a>(&'a self, sid: SessionKey) -> Result<Box<dyn LineWriter + 'a>> {
         Ok(Box::new(Appends { pg: self, sid }))
     }
 
@@ -286,7 +286,7 @@ impl Writes for Pg {
         true
     }
 
-    fn insert_session(&self, n: &NewSession<'_>) -> Result<i64> {
+    fn insert_session(&self, n: &NewSession<'_>) -> Result<SessionKey> {
         let s = |k: &str| n.header.get(k).and_then(Value::as_str).map(str::to_owned);
         let dir = n.path.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
 
@@ -310,7 +310,7 @@ impl Writes for Pg {
         row.map(|r| r.get("skey")).ok_or_else(|| crate::Error::NotFound("the new session has no key".into()))
     }
 
-    fn copy_session(&self, source: i64, copy: i64) -> Result<()> {
+    fn copy_session(&self, source: SessionKey, copy: SessionKey) -> Result<()> {
         self.execute(PG_COPY_ENTRIES, &[&source, &copy])?;
         self.execute(PG_COPY_SESSION_STATS, &[&source, &copy])?;
         Ok(())
@@ -318,26 +318,26 @@ impl Writes for Pg {
 
     fn append_new_entry(
         &self,
-        sid: i64,
+        sid: SessionKey,
         text: &str,
-        parent: Option<(i64, Derived)>,
+        parent: Option<(EntryKey, Derived)>,
         state: &mut AppendState,
     ) -> Result<Appended> {
         pg_append_entry(self, sid, text, parent, state, true)
     }
 
-    fn load_stats(&self, sid: i64) -> Result<StoredStats> {
+    fn load_stats(&self, sid: SessionKey) -> Result<StoredStats> {
         pg_session_row(self, PG_SESSION_STATS, sid).map(|r| r.stored)
     }
 
-    fn append_entry(&self, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
+    fn append_entry(&self, sid: SessionKey, text: &str, parent: Option<(EntryKey, Derived)>) -> Result<EntryKey> {
         match pg_append_entry(self, sid, text, parent, &mut AppendState::default(), false)? {
             Appended::Key(key) => Ok(key),
             Appended::IdTaken => Err(crate::Error::InvalidArgument("entry id already in the session".into())),
         }
     }
 
-    fn entry_node(&self, sid: i64, id: &str) -> Result<Option<(i64, Derived)>> {
+    fn entry_node(&self, sid: SessionKey, id: &str) -> Result<Option<(EntryKey, Derived)>> {
         Ok(self.query_opt(PG_ENTRY_NODE, &[&sid, &id])?.map(|r| {
             let derived = Derived {
                 parent_key: r.get("parent_key"),
@@ -350,7 +350,7 @@ impl Writes for Pg {
         }))
     }
 
-    fn branch_source_rows(&self, keys: &[i64]) -> Result<Vec<(SharedLine, String)>> {
+    fn branch_source_rows(&self, keys: &[EntryKey]) -> Result<Vec<(SharedLine, String)>> {
         pg_branch_source_rows(self, keys)
     }
 }

@@ -2,15 +2,11 @@
 //! own vocabulary, gathered into postings in memory (one thread) while the next batch is
 //! tokenized, and handed to the backend to write when the memory bound is reached.
 
+use crate::hash::FxHashMap;
 use crate::store::extract;
 use crate::store::keys::EntryKey;
 use crate::store::search::codec::put_varint;
-use crate::store::search::tokens::FxHasher;
 use crate::store::search::vocab::{Part, Vocab};
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
-type FxBuild = BuildHasherDefault<FxHasher>;
 
 /// Queued entries read per batch (their lines are in memory together).
 pub(crate) const READ_BATCH: i64 = 2000;
@@ -32,8 +28,8 @@ pub(in crate::store) struct Posting {
 /// A run of copies being gathered (see `search_copies`).
 #[derive(Debug, Clone, Copy)]
 pub(in crate::store) struct Run {
-    pub(in crate::store) lo: i64,
-    pub(in crate::store) hi: i64,
+    pub(in crate::store) lo: EntryKey,
+    pub(in crate::store) hi: EntryKey,
     pub(in crate::store) shift: i64,
 }
 
@@ -43,14 +39,14 @@ pub(in crate::store) struct Gathered {
     /// Tokens, with their postings at the same index.
     pub(in crate::store) tokens: Vec<Box<str>>,
     pub(in crate::store) postings: Vec<Posting>,
-    pub(in crate::store) index: HashMap<Box<str>, u32, FxBuild>,
+    pub(in crate::store) index: FxHashMap<Box<str>, u32>,
     /// Per tokenizing thread: its ids' indexes here.
     pub(in crate::store) ids: Vec<Vec<u32>>,
     pub(in crate::store) bytes: usize,
     pub(in crate::store) runs: Vec<Run>,
     pub(in crate::store) open_run: Option<Run>,
     /// Queued keys read (to dequeue at the write), ascending.
-    pub(in crate::store) keys: Vec<i64>,
+    pub(in crate::store) keys: Vec<EntryKey>,
 }
 
 impl Gathered {
@@ -79,8 +75,8 @@ impl Gathered {
     }
 
     /// Adds entry `key` to the postings of the tokens thread `w` calls `ids`.
-    pub(in crate::store) fn add_ids(&mut self, key: i64, w: usize, ids: &[u32]) {
-        let k = key as u64;
+    pub(in crate::store) fn add_ids(&mut self, key: EntryKey, w: usize, ids: &[u32]) {
+        let k = key.0 as u64;
         let at = &self.ids[w];
         for &id in ids {
             let p = &mut self.postings[at[id as usize] as usize];
@@ -91,10 +87,10 @@ impl Gathered {
         }
     }
 
-    pub(in crate::store) fn add_copy(&mut self, copy: i64, owner: i64) {
+    pub(in crate::store) fn add_copy(&mut self, copy: EntryKey, owner: EntryKey) {
         let shift = copy - owner;
         if let Some(r) = &mut self.open_run {
-            if r.shift == shift && owner > r.hi && EntryKey(owner).session() == EntryKey(r.hi).session() {
+            if r.shift == shift && owner > r.hi && owner.session() == r.hi.session() {
                 r.hi = owner;
                 return;
             }
@@ -110,13 +106,13 @@ impl Gathered {
 
 /// A queued entry read: its key, and its line's owner (a copy) or its line.
 pub(in crate::store) enum Queued {
-    Copy(i64, i64),
-    Line(i64, String),
-    Gone(i64),
+    Copy(EntryKey, EntryKey),
+    Line(EntryKey, String),
+    Gone(EntryKey),
 }
 
 /// The token ids of some lines' texts, by one tokenizing thread.
-pub(in crate::store) fn tokenize(lines: &[(i64, &str)], v: &mut Vocab) -> Part {
+pub(in crate::store) fn tokenize(lines: &[(EntryKey, &str)], v: &mut Vocab) -> Part {
     let mut part = Part { ids: Vec::new(), ends: Vec::with_capacity(lines.len()) };
     for (_, l) in lines {
         if let Some(text) = extract::text_of_line(l) {
@@ -129,7 +125,7 @@ pub(in crate::store) fn tokenize(lines: &[(i64, &str)], v: &mut Vocab) -> Part {
 
 /// A batch tokenized and not yet gathered: its texts' keys, and each thread's part (thread
 /// `w` tokenized the `w`-th run of texts).
-pub(in crate::store) type Tokenized = (Vec<i64>, Vec<Part>);
+pub(in crate::store) type Tokenized = (Vec<EntryKey>, Vec<Part>);
 
 pub(in crate::store) fn gather(g: &mut Gathered, (keys, parts): Tokenized) {
     let mut keys = keys.iter();

@@ -26,6 +26,7 @@
 //! drops the keys of entries deleted since the oldest batch it reads was written that no
 //! entry holds now (a key given again to a new entry stays: search checks every candidate).
 
+use crate::store::keys::EntryKey;
 use crate::store::search::codec::{decode_into, put_varint};
 use std::collections::{BTreeMap, HashSet};
 
@@ -115,7 +116,7 @@ impl Merging {
 
     /// Each token's rows as one key list, in token order, without the keys of `dead` (an
     /// empty list when none is left).
-    pub(in crate::store) fn finish(self, dead: &HashSet<i64>) -> Vec<(String, Vec<u8>)> {
+    pub(in crate::store) fn finish(self, dead: &HashSet<EntryKey>) -> Vec<(String, Vec<u8>)> {
         let mut out = Vec::with_capacity(self.rows.len());
         let mut keys = Vec::new();
         for (token, rows) in self.rows {
@@ -133,8 +134,8 @@ impl Merging {
             let mut blob = Vec::with_capacity(keys.len() * 2);
             let mut last = 0u64;
             for &k in &keys {
-                put_varint(&mut blob, (k as u64).wrapping_sub(last));
-                last = k as u64;
+                put_varint(&mut blob, (k.0 as u64).wrapping_sub(last));
+                last = k.0 as u64;
             }
             out.push((token, blob));
         }
@@ -194,11 +195,11 @@ mod tests {
         m.add("a".into(), blob(&[2, 5, 11]));
         m.add("b".into(), blob(&[9]));
         assert_eq!(m.tokens(), ["a", "b"]);
-        let dead: HashSet<i64> = [9, 11].into();
+        let dead: HashSet<EntryKey> = [EntryKey(9), EntryKey(11)].into();
         let got = m.finish(&dead);
         let mut keys = Vec::new();
         decode_into(&got[0].1, &mut keys);
-        assert_eq!((got.len(), got[0].0.as_str(), keys), (2, "a", vec![1, 2, 5]));
+        assert_eq!((got.len(), got[0].0.as_str(), keys), (2, "a", vec![EntryKey(1), EntryKey(2), EntryKey(5)]));
         assert!(got[1].1.is_empty());
     }
 }

@@ -23,6 +23,7 @@ pub mod vocab;
 
 use crate::error::Result;
 use crate::store::handle::Db;
+use crate::store::keys::EntryKey;
 
 pub(crate) use crate::store::interface::search::SearchIndex;
 pub(crate) use build::{FLUSH_BYTES, READ_BATCH};
@@ -67,7 +68,7 @@ pub fn posting_shape(db: &Db) -> Result<(i64, i64)> {
 }
 
 /// The keys of the entries holding `token`, ascending.
-pub fn postings(db: &Db, token: &str) -> Result<Vec<i64>> {
+pub fn postings(db: &Db, token: &str) -> Result<Vec<EntryKey>> {
     let blobs = db.store().posting_blobs(token)?;
     let mut out = Vec::new();
     for b in &blobs {
@@ -79,6 +80,12 @@ pub fn postings(db: &Db, token: &str) -> Result<Vec<i64>> {
         out.dedup();
     }
     Ok(out)
+}
+
+/// The lines of up to `n` searchable entries spread evenly over the stored keys (what the
+/// benchmark picks a rare word from).
+pub fn sample_lines(db: &Db, n: i64) -> Result<Vec<String>> {
+    db.store().sample_lines(n)
 }
 
 /// The key blobs of `token` (one per build batch), undecoded: a query decodes only the part
@@ -104,12 +111,22 @@ pub fn terms_containing(db: &Db, parts: &[&str], n: usize) -> Result<Vec<Vec<Str
 
 /// Entry `key` if it is searchable, passes `f` and holds its own line (`owner` None) or a
 /// copy of `owner`'s; with its line when `with_line`.
-pub fn hit_row(db: &Db, key: i64, owner: Option<i64>, f: &RowFilter<'_>, with_line: bool) -> Result<Option<HitRow>> {
+pub fn hit_row(
+    db: &Db,
+    key: EntryKey,
+    owner: Option<EntryKey>,
+    f: &RowFilter<'_>,
+    with_line: bool,
+) -> Result<Option<HitRow>> {
     db.store().hit_row(key, owner, f, with_line)
 }
 
 /// [`hit_row`] of each `(key, owner, with_line)`, in one round trip on a server.
-pub fn hit_rows(db: &Db, wanted: &[(i64, Option<i64>, bool)], f: &RowFilter<'_>) -> Result<Vec<Option<HitRow>>> {
+pub fn hit_rows(
+    db: &Db,
+    wanted: &[(EntryKey, Option<EntryKey>, bool)],
+    f: &RowFilter<'_>,
+) -> Result<Vec<Option<HitRow>>> {
     db.store().hit_rows(wanted, f)
 }
 
@@ -121,6 +138,6 @@ pub fn hit_batch(db: &Db) -> (usize, usize) {
 
 /// Calls `take(key, line key, row)` with every searchable entry passing `f`, newest stored
 /// first, until it returns false.
-pub fn scan(db: &Db, f: &RowFilter<'_>, mut take: impl FnMut(i64, i64, HitRow) -> bool) -> Result<()> {
+pub fn scan(db: &Db, f: &RowFilter<'_>, mut take: impl FnMut(EntryKey, EntryKey, HitRow) -> bool) -> Result<()> {
     db.store().scan_hits(f, &mut take)
 }

@@ -4,24 +4,24 @@
 use crate::error::Result;
 use crate::store::handle::Db;
 pub use crate::store::interface::search::{HitRow, RowFilter};
-use crate::store::keys::SessionKey;
+use crate::store::keys::{EntryKey, SessionKey};
 
 /// Candidates from the index: entries holding their own line (sorted keys), and the copies
 /// of those lines, newest stored first.
 pub struct Candidates {
-    keys: Vec<i64>,
+    keys: Vec<EntryKey>,
     /// Per source: the keys' index range still to give (`lo..hi`) and the shift (0: the
     /// entries themselves; else copies at key + shift).
     sources: Vec<(usize, usize, i64)>,
-    heap: std::collections::BinaryHeap<(i64, usize)>,
+    heap: std::collections::BinaryHeap<(EntryKey, usize)>,
     /// The last key given and the lines it was given with (a key comes once per line: a
     /// run may name a key that holds another line, or its own).
-    last: Option<(i64, Vec<Option<i64>>)>,
+    last: Option<(EntryKey, Vec<Option<EntryKey>>)>,
 }
 
 impl Candidates {
     /// The candidates for the entries `keys` (ascending) and their copies.
-    pub fn new(db: &Db, keys: Vec<i64>) -> Result<Self> {
+    pub fn new(db: &Db, keys: Vec<EntryKey>) -> Result<Self> {
         let mut sources = vec![(0, keys.len(), 0)];
         for (lo, hi, shift) in db.store().copy_runs(&keys)? {
             let a = keys.partition_point(|&k| k < lo);
@@ -36,7 +36,7 @@ impl Candidates {
     }
 
     /// The entries' keys the candidates come from (ascending).
-    pub fn keys(&self) -> &[i64] {
+    pub fn keys(&self) -> &[EntryKey] {
         &self.keys
     }
 
@@ -50,8 +50,8 @@ impl Candidates {
     }
 
     /// Skips the rest of session `sid`'s candidates.
-    pub fn skip_session(&mut self, sid: i64) {
-        let below = SessionKey(sid).entry(0).0;
+    pub fn skip_session(&mut self, sid: SessionKey) {
+        let below = sid.entry(0);
         for (lo, hi, shift) in &mut self.sources {
             let end = self.keys[*lo..*hi].partition_point(|&k| k + *shift < below);
             *hi = *lo + end;
@@ -62,7 +62,7 @@ impl Candidates {
 
 /// A candidate: the entry's key, and the key of the line it copies (None: its own).
 impl Iterator for Candidates {
-    type Item = (i64, Option<i64>);
+    type Item = (EntryKey, Option<EntryKey>);
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {

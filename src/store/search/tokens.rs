@@ -11,38 +11,13 @@
 //! up in the index and checks every candidate against the text, so no match is missed and
 //! none is false.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
-
-/// FxHash: the standard library's SipHash made a tenth of an index build (the sets of tokens
-/// hash every word of every text); the keys here are local text, no one's attack surface.
-#[derive(Default, Clone, Copy)]
-pub struct FxHasher(u64);
-
-const FX_K: u64 = 0x517c_c1b7_2722_0a95;
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(FX_K);
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.0 = (self.0.rotate_left(5) ^ u64::from(i)).wrapping_mul(FX_K);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+use crate::hash::{FxBuildHasher, FxHashMap};
+use std::hash::BuildHasher;
 
 /// The tokens written by [`index_text`]: each token's hash and where it starts in the
 /// output (a set of owned tokens made a fifth of an index build allocating and freeing them).
 #[derive(Default)]
-pub struct TokenSet(HashMap<u64, usize, BuildHasherDefault<FxHasher>>);
+pub struct TokenSet(FxHashMap<u64, usize>);
 
 /// How a folded character takes part in tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,9 +142,8 @@ pub fn each_token(text: &str, mut f: impl FnMut(&str)) {
 pub fn index_text(text: &str, seen: &mut TokenSet, out: &mut String) {
     seen.0.clear();
     let base = out.len();
-    let hasher = BuildHasherDefault::<FxHasher>::default();
     each_token(text, |t| {
-        let h = hasher.hash_one(t);
+        let h = FxBuildHasher.hash_one(t);
         let written = |at: usize| out[at..].split(' ').next() == Some(t);
         let seen_before = match seen.0.get(&h) {
             Some(&at) if written(at) => true,

@@ -1,101 +1,22 @@
 //! The vocabulary of a tokenizing thread: its tokens get ids of its own, so that the gatherer
 //! finds a token's postings by index instead of hashing and comparing the token again.
 
+use crate::hash::FxHashMap;
 use crate::store::search::tokens;
 
-/// A token → id map of one tokenizing thread: open addressing over 16-byte slots holding a
-/// token's first 8 bytes (most tokens whole: no string to fetch and compare, which was a
-/// third of a build in `HashMap<Box<str>, u32>`), its length and its id.
-pub(in crate::store) struct Ids {
-    slots: Vec<Slot>,
-    /// Slots are found by the top bits of a token's hash: `64 - shift` of them.
-    shift: u32,
-    /// Per id: where its bytes start in `arena` (their length is in its slot).
-    starts: Vec<usize>,
-    arena: Vec<u8>,
-}
-
-#[derive(Clone, Copy)]
-struct Slot {
-    head: u64,
-    len: u32,
-    /// `u32::MAX`: empty.
-    id: u32,
-}
-
-const EMPTY: Slot = Slot { head: 0, len: 0, id: u32::MAX };
-
-/// Up to the first 8 bytes of a token, zero-padded (tokens hold no zero byte).
-fn head(b: &[u8]) -> u64 {
-    let mut w = [0u8; 8];
-    let n = b.len().min(8);
-    w[..n].copy_from_slice(&b[..n]);
-    u64::from_le_bytes(w)
-}
-
-fn token_hash(b: &[u8], head: u64) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h = (head ^ (b.len() as u64).rotate_left(56)).wrapping_mul(K);
-    if b.len() > 8 {
-        for c in b[8..].chunks(8) {
-            let mut w = [0u8; 8];
-            w[..c.len()].copy_from_slice(c);
-            h = (h.rotate_left(23) ^ u64::from_le_bytes(w)).wrapping_mul(K);
-        }
-    }
-    h
-}
-
-impl Default for Ids {
-    fn default() -> Self {
-        Ids { slots: vec![EMPTY; 1 << 10], shift: 64 - 10, starts: Vec::new(), arena: Vec::new() }
-    }
-}
+/// A token → id map of one tokenizing thread (ids count up from 0).
+#[derive(Default)]
+pub(in crate::store) struct Ids(FxHashMap<Box<str>, u32>);
 
 impl Ids {
-    /// The id of `t`, and whether it is new (ids count up from 0).
+    /// The id of `t`, and whether it is new.
     fn id(&mut self, t: &str) -> (u32, bool) {
-        let b = t.as_bytes();
-        let hd = head(b);
-        let mask = self.slots.len() - 1;
-        let mut i = (token_hash(b, hd) >> self.shift) as usize;
-        loop {
-            let s = self.slots[i];
-            if s.id == u32::MAX {
-                break;
-            }
-            if s.head == hd && s.len as usize == b.len() {
-                let at = self.starts[s.id as usize];
-                if b.len() <= 8 || self.arena[at + 8..at + b.len()] == b[8..] {
-                    return (s.id, false);
-                }
-            }
-            i = (i + 1) & mask;
+        if let Some(&id) = self.0.get(t) {
+            return (id, false);
         }
-        let id = self.starts.len() as u32;
-        self.slots[i] = Slot { head: hd, len: b.len() as u32, id };
-        self.starts.push(self.arena.len());
-        self.arena.extend_from_slice(b);
-        if self.starts.len() * 2 > self.slots.len() {
-            self.grow();
-        }
+        let id = self.0.len() as u32;
+        self.0.insert(t.into(), id);
         (id, true)
-    }
-
-    /// Twice the slots, every token placed again.
-    fn grow(&mut self) {
-        let twice = vec![EMPTY; self.slots.len() * 2];
-        let old = std::mem::replace(&mut self.slots, twice);
-        self.shift -= 1;
-        let mask = self.slots.len() - 1;
-        for s in old.into_iter().filter(|s| s.id != u32::MAX) {
-            let at = self.starts[s.id as usize];
-            let mut i = (token_hash(&self.arena[at..at + s.len as usize], s.head) >> self.shift) as usize;
-            while self.slots[i].id != u32::MAX {
-                i = (i + 1) & mask;
-            }
-            self.slots[i] = s;
-        }
     }
 }
 

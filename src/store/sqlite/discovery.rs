@@ -142,7 +142,7 @@ impl Discovery for Sqlite {
         infos(db, SESSION_INFOS_ALL, &[])
     }
 
-    fn info_by_sid(&self, sid: i64) -> Result<Option<InfoRow>> {
+    fn info_by_sid(&self, sid: SessionKey) -> Result<Option<InfoRow>> {
         Ok(infos(&self.conn, SESSION_INFO_BY_SID, named_params! { ":sid": sid })?.into_iter().next())
     }
 
@@ -162,7 +162,7 @@ impl Discovery for Sqlite {
         Ok(db.prepare_cached(SESSION_COUNT)?.query_row([], |r| r.get("n"))?)
     }
 
-    fn each_list_text(&self, f: &mut dyn FnMut(i64, i64, String)) -> Result<()> {
+    fn each_list_text(&self, f: &mut dyn FnMut(SessionKey, i64, String)) -> Result<()> {
         let db = &self.conn;
         let mut st = db.prepare_cached(LIST_TEXT_CACHED_ALL)?;
         let [sid, upto, text] = columns(&st, ["sid", "upto_seq", "text"])?;
@@ -173,25 +173,25 @@ impl Discovery for Sqlite {
         Ok(())
     }
 
-    fn list_text(&self, sid: i64) -> Result<Option<(i64, String)>> {
+    fn list_text(&self, sid: SessionKey) -> Result<Option<(i64, String)>> {
         let db = &self.conn;
         let mut st = db.prepare_cached(LIST_TEXT_CACHED)?;
         Ok(st.query_row(named_params! { ":sid": sid }, |r| Ok((r.get("upto_seq")?, r.get("text")?))).optional()?)
     }
 
-    fn stale_list_texts(&self) -> Result<Vec<i64>> {
+    fn stale_list_texts(&self) -> Result<Vec<SessionKey>> {
         let db = &self.conn;
         let mut st = db.prepare(STALE_LIST_TEXTS)?;
         let rows = st.query_map([], |r| r.get("sid"))?.collect::<rusqlite::Result<_>>()?;
         Ok(rows)
     }
 
-    fn last_seq(&self, sid: i64) -> Result<i64> {
+    fn last_seq(&self, sid: SessionKey) -> Result<i64> {
         let db = &self.conn;
         Ok(db.prepare_cached(SESSION_LAST_SEQ)?.query_row(named_params! { ":sid": sid }, |r| r.get("last_seq"))?)
     }
 
-    fn save_list_text(&self, sid: i64, upto: i64, text: &str) -> Result<()> {
+    fn save_list_text(&self, sid: SessionKey, upto: i64, text: &str) -> Result<()> {
         let db = &self.conn;
         let stored = self.stored(text, None)?;
         db.prepare_cached(SAVE_LIST_TEXT)?.execute(
@@ -200,19 +200,18 @@ impl Discovery for Sqlite {
         Ok(())
     }
 
-    fn drop_list_text(&self, sid: i64) -> Result<()> {
+    fn drop_list_text(&self, sid: SessionKey) -> Result<()> {
         let db = &self.conn;
         db.prepare_cached(DROP_LIST_TEXT)?.execute(named_params! { ":sid": sid })?;
         Ok(())
     }
 
-    fn append_list_texts(&self, sid: i64, from_seq: i64, mut out: String) -> Result<String> {
+    fn append_list_texts(&self, sid: SessionKey, from_seq: i64, mut out: String) -> Result<String> {
         let db = &self.conn;
-        let key = SessionKey(sid);
-        let (lo, hi) = (key.entry(from_seq), key.range().1);
+        let (lo, hi) = (sid.entry(from_seq), sid.range().1);
         let mut st = db.prepare_cached(LIST_TEXTS)?;
         let [text] = columns(&st, ["list_text"])?;
-        let mut rows = st.query(named_params! { ":lo": lo.0, ":hi": hi.0 })?;
+        let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi })?;
         while let Some(r) = rows.next()? {
             if !out.is_empty() {
                 out.push(' ');
@@ -226,7 +225,7 @@ impl Discovery for Sqlite {
         &self,
         dir: &str,
         pick: &mut dyn FnMut(Option<&str>) -> bool,
-    ) -> Result<Option<(i64, String)>> {
+    ) -> Result<Option<(SessionKey, String)>> {
         let db = &self.conn;
         let mut st = db.prepare_cached(SESSIONS_IN_DIR_BY_RECENCY)?;
         let mut rows = st.query(named_params! { ":dir": dir })?;
@@ -239,7 +238,7 @@ impl Discovery for Sqlite {
         Ok(None)
     }
 
-    fn most_recent(&self) -> Result<Option<(i64, String)>> {
+    fn most_recent(&self) -> Result<Option<(SessionKey, String)>> {
         let db = &self.conn;
         let mut st = db.prepare_cached(MOST_RECENT_SESSION)?;
         Ok(st.query_row([], |r| Ok((r.get("sid")?, r.get("path")?))).optional()?)
@@ -268,11 +267,11 @@ impl Discovery for Sqlite {
         refs(db, SESSIONS_BY_ID, named_params! { ":id": id })
     }
 
-    fn list_texts_of(&self, sids: &[i64]) -> Result<Vec<Option<(i64, String)>>> {
+    fn list_texts_of(&self, sids: &[SessionKey]) -> Result<Vec<Option<(i64, String)>>> {
         if (sids.len() as i64) * 2 < self.session_count()? {
             return sids.iter().map(|&sid| self.list_text(sid)).collect();
         }
-        let at: std::collections::HashMap<i64, usize> = sids.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+        let at: std::collections::HashMap<SessionKey, usize> = sids.iter().enumerate().map(|(i, &s)| (s, i)).collect();
         let mut cached = vec![None; sids.len()];
         self.each_list_text(&mut |sid, upto, text| {
             if let Some(&i) = at.get(&sid) {

@@ -41,8 +41,8 @@ fn entry_row(r: &Row<'_>, c: &[usize; 12]) -> rusqlite::Result<EntryRow> {
     })
 }
 
-fn range(sid: i64) -> (EntryKey, EntryKey) {
-    SessionKey(sid).range()
+fn range(sid: SessionKey) -> (EntryKey, EntryKey) {
+    sid.range()
 }
 
 fn rows(db: &Connection, sql: &str, params: &[(&str, &dyn rusqlite::ToSql)]) -> Result<Vec<EntryRow>> {
@@ -138,7 +138,7 @@ pub const ENTRY_BODIES: &str = "SELECT body FROM entry_lines WHERE key BETWEEN :
 pub const ALL_SESSIONS: &str = "SELECT sid FROM sessions ORDER BY sid";
 
 impl Entries for Sqlite {
-    fn tree_state(&self, sid: i64) -> Result<Option<(bool, i64)>> {
+    fn tree_state(&self, sid: SessionKey) -> Result<Option<(bool, i64)>> {
         let db = &self.conn;
         let mut st = db.prepare_cached(SESSION_TREE_STATE)?;
         let found = st
@@ -147,45 +147,45 @@ impl Entries for Sqlite {
         Ok(found)
     }
 
-    fn last_entry(&self, sid: i64) -> Result<Option<EntryRow>> {
+    fn last_entry(&self, sid: SessionKey) -> Result<Option<EntryRow>> {
         let db = &self.conn;
         let (lo, hi) = range(sid);
-        row(db, LAST_ENTRY, named_params! { ":lo": lo.0, ":hi": hi.0 })
+        row(db, LAST_ENTRY, named_params! { ":lo": lo, ":hi": hi })
     }
 
-    fn entry_by_id(&self, sid: i64, id: &str) -> Result<Option<EntryRow>> {
+    fn entry_by_id(&self, sid: SessionKey, id: &str) -> Result<Option<EntryRow>> {
         let db = &self.conn;
         row(db, ENTRY_BY_ID, named_params! { ":sid": sid, ":id": id })
     }
 
-    fn entry_by_key(&self, key: i64) -> Result<Option<EntryRow>> {
+    fn entry_by_key(&self, key: EntryKey) -> Result<Option<EntryRow>> {
         let db = &self.conn;
         row(db, ENTRY_BY_KEY, named_params! { ":key": key })
     }
 
-    fn all_entries(&self, sid: i64) -> Result<Vec<EntryRow>> {
+    fn all_entries(&self, sid: SessionKey) -> Result<Vec<EntryRow>> {
         let db = &self.conn;
         let (lo, hi) = range(sid);
-        rows(db, ALL_ENTRIES, named_params! { ":lo": lo.0, ":hi": hi.0 })
+        rows(db, ALL_ENTRIES, named_params! { ":lo": lo, ":hi": hi })
     }
 
-    fn label_entries(&self, sid: i64) -> Result<Vec<EntryRow>> {
+    fn label_entries(&self, sid: SessionKey) -> Result<Vec<EntryRow>> {
         let db = &self.conn;
         let (lo, hi) = range(sid);
-        rows(db, LABEL_ENTRIES, named_params! { ":lo": lo.0, ":hi": hi.0 })
+        rows(db, LABEL_ENTRIES, named_params! { ":lo": lo, ":hi": hi })
     }
 
-    fn children(&self, sid: i64, id: &str) -> Result<Vec<EntryRow>> {
+    fn children(&self, sid: SessionKey, id: &str) -> Result<Vec<EntryRow>> {
         let db = &self.conn;
         rows(db, CHILDREN, named_params! { ":sid": sid, ":id": id })
     }
 
-    fn walk_up(&self, key: i64, stop: Option<i64>, limit: i64) -> Result<Vec<EntryRow>> {
+    fn walk_up(&self, key: EntryKey, stop: Option<EntryKey>, limit: i64) -> Result<Vec<EntryRow>> {
         let db = &self.conn;
         rows(db, WALK_UP, named_params! { ":key": key, ":stop": stop, ":limit": limit })
     }
 
-    fn walk_up_steps(&self, key: i64, limit: i64) -> Result<Vec<PathStep>> {
+    fn walk_up_steps(&self, key: EntryKey, limit: i64) -> Result<Vec<PathStep>> {
         let db = &self.conn;
         let mut st = db.prepare_cached(WALK_UP_STEPS)?;
         let [k, i, t, r_] = columns(&st, ["key", "id", "type", "role"])?;
@@ -197,19 +197,19 @@ impl Entries for Sqlite {
         Ok(steps)
     }
 
-    fn links(&self, sid: i64) -> Result<Vec<Link>> {
+    fn links(&self, sid: SessionKey) -> Result<Vec<Link>> {
         let (lo, hi) = range(sid);
         let mut st = self.conn.prepare_cached(LINKS)?;
         let [k, i, p, t, r_] = columns(&st, ["key", "id", "parent_id", "type", "role"])?;
         let links = st
-            .query_map(named_params! { ":lo": lo.0, ":hi": hi.0 }, |r| {
+            .query_map(named_params! { ":lo": lo, ":hi": hi }, |r| {
                 Ok(Link { key: r.get(k)?, id: r.get(i)?, parent_id: r.get(p)?, kind: r.get(t)?, role: r.get(r_)? })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(links)
     }
 
-    fn entry_kind(&self, key: i64) -> Result<Option<Kind>> {
+    fn entry_kind(&self, key: EntryKey) -> Result<Option<Kind>> {
         let mut st = self.conn.prepare_cached(ENTRY_KIND)?;
         let [t, r_, ts] = columns(&st, ["type", "role", "ts_ms"])?;
         Ok(st
@@ -219,12 +219,18 @@ impl Entries for Sqlite {
             .optional()?)
     }
 
-    fn lines_from(&self, sid: i64, from: i64, limit: i64, f: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+    fn lines_from(
+        &self,
+        sid: SessionKey,
+        from: EntryKey,
+        limit: i64,
+        f: &mut dyn FnMut(EntryKey, &[u8]),
+    ) -> Result<()> {
         let (lo, hi) = range(sid);
-        let lo = lo.0.max(from);
+        let lo = lo.max(from);
         let mut st = self.conn.prepare_cached(LINES_FROM)?;
         let [key, body] = columns(&st, ["key", "body"])?;
-        let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi.0 })?;
+        let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi })?;
         let mut n = 0;
         while n < limit {
             let Some(r) = rows.next()? else { break };
@@ -235,13 +241,13 @@ impl Entries for Sqlite {
         Ok(())
     }
 
-    fn each_line(&self, sid: i64, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+    fn each_line(&self, sid: SessionKey, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
         let (lo, hi) = range(sid);
         let mut un = self.unpacker.borrow_mut();
-        crate::store::sqlite::unpack_ahead::each_line(&self.conn, &mut un, lo.0, hi.0, f)
+        crate::store::sqlite::unpack_ahead::each_line(&self.conn, &mut un, lo, hi, f)
     }
 
-    fn all_sessions(&self) -> Result<Vec<i64>> {
+    fn all_sessions(&self) -> Result<Vec<SessionKey>> {
         let db = &self.conn;
         let mut st = db.prepare(ALL_SESSIONS)?;
         let sids = st.query_map([], |r| r.get("sid"))?.collect::<rusqlite::Result<_>>()?;

@@ -5,6 +5,7 @@ use crate::error::Result;
 use crate::js::json;
 use crate::store::derive::EntryFields;
 use crate::store::extract::{usage_of, Extras};
+use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sqlite::Named;
 use rusqlite::{named_params, Connection};
 
@@ -31,7 +32,7 @@ impl<'c> ExtrasWriter<'c> {
     }
 
     /// Writes the search and usage rows of the entry stored under `key`.
-    pub fn write(&mut self, sid: i64, key: i64, f: &EntryFields, x: &Extras) -> Result<()> {
+    pub fn write(&mut self, sid: SessionKey, key: EntryKey, f: &EntryFields, x: &Extras) -> Result<()> {
         if let Some((role, list_text)) = &x.search {
             let st = match &mut self.text {
                 Some(st) => st,
@@ -87,7 +88,7 @@ pub fn reindex_all(conn: &mut Connection) -> Result<()> {
         let mut st = tx.prepare(ALL_ENTRY_BODIES)?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
-            let (key, sid, body): (i64, i64, String) = (r.get("key")?, r.get("session")?, r.get("body")?);
+            let (key, sid, body): (EntryKey, SessionKey, String) = (r.get("key")?, r.get("session")?, r.get("body")?);
             let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
             let (f, message) = EntryFields::read(&obj);
             ExtrasWriter::new(&tx).write(sid, key, &f, &Extras::of(&f, &obj, message.as_ref()))?;
@@ -113,7 +114,7 @@ pub const ENTRY_LINE_BY_KEY: &str = "SELECT body FROM entry_lines WHERE key = :k
 /// out-of-range values count as invalid).
 pub fn reindex_usage(conn: &mut Connection) -> Result<()> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let keys: Vec<(i64, i64)> = tx
+    let keys: Vec<(EntryKey, SessionKey)> = tx
         .prepare(ALL_USAGE_KEYS)?
         .query_map([], |r| Ok((r.get("key")?, r.get("session")?)))?
         .collect::<rusqlite::Result<_>>()?;

@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::store::integrity::{CheckedEntry, CheckedSession, ForeignKeyProblem, Integrity, SharedLineProblem};
-use crate::store::keys::SessionKey;
+use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sqlite::lines::read_line;
 use crate::store::sqlite::{columns, Sqlite};
 use rusqlite::{named_params, Connection, OptionalExtension};
@@ -104,24 +104,24 @@ impl Integrity for Sqlite {
         Ok(rows)
     }
 
-    fn checked_session(&self, sid: i64) -> Result<Option<CheckedSession>> {
+    fn checked_session(&self, sid: SessionKey) -> Result<Option<CheckedSession>> {
         let db = &self.conn;
         let mut st = db.prepare_cached(CHECK_SESSION)?;
         Ok(st.query_row(named_params! { ":sid": sid }, checked_session).optional()?)
     }
 
-    fn checked_entries(&self, sid: i64) -> Result<Vec<CheckedEntry>> {
+    fn checked_entries(&self, sid: SessionKey) -> Result<Vec<CheckedEntry>> {
         let db = &self.conn;
-        let (lo, hi) = SessionKey(sid).range();
+        let (lo, hi) = sid.range();
         let mut st = db.prepare_cached(CHECK_ENTRIES)?;
         let c = columns(&st, ["seq", "id", "parent_id", "type", "body", "body_dict", "body_key"])?;
         let mut unpacker = self.unpacker.borrow_mut();
-        let mut rows = st.query(named_params! { ":lo": lo.0, ":hi": hi.0 })?;
+        let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi })?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
             let kind: Option<String> = r.get(c[3])?;
             let wanted = checks_body(kind.as_deref());
-            let (body, damaged) = match r.get::<_, Option<i64>>(c[6])? {
+            let (body, damaged) = match r.get::<_, Option<EntryKey>>(c[6])? {
                 // A copy: its line is checked where it is stored; only its text is needed here.
                 Some(from) if wanted => {
                     match db.prepare_cached(CHECK_COPIED_LINE)?.query_row(named_params! { ":key": from }, |r| r.get(0))

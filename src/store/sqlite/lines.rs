@@ -8,6 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::store::codec::{Dictionary, Packed, Packer, Unpacker, TRAIN_BYTES};
+use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sqlite::Sqlite;
 use rusqlite::functions::FunctionFlags;
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
@@ -269,6 +270,7 @@ pub fn compress_stored_lines(conn: &mut Connection) -> Result<()> {
         packing: Default::default(),
         unpacker: Default::default(),
         bulk: Default::default(),
+        rows_counted: None,
     };
     let result = pack_all(&store, total, show);
     *conn = store.conn;
@@ -291,13 +293,13 @@ fn pack_all(store: &Sqlite, total: i64, show: bool) -> Result<()> {
     let mut packer = store.import_packer()?;
     packer.train_now();
     let dict = packer.dictionary().cloned();
-    let (mut from, mut done) = (0i64, 0i64);
+    let (mut from, mut done) = (EntryKey::MIN, 0i64);
     loop {
         conn.execute_batch("BEGIN IMMEDIATE")?;
         if let Some(d) = &dict {
             save_dictionary(conn, d)?;
         }
-        let rows: Vec<(i64, String)> = conn
+        let rows: Vec<(EntryKey, String)> = conn
             .prepare_cached(PLAIN_LINES)?
             .query_map(named_params! { ":from": from, ":n": SLICE_ROWS }, |r| Ok((r.get("key")?, r.get("body")?)))?
             .collect::<rusqlite::Result<_>>()?;
@@ -308,7 +310,7 @@ fn pack_all(store: &Sqlite, total: i64, show: bool) -> Result<()> {
             }
         }
         if rows.is_empty() {
-            let texts: Vec<(i64, String)> = conn
+            let texts: Vec<(SessionKey, String)> = conn
                 .prepare_cached(PLAIN_LIST_TEXTS)?
                 .query_map([], |r| Ok((r.get("sid")?, r.get("text")?)))?
                 .collect::<rusqlite::Result<_>>()?;
@@ -322,7 +324,7 @@ fn pack_all(store: &Sqlite, total: i64, show: bool) -> Result<()> {
             break;
         }
         conn.execute_batch("COMMIT")?;
-        from = rows.last().map_or(from, |(k, _)| k + 1);
+        from = rows.last().map_or(from, |(k, _)| *k + 1);
         done += rows.len() as i64;
         if show {
             eprint!("\rsessiondb: compressing stored lines: {done} of {total}");

@@ -7,6 +7,7 @@ pub mod discovery;
 pub mod entries;
 pub mod extract;
 pub mod integrity;
+mod keys;
 pub mod lines;
 pub mod open;
 pub mod replica;
@@ -19,11 +20,14 @@ pub mod unpack_ahead;
 pub mod usage;
 pub mod write;
 
-use crate::error::{DbFailure, Error, Result};
+use crate::error::{DbFailure, Error, Result, UNNAMED_DATABASE};
 use crate::store::backend::Store;
 use crate::store::handle::{Backend, Db};
+use rusqlite::trace::{TraceEvent, TraceEventCodes};
 use rusqlite::Connection;
 use std::any::Any;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// A SQLite database, open.
 pub struct Sqlite {
@@ -34,6 +38,8 @@ pub struct Sqlite {
     pub(in crate::store) unpacker: std::cell::RefCell<crate::store::codec::Unpacker>,
     /// The journal mode of a bulk write under way ([`bulk::BulkJournal`]).
     pub(in crate::store) bulk: std::cell::RefCell<Option<bulk::BulkJournal>>,
+    /// The entry rows counted since [`Store::start_counting_entry_rows`], while counting.
+    rows_counted: Option<Arc<AtomicU64>>,
 }
 
 impl Sqlite {
@@ -43,7 +49,13 @@ impl Sqlite {
             // Only when SQLite is out of memory; every read of a line then says so.
             eprintln!("sessiondb: cannot register {}: {e}", lines::LINE_FUNCTION);
         }
-        Db::new(Sqlite { conn, packing: Default::default(), unpacker: Default::default(), bulk: Default::default() })
+        Db::new(Sqlite {
+            conn,
+            packing: Default::default(),
+            unpacker: Default::default(),
+            bulk: Default::default(),
+            rows_counted: None,
+        })
     }
 }
 
@@ -54,7 +66,7 @@ impl From<rusqlite::Error> for Error {
             Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => DbFailure::Corrupt,
             _ => DbFailure::Other,
         };
-        Error::Database { kind, database: "database".into(), cause: e.to_string(), source: Some(Box::new(e)) }
+        Error::Database { kind, database: UNNAMED_DATABASE.into(), cause: e.to_string(), source: Some(Box::new(e)) }
     }
 }
 
@@ -99,6 +111,34 @@ impl Store for Sqlite {
         if !self.conn.is_autocommit() {
             let _ = self.conn.execute_batch("ROLLBACK");
         }
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        self.conn.close().map_err(|(_, e)| Error::from(e))
+    }
+
+    /// Through SQLite's row trace: every row a statement over `entries` (or its view
+    /// `entry_lines`) returns is one row read.
+    fn start_counting_entry_rows(&mut self) -> Result<()> {
+        let count = Arc::new(AtomicU64::new(0));
+        let seen = Arc::clone(&count);
+        self.conn.trace_v2(
+            TraceEventCodes::SQLITE_TRACE_ROW,
+            Some(move |event: TraceEvent<'_>| {
+                if let TraceEvent::Row(stmt) = event {
+                    if stmt.sql().contains("entries") || stmt.sql().contains("entry_lines") {
+                        seen.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }),
+        )?;
+        self.rows_counted = Some(count);
+        Ok(())
+    }
+
+    fn stop_counting_entry_rows(&mut self) -> Result<u64> {
+        self.conn.trace_v2(TraceEventCodes::empty(), None::<fn(TraceEvent<'_>)>)?;
+        Ok(self.rows_counted.take().map_or(0, |c| c.load(Ordering::Relaxed)))
     }
 
     fn as_any(&self) -> &dyn Any {

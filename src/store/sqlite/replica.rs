@@ -2,6 +2,8 @@
 
 use crate::error::{Error, Result};
 use crate::store::backend::Backend;
+use crate::store::derive::Derived;
+use crate::store::keys::SessionKey;
 use crate::store::replica::{
     BatchLines, KnownFile, LocalLine, LocalSession, Outgoing, ReceivedSession, Receiver, Replica,
 };
@@ -56,14 +58,19 @@ impl Replica for Sqlite {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    fn local_lines(&self, sid: i64, from: i64, to: i64, f: &mut dyn FnMut(LocalLine<'_>) -> Result<()>) -> Result<()> {
+    fn local_lines(
+        &self,
+        sid: SessionKey,
+        from: i64,
+        to: i64,
+        f: &mut dyn FnMut(LocalLine<'_>) -> Result<()>,
+    ) -> Result<()> {
         let db = &self.conn;
         if from > to {
             return Ok(());
         }
-        let key = crate::store::keys::SessionKey(sid);
         let mut st = db.prepare_cached(LOCAL_LINES)?;
-        let mut rows = st.query(named_params! { ":lo": key.entry(from).0, ":hi": key.entry(to).0 })?;
+        let mut rows = st.query(named_params! { ":lo": sid.entry(from), ":hi": sid.entry(to) })?;
         while let Some(r) = rows.next()? {
             let body = r.get_ref("body")?.as_str().map_err(|e| Error::from(rusqlite::Error::from(e)))?;
             f(LocalLine {
@@ -75,23 +82,23 @@ impl Replica for Sqlite {
                 body,
                 role: text(r.get_ref("role")?)?,
                 ts_ms: r.get("ts_ms")?,
-                derived: [
-                    r.get("parent_key")?,
-                    r.get("depth")?,
-                    r.get("compaction_key")?,
-                    r.get("thinking_key")?,
-                    r.get("model_key")?,
-                ],
+                derived: Derived {
+                    parent_key: r.get("parent_key")?,
+                    depth: r.get("depth")?,
+                    compaction_key: r.get("compaction_key")?,
+                    thinking_key: r.get("thinking_key")?,
+                    model_key: r.get("model_key")?,
+                },
             })?;
         }
         Ok(())
     }
 
-    fn local_all_messages_text(&self, sid: i64) -> Result<String> {
+    fn local_all_messages_text(&self, sid: SessionKey) -> Result<String> {
         let db = &self.conn;
-        let (lo, hi) = crate::store::keys::SessionKey(sid).range();
+        let (lo, hi) = sid.range();
         let mut st = db.prepare_cached(LIST_TEXTS)?;
-        let mut rows = st.query(named_params! { ":lo": lo.0, ":hi": hi.0 })?;
+        let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi })?;
         let mut out = String::new();
         while let Some(r) = rows.next()? {
             if !out.is_empty() {
@@ -125,11 +132,16 @@ impl Receiver for Sqlite {
         Err(receiving())
     }
 
-    fn receive_batch(&self, _origin: &str, _batch: &[Outgoing<'_>], _lines: &mut BatchLines<'_>) -> Result<Vec<i64>> {
+    fn receive_batch(
+        &self,
+        _origin: &str,
+        _batch: &[Outgoing<'_>],
+        _lines: &mut BatchLines<'_>,
+    ) -> Result<Vec<SessionKey>> {
         Err(receiving())
     }
 
-    fn remove_sessions(&self, _skeys: &[i64]) -> Result<u64> {
+    fn remove_sessions(&self, _skeys: &[SessionKey]) -> Result<u64> {
         Err(receiving())
     }
 
@@ -141,7 +153,7 @@ impl Receiver for Sqlite {
         Err(receiving())
     }
 
-    fn set_files_missing(&self, _skeys: &[i64], _missing: bool) -> Result<()> {
+    fn set_files_missing(&self, _skeys: &[SessionKey], _missing: bool) -> Result<()> {
         Err(receiving())
     }
 }

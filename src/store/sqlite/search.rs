@@ -4,6 +4,7 @@
 //! runs.
 
 use crate::error::Result;
+use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::search::build::{gather, tokenize, Gathered, Queued, Tokenized, REBUILD_MIN_DELETED};
 use crate::store::search::query::{HitRow, RowFilter};
 use crate::store::search::vocab::Vocab;
@@ -153,13 +154,13 @@ fn write_gathered(g: &mut Gathered, conn: &mut Connection) -> Result<()> {
     Ok(())
 }
 
-fn read_batch(conn: &Connection, after: i64, n: i64) -> Result<Vec<Queued>> {
+fn read_batch(conn: &Connection, after: EntryKey, n: i64) -> Result<Vec<Queued>> {
     let mut st = conn.prepare_cached(PENDING_BATCH)?;
     let mut rows = st.query(named_params! {":after": after, ":n": n})?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
-        let key: i64 = r.get(0)?;
-        let owner: Option<i64> = r.get(1)?;
+        let key: EntryKey = r.get(0)?;
+        let owner: Option<EntryKey> = r.get(1)?;
         let line: Option<String> = r.get(2)?;
         out.push(match (owner, line) {
             (Some(o), _) => Queued::Copy(key, o),
@@ -224,7 +225,7 @@ impl SearchIndex for Sqlite {
         let mut vocabs: Vec<Vocab> = (0..threads).map(|_| Vocab::default()).collect();
         let mut g = Gathered::default();
         let mut done = 0;
-        let mut after = i64::MIN;
+        let mut after = EntryKey::MIN;
         let mut next = read_batch(conn, after, read_batch_of)?;
         // The batch before, gathered (one thread) while this one is tokenized and the one after
         // is read: the gather alone was a fifth of a build.
@@ -233,7 +234,7 @@ impl SearchIndex for Sqlite {
             after = match last {
                 Queued::Copy(k, _) | Queued::Line(k, _) | Queued::Gone(k) => *k,
             };
-            let mut lines: Vec<(i64, &str)> = Vec::new();
+            let mut lines: Vec<(EntryKey, &str)> = Vec::new();
             for q in &next {
                 match q {
                     Queued::Copy(k, o) => {
@@ -297,6 +298,21 @@ impl SearchIndex for Sqlite {
         Ok(self.conn.prepare_cached(POSTINGS_SHAPE)?.query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?)
     }
 
+    fn sample_lines(&self, n: i64) -> Result<Vec<String>> {
+        let (lo, hi): (Option<EntryKey>, Option<EntryKey>) =
+            self.conn.prepare_cached(TEXT_KEY_RANGE)?.query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let (Some(lo), Some(hi)) = (lo, hi) else { return Ok(Vec::new()) };
+        let mut st = self.conn.prepare_cached(TEXT_LINE_FROM)?;
+        let mut out = Vec::new();
+        for i in 0..n.max(0) {
+            let from = lo + (hi - lo) / n * i;
+            if let Some(body) = st.query_row([from], |r| r.get::<_, String>(0)).optional()? {
+                out.push(body);
+            }
+        }
+        Ok(out)
+    }
+
     fn posting_blobs(&self, token: &str) -> Result<Vec<Vec<u8>>> {
         let mut st = self.conn.prepare_cached(POSTINGS_OF)?;
         let mut rows = st.query(named_params! {":token": token})?;
@@ -349,11 +365,11 @@ impl SearchIndex for Sqlite {
         Ok(out)
     }
 
-    fn copy_runs(&self, keys: &[i64]) -> Result<Vec<(i64, i64, i64)>> {
+    fn copy_runs(&self, keys: &[EntryKey]) -> Result<Vec<(EntryKey, EntryKey, i64)>> {
         let mut runs = Vec::new();
         let Some(&last) = keys.last() else { return Ok(runs) };
         // Few sessions: their runs by key; else all of them.
-        let mut sids: Vec<i64> = keys.iter().map(|&k| crate::store::keys::EntryKey(k).session().0).collect();
+        let mut sids: Vec<SessionKey> = keys.iter().map(|k| k.session()).collect();
         sids.dedup();
         let mut read = |st: &mut rusqlite::CachedStatement<'_>, p: &[(&str, &dyn rusqlite::ToSql)]| -> Result<()> {
             let mut rows = st.query(p)?;
@@ -366,8 +382,8 @@ impl SearchIndex for Sqlite {
             let mut st = self.conn.prepare_cached(COPY_RUNS_IN)?;
             for sid in sids {
                 // A run starts in the session holding its lines, before the last key.
-                let (lo, hi) = crate::store::keys::SessionKey(sid).range();
-                read(&mut st, named_params! {":lo": lo.0, ":hi": last.min(hi.0)})?;
+                let (lo, hi) = sid.range();
+                read(&mut st, named_params! {":lo": lo, ":hi": last.min(hi)})?;
             }
         } else {
             read(&mut self.conn.prepare_cached(COPY_RUNS_ALL)?, &[])?;
@@ -375,7 +391,13 @@ impl SearchIndex for Sqlite {
         Ok(runs)
     }
 
-    fn hit_row(&self, key: i64, owner: Option<i64>, f: &RowFilter<'_>, with_line: bool) -> Result<Option<HitRow>> {
+    fn hit_row(
+        &self,
+        key: EntryKey,
+        owner: Option<EntryKey>,
+        f: &RowFilter<'_>,
+        with_line: bool,
+    ) -> Result<Option<HitRow>> {
         let mut st = self.conn.prepare_cached(HIT_ROW)?;
         Ok(st
             .query_row(
@@ -385,7 +407,11 @@ impl SearchIndex for Sqlite {
             .optional()?)
     }
 
-    fn hit_rows(&self, wanted: &[(i64, Option<i64>, bool)], f: &RowFilter<'_>) -> Result<Vec<Option<HitRow>>> {
+    fn hit_rows(
+        &self,
+        wanted: &[(EntryKey, Option<EntryKey>, bool)],
+        f: &RowFilter<'_>,
+    ) -> Result<Vec<Option<HitRow>>> {
         wanted.iter().map(|&(key, owner, with_line)| self.hit_row(key, owner, f, with_line)).collect()
     }
 
@@ -393,12 +419,12 @@ impl SearchIndex for Sqlite {
         (1, 1)
     }
 
-    fn scan_hits(&self, f: &RowFilter<'_>, take: &mut dyn FnMut(i64, i64, HitRow) -> bool) -> Result<()> {
+    fn scan_hits(&self, f: &RowFilter<'_>, take: &mut dyn FnMut(EntryKey, EntryKey, HitRow) -> bool) -> Result<()> {
         let mut st = self.conn.prepare_cached(SCAN)?;
         let mut rows = st.query(named_params! {":cwd": f.cwd, ":role": f.role, ":since": f.since_ms})?;
         while let Some(r) = rows.next()? {
-            let key: i64 = r.get(7)?;
-            let line_key: i64 = r.get(8)?;
+            let key: EntryKey = r.get(7)?;
+            let line_key: EntryKey = r.get(8)?;
             if !take(key, line_key, hit_row_of(r)?) {
                 break;
             }

@@ -4,6 +4,7 @@
 //! transaction.
 
 use crate::error::Result;
+use crate::store::keys::EntryKey;
 use crate::store::search::merge::{deletions_needed_since, plan, Batch, Merging, Plan};
 use rusqlite::{named_params, Connection, OptionalExtension, TransactionBehavior};
 use std::collections::HashSet;
@@ -68,7 +69,7 @@ fn merge(tx: &Connection, p: &Plan) -> Result<()> {
         let mut st = tx.prepare_cached(DEAD_SINCE)?;
         let mut rows = st.query(named_params! {":batch": p.since()})?;
         while let Some(r) = rows.next()? {
-            dead.insert(r.get::<_, i64>(0)?);
+            dead.insert(r.get::<_, EntryKey>(0)?);
         }
     }
     let mut m = Merging::default();

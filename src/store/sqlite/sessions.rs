@@ -29,7 +29,7 @@ pub const DELETE_SESSION: &str = "DELETE FROM sessions WHERE sid = :sid";
 pub const SESSION_FILE_BY_PATH: &str = "SELECT sid, file_size, file_mtime_ns FROM sessions WHERE path = :path";
 
 impl Sessions for Sqlite {
-    fn session_row(&self, sid: i64) -> Result<SessionRow> {
+    fn session_row(&self, sid: SessionKey) -> Result<SessionRow> {
         Ok(self.conn.prepare_cached(SESSION_HEADER)?.query_row(named_params! { ":sid": sid }, |r| {
             Ok(SessionRow {
                 header: r.get("header")?,
@@ -42,7 +42,7 @@ impl Sessions for Sqlite {
         })?)
     }
 
-    fn sid_by_path(&self, path: &str) -> Result<Option<i64>> {
+    fn sid_by_path(&self, path: &str) -> Result<Option<SessionKey>> {
         Ok(self
             .conn
             .prepare_cached(SESSION_REF_BY_PATH)?
@@ -50,22 +50,22 @@ impl Sessions for Sqlite {
             .optional()?)
     }
 
-    fn entry_id_exists(&self, sid: i64, id: &str) -> Result<bool> {
+    fn entry_id_exists(&self, sid: SessionKey, id: &str) -> Result<bool> {
         Ok(self
             .conn
             .prepare_cached(ENTRY_ID_EXISTS)?
             .query_row(named_params! { ":sid": sid, ":id": id }, |r| r.get("taken"))?)
     }
 
-    fn distinct_entry_ids(&self, sid: i64) -> Result<i64> {
-        let (lo, hi) = SessionKey(sid).range();
+    fn distinct_entry_ids(&self, sid: SessionKey) -> Result<i64> {
+        let (lo, hi) = sid.range();
         Ok(self
             .conn
             .prepare_cached(DISTINCT_ENTRY_IDS)?
-            .query_row(named_params! { ":lo": lo.0, ":hi": hi.0 }, |r| r.get("n"))?)
+            .query_row(named_params! { ":lo": lo, ":hi": hi }, |r| r.get("n"))?)
     }
 
-    fn delete_session(&self, sid: i64) -> Result<()> {
+    fn delete_session(&self, sid: SessionKey) -> Result<()> {
         self.conn.prepare_cached(DELETE_SESSION)?.execute(named_params! { ":sid": sid })?;
         Ok(())
     }

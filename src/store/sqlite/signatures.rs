@@ -1,6 +1,7 @@
 //! [`Signatures`] on SQLite.
 
 use crate::jsonl::signature::FileSignature;
+use crate::store::keys::SessionKey;
 use crate::store::signatures::Signatures;
 use crate::store::sqlite::Sqlite;
 use rusqlite::named_params;
@@ -26,7 +27,7 @@ impl Signatures for Sqlite {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    fn set_signature(&self, sid: i64, sig: FileSignature) -> crate::error::Result<()> {
+    fn set_signature(&self, sid: SessionKey, sig: FileSignature) -> crate::error::Result<()> {
         let db = &self.conn;
         let conn = db;
         conn.prepare_cached(SET)?.execute(named_params! { ":sid": sid, ":size": sig.size, ":mtime": sig.mtime_ns })?;

@@ -1,5 +1,6 @@
 //! [`SyncStates`] on SQLite.
 
+use crate::store::keys::SessionKey;
 use crate::store::sqlite::Sqlite;
 use crate::store::sync_state::{Position, SyncState, SyncStates};
 use rusqlite::{named_params, OptionalExtension, Row};
@@ -58,7 +59,7 @@ impl SyncStates for Sqlite {
         Ok(st.query_row(named_params! { ":path": path.to_string_lossy() }, sync_state).optional()?)
     }
 
-    fn position(&self, sid: i64) -> crate::error::Result<Option<Position>> {
+    fn position(&self, sid: SessionKey) -> crate::error::Result<Option<Position>> {
         let db = &self.conn;
         let conn = db;
         Ok(conn
@@ -74,14 +75,14 @@ impl SyncStates for Sqlite {
             .optional()?)
     }
 
-    fn set_position(&self, sid: i64, offset: i64, tail: i64) -> crate::error::Result<()> {
+    fn set_position(&self, sid: SessionKey, offset: i64, tail: i64) -> crate::error::Result<()> {
         let db = &self.conn;
         let conn = db;
         conn.prepare_cached(SET_POSITION)?.execute(named_params! { ":sid": sid, ":offset": offset, ":tail": tail })?;
         Ok(())
     }
 
-    fn set_missing(&self, sid: i64, missing: bool) -> crate::error::Result<()> {
+    fn set_missing(&self, sid: SessionKey, missing: bool) -> crate::error::Result<()> {
         let db = &self.conn;
         let conn = db;
         conn.prepare_cached(SET_MISSING)?.execute(named_params! { ":sid": sid, ":missing": i64::from(missing) })?;

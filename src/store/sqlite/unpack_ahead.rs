@@ -5,6 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::store::codec::Unpacker;
+use crate::store::keys::EntryKey;
 use crate::store::parallel::{self, Pool};
 use crate::store::sqlite::lines::DICTIONARY;
 use rusqlite::types::ValueRef;
@@ -69,8 +70,8 @@ fn stopped() -> Error {
 pub fn each_line(
     conn: &Connection,
     un: &mut Unpacker,
-    lo: i64,
-    hi: i64,
+    lo: EntryKey,
+    hi: EntryKey,
     f: &mut dyn FnMut(&str) -> Result<()>,
 ) -> Result<()> {
     let mut st = conn.prepare_cached(STORED_LINES)?;

@@ -7,7 +7,7 @@ use crate::js::json::{self, Value};
 use crate::pi::migrate;
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
 use crate::store::discovery::Discovery;
-use crate::store::keys::EntryKey;
+use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sqlite::extract::ExtrasWriter;
 use crate::store::sqlite::lines::Stored;
 use crate::store::sqlite::{columns, Named, Sqlite};
@@ -36,7 +36,7 @@ pub struct BulkWriter<'t> {
     extras: ExtrasWriter<'t>,
     tx: &'t Connection,
     store: &'t Sqlite,
-    sid: i64,
+    sid: SessionKey,
     seq: i64,
     stats: SessionStats,
     tree: TreeIndexer,
@@ -45,7 +45,7 @@ pub struct BulkWriter<'t> {
     /// Shared lines not written yet.
     run: Option<CopyRun>,
     /// Sessions lines were shared from.
-    sources: Vec<i64>,
+    sources: Vec<SessionKey>,
 }
 
 /// Consecutive source rows copied into consecutive new rows by one statement per table. The
@@ -55,8 +55,8 @@ pub struct BulkWriter<'t> {
 #[derive(Debug)]
 struct CopyRun {
     /// First and last source keys.
-    lo: i64,
-    hi: i64,
+    lo: EntryKey,
+    hi: EntryKey,
     /// New key minus source key.
     delta: i64,
     /// Derived columns of the first row.
@@ -68,9 +68,10 @@ struct CopyRun {
 }
 
 impl CopyRun {
-    fn start(src: &SharedLine, key: i64, d: &Derived) -> Self {
+    fn start(src: &SharedLine, key: EntryKey, d: &Derived) -> Self {
         let s = &src.derived;
-        let inherited = |own: Option<i64>, new: Option<i64>| if own.is_some_and(|k| k >= src.key) { None } else { new };
+        let inherited =
+            |own: Option<EntryKey>, new: Option<EntryKey>| if own.is_some_and(|k| k >= src.key) { None } else { new };
         CopyRun {
             lo: src.key,
             hi: src.key,
@@ -87,9 +88,9 @@ impl CopyRun {
     }
 
     /// Takes the next shared line into the run when the copy statement would give it `d`.
-    fn extend(&mut self, src: &SharedLine, key: i64, d: &Derived) -> bool {
+    fn extend(&mut self, src: &SharedLine, key: EntryKey, d: &Derived) -> bool {
         let s = &src.derived;
-        let shifted = |k: Option<i64>, before: Option<i64>| match k {
+        let shifted = |k: Option<EntryKey>, before: Option<EntryKey>| match k {
             Some(k) if k >= self.lo => Some(k + self.delta),
             _ => before,
         };
@@ -143,7 +144,7 @@ pub const COPY_PATH_RUN: &str = "INSERT INTO entries (key, session, seq, id, par
 
 impl<'t> BulkWriter<'t> {
     /// A writer for the (new, empty) session `sid`, inside an open transaction.
-    fn new(store: &'t Sqlite, sid: i64) -> Result<Self> {
+    fn new(store: &'t Sqlite, sid: SessionKey) -> Result<Self> {
         let tx = &store.conn;
         Ok(BulkWriter {
             stmt: Named::prepare(tx, INSERT_ENTRY)?,
@@ -183,7 +184,7 @@ impl<'t> BulkWriter<'t> {
         let key = entry_key(self.sid, self.seq);
         let d = self.tree.place(key, &src.fields);
         self.count(seen, src.list_text.as_deref());
-        let source = EntryKey(src.key).session().0;
+        let source = src.key.session();
         if !self.sources.contains(&source) {
             self.sources.push(source);
         }
@@ -272,9 +273,9 @@ pub const INSERT_ENTRY: &str = "INSERT INTO entries (key, session, seq, id, pare
 /// Inserts one entry row (line `seq` of session `sid`) with its columns and derived data.
 fn insert_entry_row(
     stmt: &mut Named<'_>,
-    (sid, seq): (i64, i64),
+    (sid, seq): (SessionKey, i64),
     f: &EntryFields,
-    (body, owner): (&Stored<'_>, Option<i64>),
+    (body, owner): (&Stored<'_>, Option<EntryKey>),
     d: &Derived,
 ) -> Result<()> {
     stmt.execute(named_params! {
@@ -399,7 +400,7 @@ impl Writes for Sqlite {
         }
     }
 
-    fn line_writer<'a>(&'a self, sid: i64) -> Result<Box<dyn LineWriter + 'a>> {
+    fn line_writer<'a>(&'a self, sid: SessionKey) -> Result<Box<dyn LineWriter + 'a>> {
         Ok(Box::new(BulkWriter::new(self, sid)?))
     }
 
@@ -411,7 +412,7 @@ impl Writes for Sqlite {
         false
     }
 
-    fn insert_session(&self, n: &NewSession<'_>) -> Result<i64> {
+    fn insert_session(&self, n: &NewSession<'_>) -> Result<SessionKey> {
         let s = |k: &str| n.header.get(k).and_then(Value::as_str).map(str::to_owned);
         let dir = n.path.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
         let tx = &self.conn;
@@ -432,10 +433,10 @@ impl Writes for Sqlite {
             ":file_mtime_ns": n.file.map(|f| f.mtime_ns),
             ":written_ns": n.written_ns,
         })?;
-        Ok(tx.last_insert_rowid())
+        Ok(SessionKey(tx.last_insert_rowid()))
     }
 
-    fn copy_session(&self, source: i64, copy: i64) -> Result<()> {
+    fn copy_session(&self, source: SessionKey, copy: SessionKey) -> Result<()> {
         let tx = &self.conn;
         let (lo, _) = key_range(source);
         let (new_lo, _) = key_range(copy);
@@ -457,9 +458,9 @@ impl Writes for Sqlite {
 
     fn append_new_entry(
         &self,
-        sid: i64,
+        sid: SessionKey,
         text: &str,
-        parent: Option<(i64, Derived)>,
+        parent: Option<(EntryKey, Derived)>,
         _state: &mut AppendState,
     ) -> Result<Appended> {
         // One transaction of its own, unless the caller's is open.
@@ -477,7 +478,7 @@ impl Writes for Sqlite {
         appended.map(Appended::Key)
     }
 
-    fn load_stats(&self, sid: i64) -> Result<StoredStats> {
+    fn load_stats(&self, sid: SessionKey) -> Result<StoredStats> {
         let conn = &self.conn;
         let row = conn
             .prepare_cached(SESSION_STATS)?
@@ -498,7 +499,7 @@ impl Writes for Sqlite {
         row.ok_or_else(|| crate::Error::NotFound(format!("no session with internal key {sid}")))
     }
 
-    fn append_entry(&self, sid: i64, text: &str, parent: Option<(i64, Derived)>) -> Result<i64> {
+    fn append_entry(&self, sid: SessionKey, text: &str, parent: Option<(EntryKey, Derived)>) -> Result<EntryKey> {
         let tx = &self.conn;
         let StoredStats { mut stats, last_seq, tree_ok: regular } = self.load_stats(sid)?;
         let obj = json::scan_object(text.as_bytes())
@@ -526,13 +527,13 @@ impl Writes for Sqlite {
         Ok(key)
     }
 
-    fn entry_node(&self, sid: i64, id: &str) -> Result<Option<(i64, Derived)>> {
+    fn entry_node(&self, sid: SessionKey, id: &str) -> Result<Option<(EntryKey, Derived)>> {
         let conn = &self.conn;
         let mut st = conn.prepare_cached(ENTRY_NODE)?;
         Ok(st.query_row(named_params! { ":sid": sid, ":id": id }, |r| Ok((r.get("key")?, derived(r)?))).optional()?)
     }
 
-    fn branch_source_rows(&self, keys: &[i64]) -> Result<Vec<(SharedLine, String)>> {
+    fn branch_source_rows(&self, keys: &[EntryKey]) -> Result<Vec<(SharedLine, String)>> {
         let mut st = self.conn.prepare_cached(BRANCH_SOURCE_ROWS)?;
         let c = columns(
             &st,

@@ -4,7 +4,6 @@
 use super::corpus::Corpus;
 use super::system;
 use super::timing::{measure, measure_with, RunPlan, Timing};
-use rusqlite::OptionalExtension;
 use sessiondb::db::Db;
 use sessiondb::discovery;
 use sessiondb::json::{self, Value};
@@ -130,17 +129,14 @@ pub fn build_search_index(conn: &mut Db) -> Result<(f64, i64, Option<f64>)> {
 /// spread over the corpus, with the fewest texts holding it as a whole word (at least one). Returns it with its
 /// match count.
 pub fn rare_word(db: &Db) -> Result<Option<(String, i64)>> {
-    let conn = db.sqlite();
     const SAMPLES: i64 = 40;
     const MAX_CANDIDATES: usize = 400;
-    let (lo, hi): (Option<i64>, Option<i64>) =
-        conn.query_row(sessiondb::internals::search_index::TEXT_KEY_RANGE, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    let (Some(lo), Some(hi)) = (lo, hi) else { return Ok(None) };
+    let lines = sessiondb::internals::search_index::sample_lines(db, SAMPLES)?;
+    if lines.is_empty() {
+        return Ok(None);
+    }
     let mut candidates: Vec<String> = Vec::new();
-    let mut st = conn.prepare_cached(sessiondb::internals::search_index::TEXT_LINE_FROM)?;
-    for i in 0..SAMPLES {
-        let from = lo + (hi - lo) / SAMPLES * i;
-        let Some(body) = st.query_row([from], |r| r.get::<_, String>(0)).optional()? else { continue };
+    for body in lines {
         let text = sessiondb::internals::extract::text_of_line(&body).unwrap_or_default();
         for w in text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().count() >= 8) {
             if candidates.len() < MAX_CANDIDATES && !candidates.iter().any(|c| c == w) {

@@ -3,7 +3,6 @@
 //! so all figures are warm-cache figures, as bench-pi's.
 
 use super::corpus::Corpus;
-use super::rows::count_entry_rows;
 use super::system;
 use super::timing::{measure, measure_with, RunPlan, Timing};
 use sessiondb::db::{self, Db};
@@ -12,7 +11,7 @@ use sessiondb::import::{self, ImportOptions, ImportSummary};
 use sessiondb::json::Value;
 use sessiondb::resolve::{self, SessionRef};
 use sessiondb::tree::{Leaf, SessionTree};
-use sessiondb::{Error, Result};
+use sessiondb::{Error, Result, SessionKey};
 use std::path::{Path, PathBuf};
 
 /// Import of a whole corpus into fresh databases.
@@ -51,7 +50,7 @@ pub fn import_corpus(corpus: &Corpus, runs: u32, work: &Path) -> Result<ImportFi
         |path| {
             let mut conn = db::open(&path)?;
             let s = import::import_targets(&mut conn, &corpus.targets, ImportOptions::default(), |_| {})?;
-            conn.into_sqlite().close().map_err(|(_, e)| Error::from(e))?;
+            conn.close()?;
             peak = system::max_peak(peak, system::peak_rss_mib());
             summary = Some(s);
             Ok(path)
@@ -110,9 +109,9 @@ pub struct ProjectionShape {
 }
 
 /// Counts the rows one projection at the last entry of `sid` reads (untimed: tracing is slow).
-pub fn projection_shape(conn: &mut Db, sid: i64) -> Result<ProjectionShape> {
+pub fn projection_shape(conn: &mut Db, sid: SessionKey) -> Result<ProjectionShape> {
     let leaf = SessionTree::open(conn, sid)?.leaf_row(&Leaf::Last)?;
-    let (_, rows_read) = count_entry_rows(conn, |c| SessionTree::open(c, sid)?.projection(&Leaf::Last))?;
+    let (_, rows_read) = conn.count_entry_rows(|c| SessionTree::open(c, sid)?.projection(&Leaf::Last))?;
     Ok(ProjectionShape {
         rows_read,
         path_length: leaf.as_ref().and_then(|r| r.depth).map(|d| d + 1),
@@ -121,7 +120,7 @@ pub fn projection_shape(conn: &mut Db, sid: i64) -> Result<ProjectionShape> {
 }
 
 /// The projection at the last entry of `sid` on an open connection (no database open).
-pub fn context_projection(conn: &Db, sid: i64, runs: u32) -> Result<Timing> {
+pub fn context_projection(conn: &Db, sid: SessionKey, runs: u32) -> Result<Timing> {
     let (timing, _) = measure(RunPlan::fast(runs), |_| {
         let (projection, _) = SessionTree::open(conn, sid)?.projection(&Leaf::Last)?;
         Ok(message_count(&projection))

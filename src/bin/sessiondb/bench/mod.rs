@@ -8,7 +8,6 @@ pub mod figures;
 pub mod pending;
 pub mod postgres;
 pub mod report;
-pub mod rows;
 pub mod synth;
 pub mod system;
 pub mod timing;

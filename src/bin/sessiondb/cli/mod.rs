@@ -119,11 +119,13 @@ fn run_local(db: &std::path::Path, command: Command) -> anyhow::Result<i32> {
     }
 }
 
-/// An error SQLite raised is about the database file: say which one.
+/// A database failure that does not say which database failed (a SQLite file's statements)
+/// is about the database file: say which one.
 fn name_the_database(e: anyhow::Error, db: &std::path::Path) -> anyhow::Error {
     let shown = db.display().to_string();
-    let from_sqlite = e.chain().any(|c| c.is::<rusqlite::Error>() || c.is::<rusqlite::ffi::Error>());
-    if !from_sqlite || e.to_string().contains(&shown) {
+    let unnamed =
+        e.chain().any(|c| c.downcast_ref::<sessiondb::Error>().is_some_and(sessiondb::Error::names_no_database));
+    if !unnamed || e.to_string().contains(&shown) {
         return e;
     }
     e.context(shown)

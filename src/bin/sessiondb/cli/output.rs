@@ -45,9 +45,17 @@ pub fn to_stdout<T>(
 /// Prints an error (with its causes) on one line to stderr; returns exit status 2.
 pub fn fail(e: &anyhow::Error) -> i32 {
     let mut msg = format!("sessiondb: error: {e}");
-    for cause in e.chain().skip(1) {
-        // SQLite's bare result code repeats the message before it.
-        if cause.is::<rusqlite::ffi::Error>() {
+    // Beneath a database failure its driver's error is shown where it adds to the message;
+    // what the driver's error wraps in turn (SQLite's bare result code) only repeats it.
+    let mut driver_at = None;
+    for (i, cause) in e.chain().enumerate() {
+        if driver_at.is_some_and(|d| i > d) {
+            continue;
+        }
+        if cause.downcast_ref::<sessiondb::Error>().and_then(sessiondb::Error::driver_error).is_some() {
+            driver_at = Some(i + 1);
+        }
+        if i == 0 {
             continue;
         }
         let c = cause.to_string();

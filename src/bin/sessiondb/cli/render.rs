@@ -65,7 +65,7 @@ pub fn content_text(content: Option<&Value>) -> String {
 }
 
 /// `type` or `type/role` of an entry, e.g. `message/user`, `compaction`.
-pub fn entry_kind(e: &ParsedEntry) -> String {
+pub fn entry_kind<K>(e: &ParsedEntry<K>) -> String {
     match (e.kind(), e.role()) {
         (Some("message"), Some(role)) => role.to_string(),
         (Some(kind), _) => kind.to_string(),
@@ -74,7 +74,7 @@ pub fn entry_kind(e: &ParsedEntry) -> String {
 }
 
 /// A short text for an entry (what a tree line shows after its kind).
-pub fn entry_preview(e: &ParsedEntry, max: usize) -> String {
+pub fn entry_preview<K>(e: &ParsedEntry<K>, max: usize) -> String {
     let text = match e.kind() {
         Some("message") => {
             let m = e.get("message").and_then(Value::as_object);

@@ -4,6 +4,7 @@ use super::{open_session, warn_cycle};
 use crate::cli::render;
 use sessiondb::json::{Object, Value};
 use sessiondb::tree::Row;
+use sessiondb::EntryKey;
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
@@ -114,7 +115,7 @@ pub fn run_tree(db: &Path, a: TreeArgs) -> anyhow::Result<i32> {
         out.flush()?;
         return Ok(0);
     }
-    let active: HashSet<i64> = t.branch(None)?.entries.iter().map(|r| r.key).collect();
+    let active: HashSet<EntryKey> = t.branch(None)?.entries.iter().map(|r| r.key).collect();
     // Indent only where the tree branches, as pi's /tree does: chains thousands deep stay readable.
     let mut levels: Vec<(usize, usize)> = Vec::new(); // per depth: (indent level, child count)
     for n in &nodes {

@@ -7,6 +7,7 @@
 use sessiondb::discovery::SessionInfo;
 use sessiondb::outline::Outline;
 use sessiondb::usage_stats::Totals;
+use sessiondb::{EntryKey, SessionKey};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -32,7 +33,7 @@ struct Kept {
     stamp: Stamp,
     list: Option<Arc<Vec<Listed>>>,
     totals: HashMap<String, Arc<Vec<Totals>>>,
-    outlines: HashMap<(i64, Option<i64>), Arc<Outline>>,
+    outlines: HashMap<(SessionKey, Option<EntryKey>), Arc<Outline>>,
 }
 
 pub struct Cache {
@@ -94,13 +95,13 @@ impl Cache {
     }
 
     /// The outline, if it is kept.
-    pub fn kept_outline(&self, key: (i64, Option<i64>)) -> Option<Arc<Outline>> {
+    pub fn kept_outline(&self, key: (SessionKey, Option<EntryKey>)) -> Option<Arc<Outline>> {
         self.kept().and_then(|k| k.outlines.get(&key).cloned())
     }
 
     pub fn outline(
         &self,
-        key: (i64, Option<i64>),
+        key: (SessionKey, Option<EntryKey>),
         make: impl FnOnce() -> anyhow::Result<Outline>,
     ) -> anyhow::Result<Arc<Outline>> {
         if let Some(o) = self.kept().and_then(|k| k.outlines.get(&key).cloned()) {

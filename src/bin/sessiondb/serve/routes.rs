@@ -6,6 +6,7 @@ use super::http::{Query, Response};
 use super::security::{Policy, Refusal};
 use super::{assets, pages, token, Opener};
 use sessiondb::db::Db;
+use sessiondb::SessionKey;
 
 /// Answers requests until the server stops. The connection is opened again after an error
 /// that may have broken it.
@@ -81,7 +82,7 @@ fn route(db: &Db, cache: &Cache, q: &Query) -> anyhow::Result<Response> {
     }
     if let Some(rest) = path.strip_prefix("/s/") {
         let (sid, tail) = rest.split_once('/').unwrap_or((rest, ""));
-        let Ok(sid) = sid.parse::<i64>() else { return Ok(pages::layout::not_found()) };
+        let Ok(sid) = sid.parse::<i64>().map(SessionKey) else { return Ok(pages::layout::not_found()) };
         return match tail {
             "" => pages::session::page(db, cache, sid, q),
             "export.jsonl" => pages::session::export(db, sid),

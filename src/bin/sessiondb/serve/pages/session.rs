@@ -10,6 +10,7 @@ use super::{format, transcript, tree};
 use maud::html;
 use sessiondb::db::Db;
 use sessiondb::tree::SessionTree;
+use sessiondb::SessionKey;
 
 /// Entries shown at once: the tail of the path, then this many more per "earlier" step.
 pub const WINDOW: i64 = 100;
@@ -22,7 +23,7 @@ pub const TREE_NODES: usize = 400;
 /// it from `/s/SID/tree` right after, or a link opens it.
 pub const LAZY_TREE: i64 = 20_000;
 
-pub fn page(db: &Db, cache: &Cache, sid: i64, q: &Query) -> anyhow::Result<Response> {
+pub fn page(db: &Db, cache: &Cache, sid: SessionKey, q: &Query) -> anyhow::Result<Response> {
     let Ok(t) = SessionTree::open(db, sid) else { return Ok(layout::not_found()) };
     let Some(info) = sessiondb::discovery::info(db, sid)? else {
         return Ok(layout::not_found());
@@ -109,7 +110,7 @@ pub fn page(db: &Db, cache: &Cache, sid: i64, q: &Query) -> anyhow::Result<Respo
 
 /// The session as pi JSONL, written to a temporary file and streamed (memory stays bounded
 /// for a session of any size).
-pub fn export(db: &Db, sid: i64) -> anyhow::Result<Response> {
+pub fn export(db: &Db, sid: SessionKey) -> anyhow::Result<Response> {
     let Some(info) = sessiondb::discovery::info(db, sid)? else {
         return Ok(layout::not_found());
     };
@@ -131,7 +132,7 @@ pub fn export(db: &Db, sid: i64) -> anyhow::Result<Response> {
 }
 
 /// One entry's exact line, as plain text (what a cut block leaves out).
-pub fn raw_entry(db: &Db, sid: i64, q: &Query) -> anyhow::Result<Response> {
+pub fn raw_entry(db: &Db, sid: SessionKey, q: &Query) -> anyhow::Result<Response> {
     let Ok(t) = SessionTree::open(db, sid) else { return Ok(layout::not_found()) };
     match q.get("id").map(|id| t.entry(id)).transpose()?.flatten() {
         Some(row) => Ok(Response::text(200, row.body)),
@@ -141,7 +142,7 @@ pub fn raw_entry(db: &Db, sid: i64, q: &Query) -> anyhow::Result<Response> {
 
 /// `/s/SID/tree?leaf=ID`: the tree beside the path to ID, alone (what a huge session's page
 /// fetches after its first screen).
-pub fn tree_fragment(db: &Db, cache: &Cache, sid: i64, q: &Query) -> anyhow::Result<Response> {
+pub fn tree_fragment(db: &Db, cache: &Cache, sid: SessionKey, q: &Query) -> anyhow::Result<Response> {
     let Ok(t) = SessionTree::open(db, sid) else { return Ok(layout::not_found()) };
     let leaf = match q.get("leaf") {
         Some(id) => t.entry(id)?.or(t.last_entry()?),

@@ -8,6 +8,7 @@ use super::layout::{self, Section};
 use maud::{html, Markup};
 use sessiondb::db::Db;
 use sessiondb::search::{self, SearchFilter};
+use sessiondb::SessionKey;
 use std::collections::{BTreeMap, HashMap};
 
 /// Sessions on one page.
@@ -186,7 +187,7 @@ fn search_page(db: &Db, text: &str, f: &Filters<'_>, since: Option<i64>) -> anyh
     let started = std::time::Instant::now();
     let hits = search::search(db, text, &filter);
     let took = started.elapsed();
-    let mut sids: HashMap<String, Option<i64>> = HashMap::new();
+    let mut sids: HashMap<String, Option<SessionKey>> = HashMap::new();
     let body = match hits {
         Err(e) => html! { h1 { "Search" } p.error { (e.to_string()) } },
         Ok(hits) => {

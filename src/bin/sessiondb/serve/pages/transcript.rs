@@ -8,6 +8,7 @@ use super::format;
 use maud::{html, Markup};
 use sessiondb::json::{Object, Value};
 use sessiondb::tree::Row;
+use sessiondb::SessionKey;
 
 /// Characters of one text block shown before it is cut.
 pub const MAX_TEXT: usize = 20_000;
@@ -120,7 +121,7 @@ fn message(m: &Object, raw: &str) -> Markup {
 }
 
 /// The entry as an `<article id="entry-ID">`.
-pub fn entry(sid: i64, row: &Row) -> Markup {
+pub fn entry(sid: SessionKey, row: &Row) -> Markup {
     let parsed = row.parse().value;
     let id = row.id.as_deref().unwrap_or("");
     let raw = link(&format!("/s/{sid}/entry"), &[("id", row.id.as_deref())]);

@@ -1,0 +1,29 @@
+//! Session and entry keys as SQLite values: a key is bound and read as the integer it is (the
+//! rowid of `sessions` and of `entries`), so statements take and give the typed keys.
+
+use crate::store::keys::{EntryKey, SessionKey};
+use rusqlite::types::{FromSql, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
+
+impl ToSql for SessionKey {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        self.0.to_sql()
+    }
+}
+
+impl FromSql for SessionKey {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        i64::column_result(value).map(SessionKey)
+    }
+}
+
+impl ToSql for EntryKey {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        self.0.to_sql()
+    }
+}
+
+impl FromSql for EntryKey {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        i64::column_result(value).map(EntryKey)
+    }
+}
