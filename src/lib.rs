@@ -67,7 +67,8 @@ pub mod internals {
     pub use crate::pi::{entries, ids, layout, migrate, projection, system};
     pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
     pub use crate::store::journal;
-    pub use crate::store::sqlite::bulk;
+    pub use crate::store::sqlite::open::create_at_version;
+    pub use crate::store::sqlite::{bulk, lines};
     pub use crate::store::{derive, keys, replica, stats, tokens};
 
     /// Discovery: the types, and each backend's statements (for tests of their plans).
@@ -129,6 +130,7 @@ pub mod internals {
         pub use crate::store::entries::*;
         pub use crate::store::postgres::entries::*;
         pub use crate::store::sqlite::entries::*;
+        pub use crate::store::sqlite::unpack_ahead::STORED_LINES;
     }
 
     /// One session's row: the types, and each backend's statements (for tests of their plans).

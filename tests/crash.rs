@@ -306,7 +306,10 @@ fn sigkill_during_rpc_appends_keeps_every_acknowledged_entry_once() {
             .sqlite()
             .query_row("SELECT sid, entry_count FROM sessions WHERE path = ?1", [&file], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap();
-        let mut st = conn.sqlite().prepare("SELECT id, body FROM entries WHERE session = ?1 ORDER BY key").unwrap();
+        let mut st = conn
+            .sqlite()
+            .prepare("SELECT id, sessiondb_line(body, body_dict) FROM entries WHERE session = ?1 ORDER BY key")
+            .unwrap();
         let stored: Vec<(String, String)> =
             st.query_map([sid], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
         assert_eq!(stored.len() as i64, count, "{context}: counters and rows differ");

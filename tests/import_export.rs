@@ -274,7 +274,7 @@ fn importing_again_changes_nothing() {
     let targets = sessiondb::import::collect_targets(&[dir]).unwrap();
     let first = sessiondb::import::import_targets(&mut conn, &targets, ImportOptions::default(), |_| {}).unwrap();
     let snapshot = |conn: &sessiondb::db::Db| -> Vec<(String, i64, String)> {
-        let mut st = conn.sqlite().prepare("SELECT s.path, e.seq, e.body FROM entries e JOIN sessions s ON s.sid = e.session ORDER BY s.path, e.seq").unwrap();
+        let mut st = conn.sqlite().prepare("SELECT s.path, e.seq, sessiondb_line(e.body, e.body_dict) FROM entries e JOIN sessions s ON s.sid = e.session ORDER BY s.path, e.seq").unwrap();
         st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
     };
     let before = snapshot(&conn);

@@ -83,7 +83,7 @@ fn a_failed_write_changes_nothing() {
     rusqlite::Connection::open(&db)
         .unwrap()
         .execute_batch(
-            "CREATE TRIGGER refuse BEFORE INSERT ON entries WHEN NEW.body LIKE '%boom%' \
+            "CREATE TRIGGER refuse BEFORE INSERT ON entries WHEN sessiondb_line(NEW.body, NEW.body_dict) LIKE '%boom%' \
              BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END;",
         )
         .unwrap();

@@ -32,6 +32,7 @@ const HOT: &[(&str, &str, &str)] = &[
     ("SESSION_HEADER", sessiondb::internals::sessions::SESSION_HEADER, "USING INTEGER PRIMARY KEY"),
     ("SESSION_TREE_STATE", e::SESSION_TREE_STATE, "USING INTEGER PRIMARY KEY"),
     ("ENTRY_BODIES", e::ENTRY_BODIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("STORED_LINES", e::STORED_LINES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("LAST_ENTRY", e::LAST_ENTRY, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("ALL_ENTRIES", e::ALL_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("LINES_FROM", e::LINES_FROM, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),

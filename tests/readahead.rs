@@ -7,21 +7,24 @@ use sessiondb::import::{self, ImportOptions};
 use sessiondb::internals::readahead::{ReadAhead, Scanned};
 use std::collections::HashMap;
 
-/// Every row of the tables an import writes, as text, in key order. Migrated sessions' rows
-/// are left out: migrating gives entries new random ids.
+/// Every row of the tables an import writes, as text, in key order, lines as they read back
+/// (how each is packed depends on the dictionary its writer had trained by then). Migrated
+/// sessions' rows are left out: migrating gives entries new random ids.
 fn contents(conn: &sessiondb::db::Db) -> Vec<String> {
     let mut out = Vec::new();
     let migrated = "(SELECT sid FROM sessions WHERE source_version < version)";
+    let entries = "key, session, seq, id, parent_id, type, ts, ts_ms, role, sessiondb_line(body, body_dict), \
+        parent_key, depth, compaction_key, thinking_key, model_key, body_key";
     let tables = [
-        ("sessions", "1"),
-        ("entries", "rowid >> 32 NOT IN migrated"),
-        ("texts", "rowid >> 32 NOT IN migrated"),
-        ("usage", "rowid >> 32 NOT IN migrated"),
-        ("list_texts", "rowid NOT IN migrated"),
-        ("search_pending", "rowid >> 32 NOT IN migrated"),
+        ("sessions", "*", "1"),
+        ("entries", entries, "rowid >> 32 NOT IN migrated"),
+        ("texts", "*", "rowid >> 32 NOT IN migrated"),
+        ("usage", "*", "rowid >> 32 NOT IN migrated"),
+        ("list_texts", "sid, upto_seq, sessiondb_line(text, text_dict)", "rowid NOT IN migrated"),
+        ("search_pending", "*", "rowid >> 32 NOT IN migrated"),
     ];
-    for (table, filter) in tables {
-        let sql = format!("SELECT * FROM {table} WHERE {} ORDER BY rowid", filter.replace("migrated", migrated));
+    for (table, cols, filter) in tables {
+        let sql = format!("SELECT {cols} FROM {table} WHERE {} ORDER BY rowid", filter.replace("migrated", migrated));
         let mut st = conn.sqlite().prepare(&sql).unwrap();
         let n = st.column_count();
         let rows = st
@@ -75,7 +78,7 @@ fn the_reader_hands_files_over_in_order_and_skips_unchanged_ones() {
     let c = write("c.jsonl", "{\"type\":\"session\",\"id\":\"c\"}\n");
     let d = write("d.jsonl", "{\"type\":\"session\",\"id\":\"d\"}\n");
     let known = HashMap::from([(b.clone(), sessiondb::internals::jsonl::file_signature(&b).unwrap())]);
-    let mut reader = ReadAhead::start(vec![a.clone(), missing, b, c, d], known);
+    let mut reader = ReadAhead::start(vec![a.clone(), missing, b, c, d], known, None);
 
     let mut s = reader.take(0).expect("a is read");
     assert_eq!(s.signature.size, std::fs::metadata(&a).unwrap().len() as i64);

@@ -327,6 +327,8 @@ fn a_database_indexed_at_schema_9_migrates_and_finds_the_same_hits() {
     {
         let mut v9 = rusqlite::Connection::open(&old).unwrap();
         schema_v9::migrations::runner().set_target(refinery::Target::Version(9)).run(&mut v9).unwrap();
+        // Lines are copied as schema 9 held them: unpacked.
+        sessiondb::internals::lines::register(&v9).unwrap();
         v9.execute("ATTACH DATABASE ?1 AS src", [db.to_str().unwrap()]).unwrap();
         let tables: Vec<String> = v9
             .prepare("SELECT name FROM main.sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite%' AND name NOT LIKE 'search%' AND name NOT IN ('fts_pending', 'refinery_schema_history', 'maintenance')")
@@ -346,8 +348,16 @@ fn a_database_indexed_at_schema_9_migrates_and_finds_the_same_hits() {
                 .unwrap()
                 .map(Result::unwrap)
                 .collect();
-            let cols = cols.join(", ");
-            tx.execute(&format!("INSERT INTO main.{t} ({cols}) SELECT {cols} FROM src.{t}"), []).unwrap();
+            let read: Vec<String> = cols
+                .iter()
+                .map(|c| match (t.as_str(), c.as_str()) {
+                    ("entries", "body") => "sessiondb_line(body, body_dict)".to_string(),
+                    ("list_texts", "text") => "sessiondb_line(text, text_dict)".to_string(),
+                    _ => c.clone(),
+                })
+                .collect();
+            let sql = format!("INSERT INTO main.{t} ({}) SELECT {} FROM src.{t}", cols.join(", "), read.join(", "));
+            tx.execute(&sql, []).unwrap();
         }
         let keys: Vec<(i64, String)> = tx
             .prepare("SELECT p.key, e.body FROM fts_pending p JOIN entry_lines e ON e.key = p.key")

@@ -240,7 +240,9 @@ pub(crate) fn import_direct(
     // is written while it reads).
     let mut reader = (!opts.live).then(|| {
         let known = if opts.force { HashMap::new() } else { known_signatures(conn) };
-        ReadAhead::start(targets.iter().map(|t| t.path.clone()).collect(), known)
+        // A store that packs its lines has them packed on the reading thread too.
+        let packer = crate::store::write::line_packer(conn).ok().flatten();
+        ReadAhead::start(targets.iter().map(|t| t.path.clone()).collect(), known, packer)
     });
     let mut summary = ImportSummary::default();
     let mut rest = targets;

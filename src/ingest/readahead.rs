@@ -1,14 +1,18 @@
 //! Reading and parsing an import's files on a second thread, ahead of the thread writing them
 //! to the database: parsing is about 40% of an import's time, and the writer no longer waits
 //! for it. Files are handed over in order, each as a stream of parsed lines; memory stays
-//! bounded (a few files and a few MiB of lines ahead), whatever the files' sizes.
+//! bounded (a few files and a few MiB of lines ahead), whatever the files' sizes. Where the
+//! store keeps its lines packed, a few workers pack each piece before the writer takes it.
 
 use crate::jsonl::signature::FileSignature;
 use crate::jsonl::{classify, LineKind, LineReader};
+use crate::store::codec::{Dictionary, Packer};
+use crate::store::parallel::{self, Pool, Ticket};
 use crate::store::write::ParsedLine;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// A line's kind, with what writing it needs when it is an entry.
@@ -55,6 +59,8 @@ pub struct AheadLine {
 /// What the reader sends for one file, in order.
 enum Piece {
     Lines(Vec<AheadLine>),
+    /// Lines being packed by a worker of the pool.
+    Packing(Ticket<Vec<AheadLine>>),
     End,
     Failed(std::io::Error),
 }
@@ -83,12 +89,21 @@ pub struct ReadAhead {
 
 impl ReadAhead {
     /// Starts reading `paths` in order. A file whose size and modification time are those in
-    /// `known` (by absolute path) is not read: the writer will find it unchanged.
-    pub fn start(paths: Vec<PathBuf>, known: HashMap<PathBuf, FileSignature>) -> Self {
+    /// `known` (by absolute path) is not read: the writer will find it unchanged. With a
+    /// `packer` (the store keeps its lines packed), entry lines are packed here too.
+    pub fn start(paths: Vec<PathBuf>, known: HashMap<PathBuf, FileSignature>, mut packer: Option<Packer>) -> Self {
         let (tx, rx) = sync_channel(FILES_AHEAD);
         let worker = std::thread::Builder::new()
             .name("sessiondb-readahead".into())
-            .spawn(move || read_files(&paths, &known, &tx))
+            .spawn(move || match packer.take() {
+                None => read_files(&paths, &known, &tx, None),
+                Some(trainer) => std::thread::scope(|scope| {
+                    let dict = trainer.dictionary().cloned();
+                    let states = (0..parallel::workers(PACKERS)).map(|_| Packer::new(dict.clone(), false)).collect();
+                    let mut packing = Packing { trainer, pool: Pool::start(scope, states, pack_piece) };
+                    read_files(&paths, &known, &tx, Some(&mut packing));
+                }),
+            })
             .ok();
         ReadAhead { files: worker.is_some().then_some(rx), pending: None, worker }
     }
@@ -147,6 +162,13 @@ impl FileStream {
             }
             match self.lines.recv() {
                 Ok(Piece::Lines(v)) => self.piece = v.into_iter(),
+                Ok(Piece::Packing(t)) => match t.wait() {
+                    Some(v) => self.piece = v.into_iter(),
+                    None => {
+                        self.done = true;
+                        return Err(std::io::Error::other("the packing thread stopped before the end of the file"));
+                    }
+                },
                 Ok(Piece::End) => self.done = true,
                 Ok(Piece::Failed(e)) => {
                     self.done = true;
@@ -161,8 +183,51 @@ impl FileStream {
     }
 }
 
+/// Threads packing lines beside the reader, at most.
+const PACKERS: usize = 4;
+
+/// Lines to pack, with the dictionary to pack them with.
+type PackJob = (Vec<AheadLine>, Option<Arc<Dictionary>>);
+
+/// The packing of entry lines: the reader's packer only collects lines and trains the
+/// dictionary from them (when the store has none yet); the pool's workers pack.
+struct Packing {
+    trainer: Packer,
+    pool: Pool<PackJob, Vec<AheadLine>>,
+}
+
+impl Packing {
+    /// Hands `piece` to a worker, its entry lines taken as training samples first.
+    fn submit(&mut self, piece: Vec<AheadLine>) -> Piece {
+        if self.trainer.is_training() {
+            for l in &piece {
+                if matches!(l.scanned, Scanned::Entry(_)) {
+                    self.trainer.sample(l.text.as_bytes());
+                }
+            }
+        }
+        Piece::Packing(self.pool.submit((piece, self.trainer.dictionary().cloned())))
+    }
+}
+
+/// A worker's job: the entry lines of a piece packed.
+fn pack_piece(packer: &mut Packer, (mut lines, dict): PackJob) -> Vec<AheadLine> {
+    packer.set_dictionary(dict);
+    for l in &mut lines {
+        if let Scanned::Entry(parsed) = &mut l.scanned {
+            parsed.packed = packer.pack(l.text.as_bytes());
+        }
+    }
+    lines
+}
+
 /// The reader: every path in order, each as an [`AheadFile`] followed by its pieces.
-fn read_files(paths: &[PathBuf], known: &HashMap<PathBuf, FileSignature>, files: &SyncSender<AheadFile>) {
+fn read_files(
+    paths: &[PathBuf],
+    known: &HashMap<PathBuf, FileSignature>,
+    files: &SyncSender<AheadFile>,
+    mut packing: Option<&mut Packing>,
+) {
     for (index, path) in paths.iter().enumerate() {
         let abs = crate::pi::layout::absolute(path);
         let signature = crate::jsonl::signature::file_signature(path).ok().filter(|sig| known.get(&abs) != Some(sig));
@@ -178,13 +243,21 @@ fn read_files(paths: &[PathBuf], known: &HashMap<PathBuf, FileSignature>, files:
         }
         // The writer dropping the stream (it found the file unchanged, or failed) ends this
         // file early; the next one follows.
-        let _ = read_file(path, &tx);
+        let _ = read_file(path, &tx, packing.as_deref_mut());
     }
 }
 
 /// Sends one file's lines in pieces, then `End` (or `Failed`). `Err` when the writer no
 /// longer listens.
-fn read_file(path: &std::path::Path, tx: &SyncSender<Piece>) -> Result<(), ()> {
+fn read_file(path: &std::path::Path, tx: &SyncSender<Piece>, mut packing: Option<&mut Packing>) -> Result<(), ()> {
+    // A piece as it is sent: to be packed first when the store packs its lines.
+    let mut send = |piece: Vec<AheadLine>| {
+        let piece = match packing.as_deref_mut() {
+            Some(p) => p.submit(piece),
+            None => Piece::Lines(piece),
+        };
+        tx.send(piece).map_err(drop)
+    };
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) => return tx.send(Piece::Failed(e)).map_err(drop),
@@ -205,22 +278,21 @@ fn read_file(path: &std::path::Path, tx: &SyncSender<Piece>) -> Result<(), ()> {
                     scanned,
                 });
                 if piece.len() >= PIECE_LINES || bytes >= PIECE_BYTES {
-                    tx.send(Piece::Lines(std::mem::replace(&mut piece, Vec::with_capacity(PIECE_LINES))))
-                        .map_err(drop)?;
+                    send(std::mem::replace(&mut piece, Vec::with_capacity(PIECE_LINES)))?;
                     bytes = 0;
                 }
             }
             Ok(None) => break,
             Err(e) => {
                 if !piece.is_empty() {
-                    tx.send(Piece::Lines(piece)).map_err(drop)?;
+                    send(piece)?;
                 }
                 return tx.send(Piece::Failed(e)).map_err(drop);
             }
         }
     }
     if !piece.is_empty() {
-        tx.send(Piece::Lines(piece)).map_err(drop)?;
+        send(piece)?;
     }
     tx.send(Piece::End).map_err(drop)
 }

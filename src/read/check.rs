@@ -52,6 +52,8 @@ pub enum Kind {
     ContextEditTarget,
     /// A fork's row shares a line with a row that is missing or itself a copy.
     SharedLine,
+    /// A stored (compressed) line cannot be read back as it was written.
+    DamagedLine,
 }
 
 impl Kind {
@@ -72,6 +74,7 @@ impl Kind {
             Kind::LabelTarget => "label-target",
             Kind::ContextEditTarget => "context-edit-target",
             Kind::SharedLine => "shared-line",
+            Kind::DamagedLine => "damaged-line",
         }
     }
 }
@@ -286,6 +289,14 @@ fn check_one(db: &Db, s: &SessionRow, out: &mut Vec<Finding>) -> Result<u64> {
         Some(_) => {}
     }
 
+    for l in &lines {
+        if let Some(why) = &l.damaged {
+            let message =
+                format!("the stored line cannot be read back as it was written ({why}); re-import the file (--force)");
+            out.push(finding(Kind::DamagedLine, Some(l), message));
+        }
+    }
+
     let tree = Tree::build(&entries);
     let mut irregular = false;
 
@@ -351,7 +362,8 @@ fn check_one(db: &Db, s: &SessionRow, out: &mut Vec<Finding>) -> Result<u64> {
                 ));
             }
         }
-        match e.kind.as_deref() {
+        // A damaged line's targets are unknown: it is reported as damaged only.
+        match e.kind.as_deref().filter(|_| e.damaged.is_none()) {
             Some("compaction") => {
                 if let Some(message) = tree.compaction_problem(i, e) {
                     out.push(finding(Kind::CompactionFirstKept, Some(e), message));

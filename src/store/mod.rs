@@ -3,6 +3,7 @@
 //! writes of session and entry rows.
 
 pub(crate) mod backend;
+pub mod codec;
 pub mod db;
 pub mod derive;
 pub mod discovery;
@@ -14,6 +15,7 @@ pub mod integrity;
 pub(crate) mod interface;
 pub mod journal;
 pub mod keys;
+pub mod parallel;
 pub mod postgres;
 pub mod replica;
 pub mod search;

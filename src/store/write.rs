@@ -47,6 +47,11 @@ impl<'t> EntryWriter<'t> {
     }
 }
 
+/// A packer of lines for an import's read-ahead thread, when `db` keeps its lines packed.
+pub fn line_packer(db: &Db) -> Result<Option<crate::store::codec::Packer>> {
+    db.store().line_packer()
+}
+
 /// Adds the session row; returns its sid.
 pub fn insert_session(db: &Db, n: &NewSession<'_>) -> Result<SessionKey> {
     db.store().insert_session(n)

@@ -46,6 +46,9 @@ pub struct CheckedEntry {
     pub kind: Option<String>,
     /// Only for labels, context edits and compactions.
     pub body: Option<String>,
+    /// Why its stored line cannot be read back as it was written (a packed line whose frame
+    /// is damaged: its checksum or length disagrees, or its dictionary is missing).
+    pub damaged: Option<String>,
 }
 
 /// What `check` reads.

@@ -5,6 +5,7 @@
 use crate::error::Result;
 use crate::js::json::{self, RawObject};
 use crate::jsonl::signature::FileSignature;
+use crate::store::codec::{Packed, Packer};
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
 use crate::store::extract::Extras;
 use crate::store::keys::{EntryKey, SessionKey};
@@ -78,6 +79,9 @@ pub struct ParsedLine {
     pub extras: Extras,
     /// What it adds to its session's statistics.
     pub seen: Observation,
+    /// The line packed beforehand (by an import's read-ahead) with a packer of the store
+    /// ([`Writes::line_packer`]); `None`: the store packs it as it writes it, if it packs lines.
+    pub packed: Option<Packed>,
 }
 
 impl ParsedLine {
@@ -86,7 +90,7 @@ impl ParsedLine {
         let (fields, message) = EntryFields::read(obj);
         let extras = Extras::of(&fields, obj, message.as_ref());
         let seen = Observation::of(&fields, obj, message.as_ref());
-        ParsedLine { fields, extras, seen }
+        ParsedLine { fields, extras, seen, packed: None }
     }
 }
 
@@ -197,6 +201,9 @@ pub fn scan(text: &str) -> Option<RawObject<'_>> {
 
 /// Writing sessions and their lines.
 pub(crate) trait Writes {
+    /// A packer of lines for an import's read-ahead thread, when the store keeps its lines
+    /// packed (its lines then carry [`ParsedLine::packed`]).
+    fn line_packer(&self) -> Result<Option<Packer>>;
     /// A writer of the lines of the new, empty session `sid`.
     fn line_writer<'a>(&'a self, sid: SessionKey) -> Result<Box<dyn LineWriter + 'a>>;
     /// Whether a saved session's appends go to the append journal beside the database first

@@ -41,6 +41,8 @@ fn pg_entries(pg: &Pg, sid: SessionKey) -> Result<Vec<CheckedEntry>> {
             parent_id: r.get("parent_id"),
             kind: r.get("type"),
             body: r.get::<_, Option<&[u8]>>("body").map(|b| String::from_utf8_lossy(b).into_owned()),
+            // The server keeps its lines as text (compressed by itself).
+            damaged: None,
         })
         .collect())
 }

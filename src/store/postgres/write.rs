@@ -120,7 +120,7 @@ fn pg_append_entry(
     check_id: bool,
 ) -> Result<Appended> {
     let obj = scan(text).ok_or_else(|| crate::Error::InvalidArgument("entry is not a JSON object".into()))?;
-    let ParsedLine { fields: f, extras, seen } = ParsedLine::of(&obj);
+    let ParsedLine { fields: f, extras, seen, .. } = ParsedLine::of(&obj);
     let body = pg_text(text);
     let list_text = extras.list_text();
     let locked = pg.in_transaction();
@@ -267,6 +267,11 @@ impl LineWriter for Appends<'_> {
 }
 
 impl Writes for Pg {
+    fn line_packer(&self) -> Result<Option<crate::store::codec::Packer>> {
+        // The server compresses its text itself (lz4 TOAST, migration V3).
+        Ok(None)
+    }
+
     fn line_writer<'a>(&'a self, sid: SessionKey) -> Result<Box<dyn LineWriter + 'a>> {
         Ok(Box::new(Appends { pg: self, sid }))
     }

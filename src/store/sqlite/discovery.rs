@@ -78,10 +78,11 @@ pub const SESSION_INFO_BY_SID: &str = info_select!(" WHERE sid = :sid");
 pub const SESSION_COUNT: &str = "SELECT count(*) AS n FROM sessions";
 
 /// Every session's joined `allMessagesText` (for listing most of the sessions at once).
-pub const LIST_TEXT_CACHED_ALL: &str = "SELECT sid, upto_seq, text FROM list_texts";
+pub const LIST_TEXT_CACHED_ALL: &str = "SELECT sid, upto_seq, sessiondb_line(text, text_dict) AS text FROM list_texts";
 
 /// A session's joined `allMessagesText` and the line it is exact up to.
-pub const LIST_TEXT_CACHED: &str = "SELECT upto_seq, text FROM list_texts WHERE sid = :sid";
+pub const LIST_TEXT_CACHED: &str =
+    "SELECT upto_seq, sessiondb_line(text, text_dict) AS text FROM list_texts WHERE sid = :sid";
 
 /// Sessions whose joined `allMessagesText` misses lines appended since (`index` folds them in).
 pub const STALE_LIST_TEXTS: &str =
@@ -91,7 +92,8 @@ pub const STALE_LIST_TEXTS: &str =
 pub const SESSION_LAST_SEQ: &str = "SELECT last_seq FROM sessions WHERE sid = :sid";
 
 /// Stores a session's joined `allMessagesText`, exact up to line `:upto`.
-pub const SAVE_LIST_TEXT: &str = "INSERT OR REPLACE INTO list_texts (sid, upto_seq, text) VALUES (:sid, :upto, :text)";
+pub const SAVE_LIST_TEXT: &str =
+    "INSERT OR REPLACE INTO list_texts (sid, upto_seq, text, text_dict) VALUES (:sid, :upto, :text, :text_dict)";
 
 /// Forgets a session's joined `allMessagesText` (it outgrew the limit).
 pub const DROP_LIST_TEXT: &str = "DELETE FROM list_texts WHERE sid = :sid";
@@ -191,7 +193,10 @@ impl Discovery for Sqlite {
 
     fn save_list_text(&self, sid: SessionKey, upto: i64, text: &str) -> Result<()> {
         let db = &self.conn;
-        db.prepare_cached(SAVE_LIST_TEXT)?.execute(named_params! { ":sid": sid, ":upto": upto, ":text": text })?;
+        let stored = self.stored(text, None)?;
+        db.prepare_cached(SAVE_LIST_TEXT)?.execute(
+            named_params! { ":sid": sid, ":upto": upto, ":text": stored.body(), ":text_dict": stored.dict() },
+        )?;
         Ok(())
     }
 

@@ -242,15 +242,9 @@ impl Entries for Sqlite {
     }
 
     fn each_line(&self, sid: SessionKey, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
-        let db = &self.conn;
         let (lo, hi) = range(sid);
-        let mut st = db.prepare_cached(ENTRY_BODIES)?;
-        let [body] = columns(&st, ["body"])?;
-        let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi })?;
-        while let Some(r) = rows.next()? {
-            f(r.get_ref(body)?.as_str().map_err(rusqlite::Error::from)?)?;
-        }
-        Ok(())
+        let mut un = self.unpacker.borrow_mut();
+        crate::store::sqlite::unpack_ahead::each_line(&self.conn, &mut un, lo, hi, f)
     }
 
     fn all_sessions(&self) -> Result<Vec<SessionKey>> {

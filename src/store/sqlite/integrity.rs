@@ -3,7 +3,8 @@
 
 use crate::error::Result;
 use crate::store::integrity::{CheckedEntry, CheckedSession, ForeignKeyProblem, Integrity, SharedLineProblem};
-use crate::store::keys::SessionKey;
+use crate::store::keys::{EntryKey, SessionKey};
+use crate::store::sqlite::lines::read_line;
 use crate::store::sqlite::{columns, Sqlite};
 use rusqlite::{named_params, Connection, OptionalExtension};
 
@@ -57,11 +58,18 @@ pub const CHECK_SESSIONS: &str = "SELECT sid, id, path, cwd, entry_count, last_s
 pub const CHECK_SESSION: &str =
     "SELECT sid, id, path, cwd, entry_count, last_seq, tree_ok FROM sessions WHERE sid = :sid";
 
-/// A session's lines (keys `:lo..=:hi`) in file order for `check`: the bodies only of the
-/// entries whose targets it checks.
-pub const CHECK_ENTRIES: &str = "SELECT seq, id, parent_id, type, \
-        CASE WHEN type IN ('label', 'context_edit', 'compaction') THEN body END AS body \
-    FROM entry_lines WHERE key BETWEEN :lo AND :hi ORDER BY key";
+/// A session's lines (keys `:lo..=:hi`) in file order for `check`, as stored (packed or not;
+/// a copy's line is in the row `body_key` names).
+pub const CHECK_ENTRIES: &str = "SELECT seq, id, parent_id, type, body, body_dict, body_key \
+    FROM entries WHERE key BETWEEN :lo AND :hi ORDER BY key";
+
+/// The line of a copy, for `check`.
+pub const CHECK_COPIED_LINE: &str = "SELECT body FROM entry_lines WHERE key = :key";
+
+/// Whether `check` needs the text of an entry of this type (it checks its targets).
+fn checks_body(kind: Option<&str>) -> bool {
+    matches!(kind, Some("label" | "context_edit" | "compaction"))
+}
 
 impl Integrity for Sqlite {
     fn integrity_check(&self, f: &mut dyn FnMut(String) -> bool) -> Result<()> {
@@ -106,18 +114,37 @@ impl Integrity for Sqlite {
         let db = &self.conn;
         let (lo, hi) = sid.range();
         let mut st = db.prepare_cached(CHECK_ENTRIES)?;
-        let c = columns(&st, ["seq", "id", "parent_id", "type", "body"])?;
-        let rows = st
-            .query_map(named_params! { ":lo": lo, ":hi": hi }, |r| {
-                Ok(CheckedEntry {
-                    seq: r.get(c[0])?,
-                    id: r.get(c[1])?,
-                    parent_id: r.get(c[2])?,
-                    kind: r.get(c[3])?,
-                    body: r.get(c[4])?,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+        let c = columns(&st, ["seq", "id", "parent_id", "type", "body", "body_dict", "body_key"])?;
+        let mut unpacker = self.unpacker.borrow_mut();
+        let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi })?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let kind: Option<String> = r.get(c[3])?;
+            let wanted = checks_body(kind.as_deref());
+            let (body, damaged) = match r.get::<_, Option<EntryKey>>(c[6])? {
+                // A copy: its line is checked where it is stored; only its text is needed here.
+                Some(from) if wanted => {
+                    match db.prepare_cached(CHECK_COPIED_LINE)?.query_row(named_params! { ":key": from }, |r| r.get(0))
+                    {
+                        Ok(text) => (Some(text), None),
+                        Err(e) => (None, Some(e.to_string())),
+                    }
+                }
+                Some(_) => (None, None),
+                None => match read_line(db, &mut unpacker, r.get_ref(c[4])?, r.get(c[5])?) {
+                    Ok(text) => (wanted.then_some(text), None),
+                    Err(why) => (None, Some(why)),
+                },
+            };
+            out.push(CheckedEntry {
+                seq: r.get(c[0])?,
+                id: r.get(c[1])?,
+                parent_id: r.get(c[2])?,
+                kind,
+                body,
+                damaged,
+            });
+        }
+        Ok(out)
     }
 }

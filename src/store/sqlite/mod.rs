@@ -8,6 +8,7 @@ pub mod entries;
 pub mod extract;
 pub mod integrity;
 mod keys;
+pub mod lines;
 pub mod open;
 pub mod replica;
 pub mod search;
@@ -15,6 +16,7 @@ pub mod search_merge;
 pub mod sessions;
 pub mod signatures;
 pub mod sync_state;
+pub mod unpack_ahead;
 pub mod usage;
 pub mod write;
 
@@ -30,6 +32,10 @@ use std::sync::Arc;
 /// A SQLite database, open.
 pub struct Sqlite {
     pub(in crate::store) conn: Connection,
+    /// How this connection packs the lines it writes (`lines`).
+    pub(in crate::store) packing: std::cell::RefCell<lines::Packing>,
+    /// What unpacks the lines read outside SQL (export, check), kept with its dictionaries.
+    pub(in crate::store) unpacker: std::cell::RefCell<crate::store::codec::Unpacker>,
     /// The journal mode of a bulk write under way ([`bulk::BulkJournal`]).
     pub(in crate::store) bulk: std::cell::RefCell<Option<bulk::BulkJournal>>,
     /// The entry rows counted since [`Store::start_counting_entry_rows`], while counting.
@@ -37,9 +43,19 @@ pub struct Sqlite {
 }
 
 impl Sqlite {
-    /// Wraps an open connection.
+    /// Wraps an open connection, giving it the function that reads stored lines.
     pub(in crate::store) fn db(conn: Connection) -> Db {
-        Db::new(Sqlite { conn, bulk: Default::default(), rows_counted: None })
+        if let Err(e) = lines::register(&conn) {
+            // Only when SQLite is out of memory; every read of a line then says so.
+            eprintln!("sessiondb: cannot register {}: {e}", lines::LINE_FUNCTION);
+        }
+        Db::new(Sqlite {
+            conn,
+            packing: Default::default(),
+            unpacker: Default::default(),
+            bulk: Default::default(),
+            rows_counted: None,
+        })
     }
 }
 
@@ -60,6 +76,7 @@ impl Store for Sqlite {
     }
 
     fn begin(&self) -> Result<()> {
+        self.forget_saved_dictionaries();
         Ok(self.conn.execute_batch("BEGIN IMMEDIATE")?)
     }
 

@@ -17,7 +17,8 @@ const PENDING_COUNT: &str = "SELECT count(*) FROM search_pending";
 
 /// The next `:n` queued entries after key `:after`: the owner of a copy's line, and the line
 /// of an entry holding its own (entries gone since they were queued give neither).
-pub const PENDING_BATCH: &str = "SELECT p.key, e.body_key, CASE WHEN e.body_key IS NULL THEN e.body END \
+pub const PENDING_BATCH: &str =
+    "SELECT p.key, e.body_key, CASE WHEN e.body_key IS NULL THEN sessiondb_line(e.body, e.body_dict) END \
     FROM (SELECT key FROM search_pending WHERE key > :after ORDER BY key LIMIT :n) p \
     LEFT JOIN entries e ON e.key = p.key ORDER BY p.key";
 
@@ -72,7 +73,8 @@ pub const COPY_RUNS_ALL: &str = "SELECT owner_lo, owner_hi, shift FROM search_co
 /// `:since` ms) and holds its own line (`:owner` NULL) or a copy of `:owner`'s; its line only
 /// when `:with_line`.
 pub const HIT_ROW: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, \
-        CASE WHEN :with_line THEN (SELECT o.body FROM entries o WHERE o.key = coalesce(e.body_key, e.key)) END \
+        CASE WHEN :with_line THEN (SELECT sessiondb_line(o.body, o.body_dict) FROM entries o \
+            WHERE o.key = coalesce(e.body_key, e.key)) END \
     FROM texts t JOIN sessions s ON s.sid = t.session JOIN entries e ON e.key = t.key \
     WHERE t.key = :key AND e.body_key IS :owner \
         AND (:cwd IS NULL OR s.cwd = :cwd) AND (:role IS NULL OR t.role = :role) AND (:since IS NULL OR t.ts_ms >= :since)";
@@ -81,7 +83,8 @@ pub const HIT_ROW: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, \
 /// key is the last column): the scan for queries the index cannot narrow (punctuation only,
 /// one or two letters found in too many words).
 pub const SCAN: &str = "SELECT s.id, s.path, s.cwd, e.id, t.role, t.ts_ms, \
-        CASE WHEN e.body_key IS NULL THEN e.body ELSE (SELECT o.body FROM entries o WHERE o.key = e.body_key) END, \
+        CASE WHEN e.body_key IS NULL THEN sessiondb_line(e.body, e.body_dict) \
+            ELSE (SELECT sessiondb_line(o.body, o.body_dict) FROM entries o WHERE o.key = e.body_key) END, \
         t.key, coalesce(e.body_key, e.key) \
     FROM texts t JOIN sessions s ON s.sid = t.session JOIN entries e ON e.key = t.key \
     WHERE (:cwd IS NULL OR s.cwd = :cwd) AND (:role IS NULL OR t.role = :role) AND (:since IS NULL OR t.ts_ms >= :since) \

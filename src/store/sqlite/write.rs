@@ -9,6 +9,7 @@ use crate::store::derive::{Derived, EntryFields, TreeIndexer};
 use crate::store::discovery::Discovery;
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sqlite::extract::ExtrasWriter;
+use crate::store::sqlite::lines::Stored;
 use crate::store::sqlite::{columns, Named, Sqlite};
 use crate::store::stats::{Observation, SessionStats};
 use crate::store::write::{
@@ -165,9 +166,10 @@ impl<'t> BulkWriter<'t> {
         self.flush_run()?;
         self.seq += 1;
         let key = entry_key(self.sid, self.seq);
-        let ParsedLine { fields: f, extras, seen } = line;
+        let ParsedLine { fields: f, extras, seen, packed } = line;
         let d = self.tree.place(key, &f);
-        insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, (text, None), &d)?;
+        let body = self.store.stored(text, packed)?;
+        insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, (&body, None), &d)?;
         self.extras.write(self.sid, key, &f, &extras)?;
         self.count(&seen, extras.list_text());
         Ok(())
@@ -265,15 +267,15 @@ impl<'t> BulkWriter<'t> {
 
 /// Adds one entry line.
 pub const INSERT_ENTRY: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, \
-    body, parent_key, depth, compaction_key, thinking_key, model_key, body_key) \
-    VALUES (:key, :session, :seq, :id, :parent_id, :type, :ts, :ts_ms, :role, :body, :parent_key, :depth, :compaction_key, :thinking_key, :model_key, :body_key)";
+    body, body_dict, parent_key, depth, compaction_key, thinking_key, model_key, body_key) \
+    VALUES (:key, :session, :seq, :id, :parent_id, :type, :ts, :ts_ms, :role, :body, :body_dict, :parent_key, :depth, :compaction_key, :thinking_key, :model_key, :body_key)";
 
 /// Inserts one entry row (line `seq` of session `sid`) with its columns and derived data.
 fn insert_entry_row(
     stmt: &mut Named<'_>,
     (sid, seq): (SessionKey, i64),
     f: &EntryFields,
-    (text, owner): (&str, Option<EntryKey>),
+    (body, owner): (&Stored<'_>, Option<EntryKey>),
     d: &Derived,
 ) -> Result<()> {
     stmt.execute(named_params! {
@@ -286,7 +288,8 @@ fn insert_entry_row(
         ":ts": f.ts,
         ":ts_ms": f.ts_ms,
         ":role": f.role,
-        ":body": text,
+        ":body": body.body(),
+        ":body_dict": body.dict(),
         ":parent_key": d.parent_key,
         ":depth": d.depth,
         ":compaction_key": d.compaction_key,
@@ -327,8 +330,8 @@ const COPY_SESSION_STATS: &str = "UPDATE sessions SET (name, message_count, firs
      FROM sessions WHERE sid = :source) WHERE sid = :copy";
 
 /// Copies the joined `allMessagesText` of session `:source` to session `:copy`.
-pub const COPY_LIST_TEXT: &str =
-    "INSERT INTO list_texts (sid, upto_seq, text) SELECT :copy, upto_seq, text FROM list_texts WHERE sid = :source";
+pub const COPY_LIST_TEXT: &str = "INSERT INTO list_texts (sid, upto_seq, text, text_dict) \
+    SELECT :copy, upto_seq, text, text_dict FROM list_texts WHERE sid = :source";
 
 /// A session's statistics, last line number and tree regularity.
 pub const SESSION_STATS: &str = "SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, \
@@ -357,7 +360,8 @@ fn derived(r: &rusqlite::Row<'_>) -> rusqlite::Result<Derived> {
 /// Path rows `:lo..=:hi` of a session to branch from: columns, the line wherever it is stored,
 /// derived columns and the search row's list text.
 pub const BRANCH_SOURCE_ROWS: &str = "SELECT e.key, e.id, e.parent_id, e.type, e.ts, e.ts_ms, e.role, \
-        CASE WHEN e.body_key IS NULL THEN e.body ELSE (SELECT o.body FROM entries o WHERE o.key = e.body_key) END AS body, \
+        CASE WHEN e.body_key IS NULL THEN sessiondb_line(e.body, e.body_dict) \
+            ELSE (SELECT sessiondb_line(o.body, o.body_dict) FROM entries o WHERE o.key = e.body_key) END AS body, \
         e.parent_key, e.depth, e.compaction_key, e.thinking_key, e.model_key, t.list_text \
     FROM entries e LEFT JOIN texts t ON t.key = e.key WHERE e.key BETWEEN :lo AND :hi ORDER BY e.key";
 
@@ -376,6 +380,10 @@ impl<'t> LineWriter for BulkWriter<'t> {
 }
 
 impl Writes for Sqlite {
+    fn line_packer(&self) -> Result<Option<crate::store::codec::Packer>> {
+        self.import_packer().map(Some)
+    }
+
     fn enter_bulk(&self) {
         *self.bulk.borrow_mut() = Some(super::bulk::BulkJournal::enter(&self.conn));
     }
@@ -498,11 +506,12 @@ impl Writes for Sqlite {
             .ok()
             .flatten()
             .ok_or_else(|| crate::Error::InvalidArgument("entry is not a JSON object".into()))?;
-        let ParsedLine { fields: f, extras, seen } = ParsedLine::of(&obj);
+        let ParsedLine { fields: f, extras, seen, .. } = ParsedLine::of(&obj);
         let seq = last_seq + 1;
         let key = entry_key(sid, seq);
         let (d, _) = place_appended(key, &f, parent, regular);
-        insert_entry_row(&mut Named::prepare(tx, INSERT_ENTRY)?, (sid, seq), &f, (text, None), &d)?;
+        let body = self.stored(text, None)?;
+        insert_entry_row(&mut Named::prepare(tx, INSERT_ENTRY)?, (sid, seq), &f, (&body, None), &d)?;
         ExtrasWriter::new(tx).write(sid, key, &f, &extras)?;
         stats.apply(&seen, extras.list_text());
         tx.prepare_cached(APPEND_SESSION_STATS)?.execute(named_params! {

@@ -1,0 +1,279 @@
+//! Stored lines are zstd frames (migration V17): a database written before them is packed in
+//! place when opened, exports stay byte for byte, and `check` names a line whose frame is damaged.
+
+mod common;
+
+use serde_json::Value as J;
+use sessiondb::db::Db;
+use sessiondb::import::ImportOptions;
+use std::path::Path;
+
+/// The schema version before lines were packed.
+const BEFORE: i32 = 16;
+
+/// Every session's export, by sid.
+fn exports(db: &Db) -> Vec<(i64, Vec<u8>)> {
+    let sids: Vec<i64> = db
+        .sqlite()
+        .prepare("SELECT sid FROM sessions ORDER BY sid")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    sids.into_iter()
+        .map(|sid| {
+            let mut out = Vec::new();
+            sessiondb::export::write_session(db, sessiondb::SessionKey(sid), &mut out).unwrap();
+            (sid, out)
+        })
+        .collect()
+}
+
+fn count(db: &Db, sql: &str) -> i64 {
+    db.sqlite().query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+/// Lines stored as they are, not as frames.
+const PLAIN: &str =
+    "SELECT count(*) FROM entries WHERE body_key IS NULL AND typeof(body) = 'text' AND length(body) > 64";
+
+/// Joined texts stored as they are.
+const PLAIN_TEXTS: &str = "SELECT count(*) FROM list_texts WHERE typeof(text) = 'text' AND length(text) > 64";
+
+/// Copies every row of the database at `from` into `to` (created at an older schema), with
+/// lines and joined texts unpacked: what an older sessiondb would have written.
+fn copy_unpacked(from: &Path, to: &Path) {
+    let db = Db::from_sqlite(rusqlite::Connection::open(to).unwrap());
+    let c = db.sqlite();
+    c.pragma_update(None, "foreign_keys", "OFF").unwrap();
+    c.execute("ATTACH ?1 AS new", [from.to_str().unwrap()]).unwrap();
+    let tables: Vec<String> = c
+        .prepare("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'refinery_schema_history'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for t in tables {
+        let cols: Vec<String> = c
+            .prepare(&format!("SELECT name FROM pragma_table_info('{t}', 'main')"))
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let read: Vec<String> = cols
+            .iter()
+            .map(|col| match (t.as_str(), col.as_str()) {
+                ("entries", "body") => "sessiondb_line(body, body_dict)".to_string(),
+                ("list_texts", "text") => "sessiondb_line(text, text_dict)".to_string(),
+                _ => col.clone(),
+            })
+            .collect();
+        c.execute_batch(&format!(
+            "DELETE FROM main.{t}; INSERT INTO main.{t} ({}) SELECT {} FROM new.{t}",
+            cols.join(", "),
+            read.join(", ")
+        ))
+        .unwrap();
+    }
+    c.execute_batch("DETACH new").unwrap();
+}
+
+#[test]
+fn a_database_written_before_packing_is_packed_in_place_and_exports_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    // pi's corpus (every method, forks, edge and legacy files) imported by this build...
+    let (_d, fresh_path, mut fresh) = common::temp_db();
+    let targets = sessiondb::import::collect_targets(&[common::oracle().join("sessions")]).unwrap();
+    let summary = sessiondb::import::import_targets(&mut fresh, &targets, ImportOptions::default(), |_| {}).unwrap();
+    assert!(summary.reports.len() > 20);
+    // Short lines compress to no less than themselves without a dictionary (the corpus is too
+    // small to train one from): those are kept as they are.
+    let fresh_plain = count(&fresh, PLAIN);
+    let fresh_lines = count(&fresh, "SELECT count(*) FROM entries WHERE body_key IS NULL");
+    let fresh_plain_texts = count(&fresh, PLAIN_TEXTS);
+    assert!(fresh_plain * 5 < fresh_lines, "this build stores frames: {fresh_plain} of {fresh_lines} lines are not");
+    let want = exports(&fresh);
+    let want_check = sessiondb::check::check_all(&fresh, |_| {}).unwrap().problems;
+    drop(fresh);
+
+    // ...and the same rows as the schema before V17 held them: every line as text.
+    let old = dir.path().join("old.sqlite");
+    sessiondb::internals::create_at_version(&old, BEFORE).unwrap();
+    copy_unpacked(&fresh_path, &old);
+    {
+        let c = rusqlite::Connection::open(&old).unwrap();
+        let blobs: i64 =
+            c.query_row("SELECT count(*) FROM entries WHERE typeof(body) = 'blob'", [], |r| r.get(0)).unwrap();
+        assert_eq!(blobs, 0);
+        let version: i64 = c.query_row("SELECT max(version) FROM refinery_schema_history", [], |r| r.get(0)).unwrap();
+        assert!(version <= i64::from(BEFORE));
+    }
+    let plain_before = {
+        let db = Db::from_sqlite(rusqlite::Connection::open(&old).unwrap());
+        count(&db, PLAIN)
+    };
+    assert!(plain_before > 1000, "{plain_before}");
+
+    // Opening it with this build migrates it and packs every line in place.
+    let db = sessiondb::db::open(&old).unwrap();
+    assert!(count(&db, PLAIN) <= fresh_plain, "{} lines left as text", count(&db, PLAIN));
+    assert_eq!(count(&db, "SELECT count(*) FROM maintenance"), 0);
+    assert!(count(&db, PLAIN_TEXTS) <= fresh_plain_texts);
+    assert!(count(&db, "SELECT count(*) FROM list_texts WHERE typeof(text) = 'blob'") > 0);
+    assert_eq!(exports(&db), want, "every export is byte for byte the same");
+    assert_eq!(sessiondb::check::check_all(&db, |_| {}).unwrap().problems, want_check);
+
+    // A migration cut short (some lines packed, some not) goes on at the next open.
+    db.sqlite()
+        .execute_batch(
+            "UPDATE entries SET body = sessiondb_line(body, body_dict), body_dict = NULL WHERE key % 2 = 0 AND body_key IS NULL;
+             INSERT INTO maintenance(task) VALUES ('compress-lines');",
+        )
+        .unwrap();
+    let packed = count(&db, PLAIN);
+    assert!(packed > fresh_plain);
+    drop(db);
+    let db = sessiondb::db::open(&old).unwrap();
+    assert!(count(&db, PLAIN) <= fresh_plain);
+    assert_eq!(exports(&db), want);
+}
+
+#[test]
+fn check_names_the_session_and_entry_of_a_damaged_line_and_export_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db.sqlite");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sessions");
+    assert_eq!(common::run(&db, &["import", examples.to_str().unwrap()]).0, 0);
+    // The sample sessions have findings of their own (pi's files can): none about lines.
+    let (_, before, _) = common::run(&db, &["check", "--json"]);
+    assert!(!before.contains("damaged-line"), "{before}");
+    let (session_id, entry_id, seq, path) = {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let (key, frame, session_id, entry_id, seq, path): (i64, Vec<u8>, String, String, i64, String) = conn
+            .query_row(
+                "SELECT e.key, e.body, s.id, e.id, e.seq, s.path FROM entries e JOIN sessions s ON s.sid = e.session \
+                 WHERE typeof(e.body) = 'blob' ORDER BY length(e.body) DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+            )
+            .unwrap();
+        let mut bad = frame.clone();
+        let mid = bad.len() / 2;
+        bad[mid] ^= 0x20;
+        conn.execute("UPDATE entries SET body = ?1 WHERE key = ?2", rusqlite::params![bad, key]).unwrap();
+        (session_id, entry_id, seq, path)
+    };
+    let (code, out, err) = common::run(&db, &["check", "--json"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let j: J = serde_json::from_str(&out).unwrap();
+    let damaged: Vec<&J> = j["problems"].as_array().unwrap().iter().filter(|p| p["kind"] == "damaged-line").collect();
+    assert_eq!(damaged.len(), 1, "{out}");
+    let problems = |s: &str| serde_json::from_str::<J>(s).unwrap()["problems"].as_array().unwrap().len();
+    assert_eq!(problems(&out), problems(&before) + 1, "{out}");
+    let p = damaged[0];
+    assert_eq!(p["sessionId"], session_id.as_str());
+    assert_eq!(p["entryId"], entry_id.as_str());
+    assert_eq!(p["line"], seq + 1);
+    assert!(p["message"].as_str().unwrap().contains("damaged"), "{p}");
+    // The human-readable report names it too.
+    let (code, out, _) = common::run(&db, &["check"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("damaged-line") && out.contains(&entry_id), "{out}");
+    // Export never writes a line other than the one stored: it stops with an error.
+    let (code, _, err) = common::run(&db, &["export", &path]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("damaged"), "{err}");
+}
+
+/// A session of `n` messages of varied words, about `n` × 1.5 KB: its first lines are packed
+/// before the dictionary is trained (without one), the rest with it.
+fn long_session(path: &Path, n: usize) -> Vec<u8> {
+    const WORDS: &[&str] = &[
+        "ledger",
+        "migration",
+        "function",
+        "error",
+        "handling",
+        "retry",
+        "backoff",
+        "the",
+        "session",
+        "branch",
+        "compaction",
+        "summary",
+        "tool",
+        "result",
+        "file",
+        "write",
+        "read",
+        "export",
+        "import",
+        "index",
+    ];
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = || {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) as usize
+    };
+    let mut out = String::from(
+        r#"{"type":"session","version":3,"id":"0a0b0c0d-0000-4000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/long"}"#,
+    );
+    out.push('\n');
+    let mut parent = "null".to_string();
+    for i in 0..n {
+        let words: Vec<&str> = (0..100 + next() % 300).map(|_| WORDS[next() % WORDS.len()]).collect();
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        let id = format!("{:08x}", i + 1);
+        let text = format!("{} #{}", words.join(" "), next());
+        let m = serde_json::json!({ "role": role, "content": [{ "type": "text", "text": text }], "timestamp": 1_767_225_600_000u64 + i as u64 });
+        out.push_str(&format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:{:02}.000Z","message":{m}}}"#,
+            i % 60
+        ));
+        out.push('\n');
+        parent = format!("\"{id}\"");
+    }
+    std::fs::write(path, &out).unwrap();
+    out.into_bytes()
+}
+
+#[test]
+fn a_long_session_is_packed_and_unpacked_by_several_threads_in_order_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sessions").join("long.jsonl");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let bytes = long_session(&file, 6000);
+    assert!(bytes.len() > 6 << 20, "{} bytes", bytes.len());
+    let (_d, _path, mut db) = common::temp_db();
+    let targets = sessiondb::import::collect_targets(std::slice::from_ref(&file)).unwrap();
+    sessiondb::import::import_targets(&mut db, &targets, ImportOptions::default(), |_| {}).unwrap();
+    // Frames packed before the dictionary was trained, and after: both kinds in one session.
+    let without = count(&db, "SELECT count(*) FROM entries WHERE typeof(body) = 'blob' AND body_dict IS NULL");
+    let with = count(&db, "SELECT count(*) FROM entries WHERE typeof(body) = 'blob' AND body_dict IS NOT NULL");
+    assert!(without > 100 && with > 3000, "{without} frames without a dictionary, {with} with");
+    let framed = count(&db, "SELECT sum(length(body)) FROM entries");
+    assert!(framed * 4 < bytes.len() as i64, "{framed} bytes of frames for {} of lines", bytes.len());
+    // Many slices, unpacked ahead by other threads, come back in file order.
+    let sid = count(&db, "SELECT sid FROM sessions");
+    let mut out = Vec::new();
+    sessiondb::export::write_session(&db, sessiondb::SessionKey(sid), &mut out).unwrap();
+    assert!(out == bytes, "the export differs from the file");
+    // A damaged frame late in the session stops the export with an error, not a wrong line.
+    let (key, mut frame): (i64, Vec<u8>) = db
+        .sqlite()
+        .query_row(
+            "SELECT key, body FROM entries WHERE typeof(body) = 'blob' ORDER BY key DESC LIMIT 1 OFFSET 100",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let mid = frame.len() / 2;
+    frame[mid] ^= 0x20;
+    db.sqlite().execute("UPDATE entries SET body = ?1 WHERE key = ?2", rusqlite::params![frame, key]).unwrap();
+    let mut out = Vec::new();
+    let err = sessiondb::export::write_session(&db, sessiondb::SessionKey(sid), &mut out).unwrap_err();
+    assert!(err.to_string().contains("damaged"), "{err}");
+}
