@@ -41,6 +41,16 @@ pub struct NewSession<'a> {
 }
 
 impl<'a> NewSession<'a> {
+    /// A string field of the header (`id`, `cwd`, `timestamp`, `parentSession`), when it is one.
+    pub fn header_str(&self, field: &str) -> Option<String> {
+        self.header.get(field).and_then(json::Value::as_str).map(str::to_owned)
+    }
+
+    /// The folder of the session's file.
+    pub fn dir(&self) -> String {
+        self.path.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default()
+    }
+
     /// A session made now by the SessionManager: written as version 3, from no file.
     pub fn made_now(path: &'a Path, header: &'a json::Object, header_line: &'a str) -> Self {
         let (rel_path, file) = (None, None);

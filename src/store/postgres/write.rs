@@ -3,7 +3,6 @@
 //! locked first.
 
 use crate::error::Result;
-use crate::js::json::Value;
 use crate::store::derive::{Derived, EntryFields};
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::postgres::{pg_text, Pg, PgParams};
@@ -287,8 +286,8 @@ impl Writes for Pg {
     }
 
     fn insert_session(&self, n: &NewSession<'_>) -> Result<SessionKey> {
-        let s = |k: &str| n.header.get(k).and_then(Value::as_str).map(str::to_owned);
-        let dir = n.path.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
+        let s = |k: &str| n.header_str(k);
+        let dir = n.dir();
 
         let path = n.path.to_string_lossy();
         let id = s("id").unwrap_or_default();

@@ -3,7 +3,7 @@
 //! lines shared with a session of the same database copied as runs of rows.
 
 use crate::error::Result;
-use crate::js::json::{self, Value};
+use crate::js::json;
 use crate::pi::migrate;
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
 use crate::store::discovery::Discovery;
@@ -413,8 +413,8 @@ impl Writes for Sqlite {
     }
 
     fn insert_session(&self, n: &NewSession<'_>) -> Result<SessionKey> {
-        let s = |k: &str| n.header.get(k).and_then(Value::as_str).map(str::to_owned);
-        let dir = n.path.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
+        let s = |k: &str| n.header_str(k);
+        let dir = n.dir();
         let tx = &self.conn;
         let version = migrate::header_version(n.header);
         // Cached: a fork or branched session of a small session is mostly fixed costs like this.
