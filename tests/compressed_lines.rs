@@ -277,3 +277,22 @@ fn a_long_session_is_packed_and_unpacked_by_several_threads_in_order_byte_for_by
     let err = sessiondb::export::write_session(&db, sessiondb::SessionKey(sid), &mut out).unwrap_err();
     assert!(err.to_string().contains("damaged"), "{err}");
 }
+
+#[test]
+fn a_session_over_16_mib_is_exported_to_its_file_byte_for_byte() {
+    // Past 16 MiB the export hands written pages to the disk as it goes (a second thread).
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("sessions");
+    std::fs::create_dir_all(sessions.join("--work-long--")).unwrap();
+    let file = sessions.join("--work-long--").join("long.jsonl");
+    let bytes = long_session(&file, 12_000);
+    assert!(bytes.len() > 17 << 20, "{} bytes", bytes.len());
+    let db = dir.path().join("db.sqlite");
+    assert_eq!(common::run(&db, &["import", sessions.to_str().unwrap()]).0, 0);
+    let out = dir.path().join("out");
+    let (code, _, err) = common::run(&db, &["export", "--all", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let exported = common::read_tree(&out);
+    assert_eq!(exported.len(), 1);
+    assert!(exported.values().next().unwrap() == &bytes, "the exported file differs");
+}

@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Writes session `sid` as JSONL to `out`. Returns the bytes written. The header and the
 /// lines are read in one snapshot: a write landing meanwhile is seen whole or not at all.
-pub fn write_session(db: &Db, sid: SessionKey, out: &mut impl Write) -> Result<u64> {
+pub fn write_session(db: &Db, sid: SessionKey, out: &mut (impl Write + ?Sized)) -> Result<u64> {
     db.reading(|| {
         let header = sessions::session_row(db, sid)?.header;
         let io = |e: std::io::Error| Error::io("<output>", e);
@@ -37,10 +37,7 @@ pub fn write_session_file(db: &Db, sid: SessionKey, path: &Path) -> Result<u64> 
 /// Writes `path` through `write` into a new temporary file beside it, synced, then renamed
 /// over `path`: a reader sees the old file or the whole new one. (Also the export from a
 /// PostgreSQL server.)
-pub(crate) fn write_file_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<u64>,
-) -> Result<u64> {
+pub(crate) fn write_file_atomically(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<u64>) -> Result<u64> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
@@ -53,9 +50,18 @@ pub(crate) fn write_file_atomically(
         }
         let file =
             std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-        let n = write(&mut w).map_err(|e| retarget(e, path))?;
-        let file = w.into_inner().map_err(|e| Error::io(path, e.into_error()))?;
+        let n = std::thread::scope(|scope| -> Result<u64> {
+            let mut w = EarlySync {
+                scope,
+                file: &file,
+                out: std::io::BufWriter::with_capacity(1 << 20, &file),
+                written: 0,
+                kick: None,
+            };
+            let n = write(&mut w).map_err(|e| retarget(e, path))?;
+            w.out.flush().map_err(|e| Error::io(path, e))?;
+            Ok(n)
+        })?;
         file.sync_all().map_err(|e| Error::io(path, e))?;
         std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
         Ok(n)
@@ -64,6 +70,49 @@ pub(crate) fn write_file_atomically(
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Bytes written between two requests that the disk take what the file holds so far.
+const SYNC_EVERY: u64 = 16 << 20;
+
+/// A file being written whose pages go to the disk while it grows: past every [`SYNC_EVERY`]
+/// bytes a thread (started with the first) syncs what is written, so the final sync waits for
+/// the tail only and a large export's reading (and unpacking) overlaps the disk's writing.
+struct EarlySync<'scope, 'env> {
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    file: &'env std::fs::File,
+    out: std::io::BufWriter<&'env std::fs::File>,
+    written: u64,
+    kick: Option<std::sync::mpsc::SyncSender<()>>,
+}
+
+impl Write for EarlySync<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        let before = self.written;
+        self.written += n as u64;
+        if self.written / SYNC_EVERY > before / SYNC_EVERY {
+            self.out.flush()?;
+            let file = self.file;
+            let kick = self.kick.get_or_insert_with(|| {
+                let (kick, kicks) = std::sync::mpsc::sync_channel::<()>(1);
+                self.scope.spawn(move || {
+                    for () in kicks {
+                        // Only a head start: the final sync_all reports any error.
+                        let _ = file.sync_data();
+                    }
+                });
+                kick
+            });
+            // The syncer still busy with the last request: it takes this data with the next.
+            let _ = kick.try_send(());
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 fn retarget(e: Error, path: &Path) -> Error {
