@@ -28,10 +28,13 @@ enum Stored {
     Frame(Vec<u8>, Option<i64>),
 }
 
-/// A slice of stored values, with the dictionaries the session's frames have needed so far.
+/// Dictionaries by id, with their bytes.
+type DictBytes = Arc<Vec<(i64, Vec<u8>)>>;
+
+/// A slice of stored values, with the dictionaries its unpacker may not know.
 struct Slice {
     values: Vec<Stored>,
-    dicts: Arc<Vec<(i64, Vec<u8>)>>,
+    dicts: DictBytes,
 }
 
 /// Threads unpacking a session's slices, at most.
@@ -64,6 +67,37 @@ fn stopped() -> Error {
     damaged("an unpacking thread stopped".into())
 }
 
+/// The dictionaries a session's frames name, read from `line_dicts` only when an unpacker
+/// that does not know them needs them (the connection's keeps them from one session to the
+/// next: reading 110 KiB per session again would cost more than a small session's lines).
+#[derive(Default)]
+struct Dicts {
+    named: Vec<i64>,
+    read: DictBytes,
+}
+
+impl Dicts {
+    fn name(&mut self, id: i64) {
+        if !self.named.contains(&id) {
+            self.named.push(id);
+        }
+    }
+
+    /// Reads those named that are not read yet and `wanted` says are wanted.
+    fn read(&mut self, conn: &Connection, wanted: impl Fn(i64) -> bool) -> Result<DictBytes> {
+        for &id in &self.named {
+            if !wanted(id) || self.read.iter().any(|(d, _)| *d == id) {
+                continue;
+            }
+            let bytes: Vec<u8> = conn
+                .query_row(DICTIONARY, named_params! { ":id": id }, |r| r.get("dict"))
+                .map_err(|_| damaged(format!("the dictionary {id} of a stored line is missing")))?;
+            Arc::make_mut(&mut self.read).push((id, bytes));
+        }
+        Ok(Arc::clone(&self.read))
+    }
+}
+
 /// Hands `f` each line of keys `lo..=hi` in order, unpacked with `un` (the connection's, which
 /// keeps the dictionaries it learnt from one session to the next) when the session is one
 /// slice, else by a few threads, a slice each, while this one reads and hands over lines.
@@ -76,9 +110,9 @@ pub fn each_line(
 ) -> Result<()> {
     let mut st = conn.prepare_cached(STORED_LINES)?;
     let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi })?;
-    let mut dicts: Arc<Vec<(i64, Vec<u8>)>> = Arc::default();
-    // Reads the next slice of rows (empty at the end).
-    let mut next_slice = |rows: &mut rusqlite::Rows<'_>| -> Result<Slice> {
+    let mut dicts = Dicts::default();
+    // Reads the next slice of rows (empty at the end), its dictionaries named, not read.
+    let next_slice = |rows: &mut rusqlite::Rows<'_>, dicts: &mut Dicts| -> Result<Vec<Stored>> {
         let mut values = Vec::new();
         let mut bytes = 0;
         while bytes < SLICE_BYTES {
@@ -93,33 +127,37 @@ pub fn each_line(
                 Stored::Text(t) => t.len(),
                 Stored::Frame(b, _) => b.len() * 4,
             };
-            if let Some(id) = dict.filter(|id| !dicts.iter().any(|(d, _)| d == id)) {
-                let bytes: Vec<u8> = conn
-                    .query_row(DICTIONARY, named_params! { ":id": id }, |r| r.get("dict"))
-                    .map_err(|_| damaged(format!("the dictionary {id} of a stored line is missing")))?;
-                Arc::make_mut(&mut dicts).push((id, bytes));
+            if let Some(id) = dict {
+                dicts.name(id);
             }
             values.push(value);
         }
-        Ok(Slice { values, dicts: Arc::clone(&dicts) })
+        Ok(values)
     };
-    let first = next_slice(&mut rows)?;
-    let more = if first.values.is_empty() { None } else { Some(next_slice(&mut rows)?) };
-    let Some(more) = more.filter(|m| !m.values.is_empty()) else {
-        return unpack_slice(un, first).map_err(damaged)?.iter().try_for_each(|l| f(l));
-    };
+    let first = next_slice(&mut rows, &mut dicts)?;
+    let more = if first.is_empty() { Vec::new() } else { next_slice(&mut rows, &mut dicts)? };
+    if more.is_empty() {
+        let known = dicts.read(conn, |id| !un.knows(id))?;
+        let slice = Slice { values: first, dicts: known };
+        return unpack_slice(un, slice).map_err(damaged)?.iter().try_for_each(|l| f(l));
+    }
     std::thread::scope(|scope| -> Result<()> {
         let workers = parallel::workers(UNPACKERS);
         let pool = Pool::start(scope, (0..workers).map(|_| Unpacker::default()).collect(), unpack_slice);
-        let mut ahead = VecDeque::from([pool.submit(first), pool.submit(more)]);
+        // The workers' unpackers are new: they need every dictionary named.
+        let all = dicts.read(conn, |_| true)?;
+        let mut ahead = VecDeque::from([
+            pool.submit(Slice { values: first, dicts: Arc::clone(&all) }),
+            pool.submit(Slice { values: more, dicts: all }),
+        ]);
         let mut read_all = false;
         while let Some(next) = ahead.pop_front() {
             // Keep the workers busy while this thread writes what they unpacked.
             while !read_all && ahead.len() < workers * AHEAD_PER_WORKER {
-                let slice = next_slice(&mut rows)?;
-                read_all = slice.values.is_empty();
+                let values = next_slice(&mut rows, &mut dicts)?;
+                read_all = values.is_empty();
                 if !read_all {
-                    ahead.push_back(pool.submit(slice));
+                    ahead.push_back(pool.submit(Slice { values, dicts: dicts.read(conn, |_| true)? }));
                 }
             }
             let lines = next.wait().ok_or_else(stopped)?.map_err(damaged)?;
