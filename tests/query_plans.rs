@@ -109,6 +109,9 @@ fn hot_queries_use_indexes() {
         assert!(p.contains("SCAN s") && p.contains("USING INTEGER PRIMARY KEY (rowid"), "{p}");
         assert!(!p.contains("SCAN t") && !p.contains("SCAN l"), "{p}");
     }
+    // A usage row's copies, probed by the usage triggers (V15, V18) for every row written.
+    let p = plan(&conn, "SELECT 1 FROM usage o WHERE o.entry_id = ?1 AND o.ts IS ?2 AND o.key <> ?3");
+    assert!(p.contains("INDEX usage_by_entry (entry_id=? AND ts=?)"), "{p}");
     // Deleting a session drops its joined list text by primary key.
     let p = plan(&conn, "DELETE FROM list_texts WHERE sid = 1");
     assert!(p.contains("USING INTEGER PRIMARY KEY"), "{p}");
