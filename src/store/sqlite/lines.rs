@@ -165,6 +165,20 @@ impl Stored<'_> {
 pub struct Packing {
     packer: Option<Packer>,
     saved: Vec<i64>,
+    /// Lines are stored as text (a database in memory).
+    text_only: bool,
+}
+
+impl Packing {
+    /// Stores every line as text from now on.
+    pub(in crate::store) fn keep_text(&mut self) {
+        self.text_only = true;
+    }
+
+    /// Whether lines are stored as text.
+    pub(in crate::store) fn text_only(&self) -> bool {
+        self.text_only
+    }
 }
 
 impl Sqlite {
@@ -173,6 +187,9 @@ impl Sqlite {
     /// read-ahead), its dictionary saved in the current transaction when it is new.
     pub(in crate::store) fn stored<'a>(&self, text: &'a str, packed: Option<Packed>) -> Result<Stored<'a>> {
         let mut p = self.packing.borrow_mut();
+        if p.text_only {
+            return Ok(Stored::Text(text));
+        }
         let packed = match packed {
             Some(packed) => {
                 // The read-ahead trained a dictionary: this connection's own writes (the

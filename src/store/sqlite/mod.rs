@@ -45,13 +45,24 @@ pub struct Sqlite {
 impl Sqlite {
     /// Wraps an open connection, giving it the function that reads stored lines.
     pub(in crate::store) fn db(conn: Connection) -> Db {
+        Self::wrap(conn, lines::Packing::default())
+    }
+
+    /// [`Sqlite::db`] for a database in memory, which keeps its lines as text.
+    pub(in crate::store) fn db_in_memory(conn: Connection) -> Db {
+        let mut packing = lines::Packing::default();
+        packing.keep_text();
+        Self::wrap(conn, packing)
+    }
+
+    fn wrap(conn: Connection, packing: lines::Packing) -> Db {
         if let Err(e) = lines::register(&conn) {
             // Only when SQLite is out of memory; every read of a line then says so.
             eprintln!("sessiondb: cannot register {}: {e}", lines::LINE_FUNCTION);
         }
         Db::new(Sqlite {
             conn,
-            packing: Default::default(),
+            packing: std::cell::RefCell::new(packing),
             unpacker: Default::default(),
             bulk: Default::default(),
             rows_counted: None,

@@ -381,6 +381,9 @@ impl<'t> LineWriter for BulkWriter<'t> {
 
 impl Writes for Sqlite {
     fn line_packer(&self) -> Result<Option<crate::store::codec::Packer>> {
+        if self.packing.borrow().text_only() {
+            return Ok(None);
+        }
         self.import_packer().map(Some)
     }
 
