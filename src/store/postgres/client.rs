@@ -5,10 +5,11 @@
 use crate::error::{Error, Result};
 use crate::store::backend::Store;
 use crate::store::handle::{Backend, Db};
+use crate::store::postgres::one_trip::{self, OneTrip};
 use crate::store::postgres::Server;
 use std::any::Any;
 use std::cell::{Cell, RefCell, RefMut};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A connection to a PostgreSQL server, shared by the typed functions of `store/`, which take
 /// `&Db` as SQLite's do (the client itself needs `&mut` for every statement).
@@ -19,6 +20,8 @@ pub struct Pg {
     /// Statements prepared on this connection, by their text: one round trip per statement
     /// run instead of two.
     prepared: RefCell<HashMap<&'static str, postgres::Statement>>,
+    /// Statements run once on this connection, unprepared: the second run prepares them.
+    run_once: RefCell<HashSet<&'static str>>,
     /// Whether the connection was opened read-only (`db::open_read_only`): every transaction
     /// on it is, and nothing is extracted before a read.
     read_only: bool,
@@ -36,24 +39,38 @@ impl Pg {
             .map_err(|_| Error::database("postgres", "the connection is already in use by this process"))
     }
 
-    fn statement(&self, s: &mut Server, sql: &'static str) -> Result<postgres::Statement> {
+    /// `sql` prepared on this connection, when it is (or is run for the second time, and so
+    /// is prepared now); `None` the first time: it is then run in one round trip
+    /// ([`one_trip`]), which a statement run once (most of a short process's) gains by.
+    fn statement(
+        &self,
+        s: &mut Server,
+        sql: &'static str,
+        params: PgParams<'_>,
+    ) -> Result<Option<postgres::Statement>> {
         if let Some(st) = self.prepared.borrow().get(sql) {
-            return Ok(st.clone());
+            return Ok(Some(st.clone()));
+        }
+        if self.run_once.borrow_mut().insert(sql) && one_trip::typed(params).is_some() {
+            return Ok(None);
         }
         let st = s.client.prepare(sql).map_err(|e| s.pg(e))?;
         self.prepared.borrow_mut().insert(sql, st.clone());
-        Ok(st)
+        Ok(Some(st))
     }
 
-    /// Runs `sql` (prepared once per connection) and returns its rows.
+    /// Runs `sql` and returns its rows.
     pub(in crate::store) fn query(&self, sql: &'static str, params: PgParams<'_>) -> Result<Vec<postgres::Row>> {
         let mut s = self.server()?;
-        let st = self.statement(&mut s, sql)?;
-        s.client.query(&st, params).map_err(|e| s.pg(e))
+        match self.statement(&mut s, sql, params)? {
+            Some(st) => s.client.query(&st, params),
+            None => s.client.query_1(sql, params),
+        }
+        .map_err(|e| s.pg(e))
     }
 
-    /// Runs `sql` (prepared once per connection) and hands each row to `f` as it arrives: the
-    /// rows of a long answer are read while the server still sends the rest.
+    /// Runs `sql` and hands each row to `f` as it arrives: the rows of a long answer are read
+    /// while the server still sends the rest.
     pub(in crate::store) fn each(
         &self,
         sql: &'static str,
@@ -62,9 +79,14 @@ impl Pg {
     ) -> Result<()> {
         use postgres::fallible_iterator::FallibleIterator;
         let mut s = self.server()?;
-        let st = self.statement(&mut s, sql)?;
+        let st = self.statement(&mut s, sql, params)?;
         let name = s.name.clone();
-        let mut rows = s.client.query_raw(&st, params.iter().copied()).map_err(|e| Server::describe(&name, &e))?;
+        let rows = match (&st, one_trip::typed(params)) {
+            (Some(st), _) => s.client.query_raw(st, params.iter().copied()),
+            (None, Some(typed)) => s.client.query_typed_raw(sql, typed),
+            (None, None) => s.client.query_raw(sql, params.iter().copied()),
+        };
+        let mut rows = rows.map_err(|e| Server::describe(&name, &e))?;
         while let Some(r) = rows.next().map_err(|e| Server::describe(&name, &e))? {
             f(&r);
         }
@@ -74,15 +96,21 @@ impl Pg {
     /// [`Pg::query`] for at most one row.
     pub(in crate::store) fn query_opt(&self, sql: &'static str, params: PgParams<'_>) -> Result<Option<postgres::Row>> {
         let mut s = self.server()?;
-        let st = self.statement(&mut s, sql)?;
-        s.client.query_opt(&st, params).map_err(|e| s.pg(e))
+        match self.statement(&mut s, sql, params)? {
+            Some(st) => s.client.query_opt(&st, params),
+            None => s.client.query_opt_1(sql, params),
+        }
+        .map_err(|e| s.pg(e))
     }
 
-    /// Runs `sql` (prepared once per connection); returns the rows it changed.
+    /// Runs `sql`; returns the rows it changed.
     pub(in crate::store) fn execute(&self, sql: &'static str, params: PgParams<'_>) -> Result<u64> {
         let mut s = self.server()?;
-        let st = self.statement(&mut s, sql)?;
-        s.client.execute(&st, params).map_err(|e| s.pg(e))
+        match self.statement(&mut s, sql, params)? {
+            Some(st) => s.client.execute(&st, params),
+            None => s.client.execute_1(sql, params),
+        }
+        .map_err(|e| s.pg(e))
     }
 
     /// Whether a [`Tx`] is open on this connection.
@@ -109,6 +137,7 @@ impl Pg {
             server: RefCell::new(server),
             in_tx: Cell::new(false),
             prepared: RefCell::default(),
+            run_once: RefCell::default(),
             read_only: false,
         })
     }
@@ -119,6 +148,7 @@ impl Pg {
             server: RefCell::new(server),
             in_tx: Cell::new(false),
             prepared: RefCell::default(),
+            run_once: RefCell::default(),
             read_only: true,
         })
     }

@@ -5,6 +5,7 @@
 use super::{pg_text, Server};
 use crate::error::Result;
 use crate::store::keys::SessionKey;
+use crate::store::postgres::one_trip::OneTrip;
 use crate::store::replica::KnownFile;
 use std::collections::HashMap;
 
@@ -19,10 +20,10 @@ pub const ORIGIN_FILES_AT: &str = "SELECT s.path, s.skey, f.size, f.mtime_ns, co
 /// The sessions of `origin` (at `paths`, or all), by path.
 pub fn origin_files(s: &mut Server, origin: &str, paths: Option<&[String]>) -> Result<HashMap<String, KnownFile>> {
     let rows = match paths {
-        None => s.client.query(ORIGIN_FILES, &[&origin]),
+        None => s.client.query_1(ORIGIN_FILES, &[&origin]),
         Some(paths) => {
             let paths: Vec<String> = paths.iter().map(|p| pg_text(p).into_owned()).collect();
-            s.client.query(ORIGIN_FILES_AT, &[&origin, &paths])
+            s.client.query_1(ORIGIN_FILES_AT, &[&origin, &paths])
         }
     }
     .map_err(|e| s.pg(e))?;
@@ -50,7 +51,7 @@ pub fn record_files(s: &mut Server, origin: &str, files: &[(String, i64, i64)]) 
     let paths: Vec<String> = files.iter().map(|f| pg_text(&f.0).into_owned()).collect();
     let sizes: Vec<i64> = files.iter().map(|f| f.1).collect();
     let mtimes: Vec<i64> = files.iter().map(|f| f.2).collect();
-    s.client.execute(RECORD_FILES, &[&origin, &paths, &sizes, &mtimes]).map_err(|e| s.pg(e))?;
+    s.client.execute_1(RECORD_FILES, &[&origin, &paths, &sizes, &mtimes]).map_err(|e| s.pg(e))?;
     Ok(())
 }
 
@@ -62,7 +63,7 @@ pub fn set_missing(s: &mut Server, skeys: &[SessionKey], missing: bool) -> Resul
     if skeys.is_empty() {
         return Ok(());
     }
-    s.client.execute(SET_MISSING, &[&skeys, &missing]).map_err(|e| s.pg(e))?;
+    s.client.execute_1(SET_MISSING, &[&skeys, &missing]).map_err(|e| s.pg(e))?;
     Ok(())
 }
 
@@ -71,5 +72,5 @@ pub fn delete_sessions(s: &mut Server, skeys: &[SessionKey]) -> Result<u64> {
     if skeys.is_empty() {
         return Ok(0);
     }
-    s.client.execute(super::push::DELETE_SESSIONS, &[&skeys]).map_err(|e| s.pg(e))
+    s.client.execute_1(super::push::DELETE_SESSIONS, &[&skeys]).map_err(|e| s.pg(e))
 }

@@ -23,6 +23,7 @@ pub mod entries;
 pub mod files;
 pub mod integrity;
 mod keys;
+mod one_trip;
 pub mod push;
 pub mod replica;
 pub mod search;
@@ -37,6 +38,7 @@ pub mod write;
 pub(crate) use client::{Pg, PgParams};
 
 use crate::error::{DbFailure, Error, Result};
+use crate::store::postgres::one_trip::OneTrip;
 use postgres::{Client, Config};
 
 mod embedded {
@@ -202,7 +204,7 @@ pub fn connect(url: &str) -> Result<Server> {
 fn check_server(s: &mut Server) -> Result<()> {
     let row = s
         .client
-        .query_one(
+        .query_one_1(
             "SELECT current_setting('server_version_num')::int AS num, current_setting('server_version') AS version, \
                 pg_encoding_to_char(encoding) AS encoding FROM pg_database WHERE datname = current_database()",
             &[],
@@ -228,7 +230,7 @@ pub const KNOWN_VERSION: i64 = 13;
 fn applied_version(s: &mut Server) -> Result<Option<i64>> {
     let exists: bool = s
         .client
-        .query_one("SELECT to_regclass('refinery_schema_history') IS NOT NULL AS present", &[])
+        .query_one_1("SELECT to_regclass('refinery_schema_history') IS NOT NULL AS present", &[])
         .map_err(|e| s.pg(e))?
         .get("present");
     if !exists {
@@ -236,7 +238,7 @@ fn applied_version(s: &mut Server) -> Result<Option<i64>> {
     }
     let v: Option<i32> = s
         .client
-        .query_one("SELECT max(version) AS version FROM refinery_schema_history", &[])
+        .query_one_1("SELECT max(version) AS version FROM refinery_schema_history", &[])
         .map_err(|e| s.pg(e))?
         .get("version");
     Ok(v.map(i64::from))
@@ -255,7 +257,7 @@ fn migrate(s: &mut Server) -> Result<()> {
         Some(v) if v == known => return Ok(()),
         _ => {}
     }
-    s.client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).map_err(|e| s.pg(e))?;
+    s.client.execute_1("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).map_err(|e| s.pg(e))?;
     let result = (|| {
         // Another process may have migrated while this one waited for the lock.
         match applied_version(s)? {
@@ -268,7 +270,7 @@ fn migrate(s: &mut Server) -> Result<()> {
             .map(|_| ())
             .map_err(|e| s.error(format!("database migration: {e}")))
     })();
-    let unlocked = s.client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]).map_err(|e| s.pg(e));
+    let unlocked = s.client.execute_1("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]).map_err(|e| s.pg(e));
     result.and(unlocked.map(|_| ()))
 }
 

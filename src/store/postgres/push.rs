@@ -4,6 +4,7 @@
 use super::{pg_text, Server};
 use crate::error::Result;
 use crate::store::keys::{EntryKey, SessionKey};
+use crate::store::postgres::one_trip::OneTrip;
 use crate::store::replica::{LocalLine, LocalSession, ReceivedSession};
 use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
@@ -25,10 +26,10 @@ pub fn origin_sessions(
     paths: Option<&[String]>,
 ) -> Result<HashMap<String, ReceivedSession>> {
     let rows = match paths {
-        None => s.client.query(ORIGIN_SESSIONS, &[&origin]),
+        None => s.client.query_1(ORIGIN_SESSIONS, &[&origin]),
         Some(paths) => {
             let paths: Vec<String> = paths.iter().map(|p| pg_text(p).into_owned()).collect();
-            s.client.query(ORIGIN_SESSIONS_AT, &[&origin, &paths])
+            s.client.query_1(ORIGIN_SESSIONS_AT, &[&origin, &paths])
         }
     }
     .map_err(|e| s.pg(e))?;
@@ -53,13 +54,13 @@ pub fn origin_sessions(
 /// Holds the origin's push lock for the connection's life (or until [`unlock_origin`]):
 /// two pushes of one origin take turns; pushes of different origins run at once.
 pub fn lock_origin(s: &mut Server, origin: &str) -> Result<()> {
-    s.client.execute("SELECT pg_advisory_lock($1)", &[&origin_lock(origin)]).map_err(|e| s.pg(e))?;
+    s.client.execute_1("SELECT pg_advisory_lock($1)", &[&origin_lock(origin)]).map_err(|e| s.pg(e))?;
     Ok(())
 }
 
 /// Releases [`lock_origin`]'s lock.
 pub fn unlock_origin(s: &mut Server, origin: &str) -> Result<()> {
-    s.client.execute("SELECT pg_advisory_unlock($1)", &[&origin_lock(origin)]).map_err(|e| s.pg(e))?;
+    s.client.execute_1("SELECT pg_advisory_unlock($1)", &[&origin_lock(origin)]).map_err(|e| s.pg(e))?;
     Ok(())
 }
 
@@ -102,7 +103,7 @@ pub fn put_session(
     let header = l.header.as_bytes();
     match existing {
         None => {
-            let row = tx.query_one(
+            let row = tx.query_one_1(
                 INSERT_SESSION,
                 &[
                     &origin,
@@ -131,9 +132,9 @@ pub fn put_session(
         }
         Some(skey) => {
             if whole {
-                tx.execute(DELETE_LINES, &[&skey])?;
+                tx.execute_1(DELETE_LINES, &[&skey])?;
             }
-            tx.execute(
+            tx.execute_1(
                 UPDATE_SESSION,
                 &[
                     &skey,
@@ -235,7 +236,7 @@ pub const SET_HASHES: &str = "UPDATE sessions s SET lines_hash = v.h \
 pub fn set_hashes(tx: &mut Transaction<'_>, hashes: &[(SessionKey, u64)]) -> std::result::Result<(), postgres::Error> {
     let keys: Vec<SessionKey> = hashes.iter().map(|h| h.0).collect();
     let values: Vec<i64> = hashes.iter().map(|h| h.1 as i64).collect();
-    tx.execute(SET_HASHES, &[&keys, &values])?;
+    tx.execute_1(SET_HASHES, &[&keys, &values])?;
     Ok(())
 }
 

@@ -10,6 +10,7 @@ use crate::js::json;
 use crate::store::derive::EntryFields;
 use crate::store::extract;
 use crate::store::keys::{EntryKey, SessionKey};
+use crate::store::postgres::one_trip::OneTrip;
 use crate::store::postgres::search_merge::{self, PG_BATCH_SET, PG_DROP_TEXTS};
 use crate::store::postgres::{pg_text, Pg, Server};
 use crate::store::search::build::{gather, Gathered, REBUILD_MIN_DELETED};
@@ -230,7 +231,7 @@ fn copy_rows(tx: &mut postgres::Transaction<'_>, parts: &[Extracted]) -> std::re
 
 /// Writes the postings gathered as one build batch (inside the catch-up's transaction).
 fn write_gathered(g: &mut Gathered, tx: &mut postgres::Transaction<'_>) -> std::result::Result<(), postgres::Error> {
-    let batch: i64 = tx.query_one(PG_META_GET, &[&"batch"])?.get(0);
+    let batch: i64 = tx.query_one_1(PG_META_GET, &[&"batch"])?.get(0);
     let batch = batch + 1;
     let order: Vec<usize> = (0..g.tokens.len()).filter(|&i| !g.postings[i].bytes.is_empty()).collect();
     {
@@ -243,14 +244,14 @@ fn write_gathered(g: &mut Gathered, tx: &mut postgres::Transaction<'_>) -> std::
     }
     let bytes: i64 = order.iter().map(|&i| g.postings[i].bytes.len() as i64).sum();
     if bytes > 0 {
-        tx.execute(PG_BATCH_SET, &[&batch, &bytes, &batch])?;
+        tx.execute_1(PG_BATCH_SET, &[&batch, &bytes, &batch])?;
     }
     for chunk in order.chunks(50_000) {
         let terms: Vec<&str> = chunk.iter().map(|&i| &*g.tokens[i]).collect();
-        tx.execute(PG_TERMS_INSERT, &[&terms])?;
+        tx.execute_1(PG_TERMS_INSERT, &[&terms])?;
     }
-    tx.execute(PG_META_ADD, &[&1i64, &"batch"])?;
-    tx.execute(PG_META_ADD, &[&(g.keys.len() as i64), &"indexed"])?;
+    tx.execute_1(PG_META_ADD, &[&1i64, &"batch"])?;
+    tx.execute_1(PG_META_ADD, &[&(g.keys.len() as i64), &"indexed"])?;
     *g = Gathered::default();
     Ok(())
 }
@@ -274,9 +275,9 @@ pub(crate) fn pg_catch_up(
     let mut s = pg.server()?;
     let name = s.name.clone();
     let err = pg_err(&name);
-    s.client.execute("SELECT pg_advisory_lock($1)", &[&PG_CATCH_UP_LOCK]).map_err(&err)?;
+    s.client.execute_1("SELECT pg_advisory_lock($1)", &[&PG_CATCH_UP_LOCK]).map_err(&err)?;
     let result = pg_catch_up_locked(&mut s.client, read_batch_of, flush_bytes, progress).map_err(&err);
-    let unlocked = s.client.execute("SELECT pg_advisory_unlock($1)", &[&PG_CATCH_UP_LOCK]).map_err(&err);
+    let unlocked = s.client.execute_1("SELECT pg_advisory_unlock($1)", &[&PG_CATCH_UP_LOCK]).map_err(&err);
     let n = result?;
     unlocked?;
     Ok(n)
@@ -290,7 +291,7 @@ fn pg_catch_up_locked(
 ) -> std::result::Result<i64, postgres::Error> {
     let mut tx = client.build_transaction().isolation_level(postgres::IsolationLevel::RepeatableRead).start()?;
     let meta = |tx: &mut postgres::Transaction<'_>, name: &str| -> std::result::Result<i64, postgres::Error> {
-        Ok(tx.query_one(PG_META_GET, &[&name])?.get(0))
+        Ok(tx.query_one_1(PG_META_GET, &[&name])?.get(0))
     };
     let deleted = meta(&mut tx, "deleted")?;
     if deleted >= REBUILD_MIN_DELETED && deleted * 2 >= meta(&mut tx, "indexed")? {
@@ -299,14 +300,14 @@ fn pg_catch_up_locked(
     let mut dropped = 0u64;
     // Lines dropped, recorded with the last batch written (merges drop their keys).
     let last_batch = meta(&mut tx, "batch")?;
-    let gone: Vec<i64> = tx.query(PG_GONE, &[])?.iter().map(|r| r.get(0)).collect();
+    let gone: Vec<i64> = tx.query_1(PG_GONE, &[])?.iter().map(|r| r.get(0)).collect();
     if !gone.is_empty() {
-        dropped += tx.execute(PG_DROP_TEXTS, &[&gone, &last_batch])?;
-        tx.execute(PG_DROP_USAGE, &[&gone])?;
-        tx.execute(PG_DROP_PROGRESS, &[&gone])?;
+        dropped += tx.execute_1(PG_DROP_TEXTS, &[&gone, &last_batch])?;
+        tx.execute_1(PG_DROP_USAGE, &[&gone])?;
+        tx.execute_1(PG_DROP_PROGRESS, &[&gone])?;
     }
     let mut todo: Vec<Todo> = tx
-        .query(PG_CHANGED, &[])?
+        .query_1(PG_CHANGED, &[])?
         .iter()
         .map(|r| Todo {
             skey: r.get("skey"),
@@ -321,7 +322,7 @@ fn pg_catch_up_locked(
         todo.iter().filter(|t| t.upto > 0).map(|t| (t.skey, t.upto)).unzip();
     if !check_s.is_empty() {
         let now: HashMap<SessionKey, Option<i64>> =
-            tx.query(PG_LINE_XMINS, &[&check_s, &check_q])?.iter().map(|r| (r.get(0), r.get(1))).collect();
+            tx.query_1(PG_LINE_XMINS, &[&check_s, &check_q])?.iter().map(|r| (r.get(0), r.get(1))).collect();
         let mut rewritten = Vec::new();
         for t in &mut todo {
             if t.upto > 0 && now.get(&t.skey).copied().flatten() != t.line_xmin {
@@ -331,12 +332,12 @@ fn pg_catch_up_locked(
             }
         }
         if !rewritten.is_empty() {
-            dropped += tx.execute(PG_DROP_TEXTS, &[&rewritten, &last_batch])?;
-            tx.execute(PG_DROP_USAGE, &[&rewritten])?;
+            dropped += tx.execute_1(PG_DROP_TEXTS, &[&rewritten, &last_batch])?;
+            tx.execute_1(PG_DROP_USAGE, &[&rewritten])?;
         }
     }
     if dropped > 0 {
-        tx.execute(PG_META_ADD, &[&(dropped as i64), &"deleted"])?;
+        tx.execute_1(PG_META_ADD, &[&(dropped as i64), &"deleted"])?;
     }
     let total: i64 = todo.iter().map(|t| (t.last_seq - t.upto).max(0)).sum();
     let (mut done, mut indexed) = (0i64, 0i64);
@@ -410,7 +411,7 @@ fn pg_catch_up_locked(
     }
     let skeys: Vec<SessionKey> = todo.iter().map(|t| t.skey).collect();
     let row_xmins: Vec<i64> = todo.iter().map(|t| t.row_xmin).collect();
-    tx.execute(PG_PROGRESS_SET, &[&skeys, &upto, &row_xmins, &line_xmin])?;
+    tx.execute_1(PG_PROGRESS_SET, &[&skeys, &upto, &row_xmins, &line_xmin])?;
     tx.commit()?;
     Ok(indexed)
 }

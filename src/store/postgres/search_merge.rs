@@ -4,6 +4,7 @@
 //! the catch-up's transaction.
 
 use crate::store::keys::{EntryKey, SessionKey};
+use crate::store::postgres::one_trip::OneTrip;
 use crate::store::search::merge::{deletions_needed_since, plan, Batch, Merging, Plan};
 use std::collections::HashSet;
 
@@ -49,37 +50,41 @@ pub const PG_DROP_TEXTS: &str = "WITH d AS (DELETE FROM search_texts WHERE sessi
 const PG_LAST_BATCH: &str = "SELECT value FROM search_meta WHERE name = 'batch'";
 
 fn batches(tx: &mut postgres::Transaction<'_>) -> PgResult<Vec<Batch>> {
-    Ok(tx.query(PG_BATCHES, &[])?.iter().map(|r| Batch { batch: r.get(0), bytes: r.get(1), first: r.get(2) }).collect())
+    Ok(tx
+        .query_1(PG_BATCHES, &[])?
+        .iter()
+        .map(|r| Batch { batch: r.get(0), bytes: r.get(1), first: r.get(2) })
+        .collect())
 }
 
 /// Runs the merge the policy asks for, if any.
 pub(super) fn merge_due(tx: &mut postgres::Transaction<'_>) -> PgResult<()> {
     let Some(p) = plan(&batches(tx)?) else { return Ok(()) };
     merge(tx, &p)?;
-    let last: i64 = tx.query_opt(PG_LAST_BATCH, &[])?.map_or(0, |r| r.get(0));
+    let last: i64 = tx.query_opt_1(PG_LAST_BATCH, &[])?.map_or(0, |r| r.get(0));
     let since = deletions_needed_since(&batches(tx)?, last + 1);
-    tx.execute(PG_DELETED_FORGET, &[&since])?;
+    tx.execute_1(PG_DELETED_FORGET, &[&since])?;
     Ok(())
 }
 
 /// Merges the small batches of `p` into its tail, token by token.
 fn merge(tx: &mut postgres::Transaction<'_>, p: &Plan) -> PgResult<()> {
     let dead: HashSet<EntryKey> =
-        tx.query(PG_DEAD_SINCE, &[&p.since()])?.iter().map(|r| SessionKey(r.get(0)).entry(r.get(1))).collect();
+        tx.query_1(PG_DEAD_SINCE, &[&p.since()])?.iter().map(|r| SessionKey(r.get(0)).entry(r.get(1))).collect();
     let small: Vec<i64> = p.small.iter().map(|b| b.batch).collect();
     let mut m = Merging::default();
-    for r in tx.query(PG_POSTINGS_OF_BATCHES, &[&small])? {
+    for r in tx.query_1(PG_POSTINGS_OF_BATCHES, &[&small])? {
         m.add(r.get(0), r.get(1));
     }
     let tokens: Vec<String> = m.tokens().into_iter().map(str::to_owned).collect();
     let mut bytes = p.tail.bytes;
-    for r in tx.query(PG_POSTINGS_OF_TOKENS, &[&p.tail.batch, &tokens])? {
+    for r in tx.query_1(PG_POSTINGS_OF_TOKENS, &[&p.tail.batch, &tokens])? {
         let old: Vec<u8> = r.get(1);
         bytes -= old.len() as i64;
         m.add(r.get(0), old);
     }
-    tx.execute(PG_POSTINGS_DELETE_BATCHES, &[&small])?;
-    tx.execute(PG_BATCHES_DELETE, &[&small])?;
+    tx.execute_1(PG_POSTINGS_DELETE_BATCHES, &[&small])?;
+    tx.execute_1(PG_BATCHES_DELETE, &[&small])?;
     let (mut set_tokens, mut set_keys, mut unset) = (Vec::new(), Vec::new(), Vec::new());
     for (token, keys) in m.finish(&dead) {
         if keys.is_empty() {
@@ -91,11 +96,11 @@ fn merge(tx: &mut postgres::Transaction<'_>, p: &Plan) -> PgResult<()> {
         }
     }
     if !set_tokens.is_empty() {
-        tx.execute(PG_POSTINGS_SET, &[&p.tail.batch, &set_tokens, &set_keys])?;
+        tx.execute_1(PG_POSTINGS_SET, &[&p.tail.batch, &set_tokens, &set_keys])?;
     }
     if !unset.is_empty() {
-        tx.execute(PG_POSTINGS_DELETE_TOKENS, &[&p.tail.batch, &unset])?;
+        tx.execute_1(PG_POSTINGS_DELETE_TOKENS, &[&p.tail.batch, &unset])?;
     }
-    tx.execute(PG_BATCH_SET, &[&p.tail.batch, &bytes, &p.since()])?;
+    tx.execute_1(PG_BATCH_SET, &[&p.tail.batch, &bytes, &p.since()])?;
     Ok(())
 }
