@@ -143,6 +143,7 @@ pub mod internals {
     /// The PostgreSQL store's statements (for tests of their plans).
     pub mod pg_store {
         pub use crate::store::postgres::push as write;
+        pub use crate::store::postgres::search::PG_CHANGED;
     }
 
     /// Reading session files line by line.

@@ -422,6 +422,8 @@ fn per_session_queries_use_an_index() {
         ("lines", entry_rows::PG_ENTRY_BODIES, vec![key]),
         ("origin", write::ORIGIN_SESSIONS, vec![text]),
         ("drop lines", write::DELETE_LINES, vec![key]),
+        // A catch-up: the sessions written since the last one.
+        ("written since", sessiondb::internals::pg_store::PG_CHANGED, vec![key]),
         // The SessionManager's statements.
         ("last entry", entry_rows::PG_LAST_ENTRY, vec![key]),
         ("entry by id", entry_rows::PG_ENTRY_BY_ID, vec![key, text]),
@@ -1213,4 +1215,50 @@ fn sync_watch_on_the_server_follows_an_append() {
         .spawn()
         .unwrap();
     follows_an_append(&url, child, &file, "sync-watched");
+}
+
+/// The catch-up finds what was written since the last one through `written_by` and `horizon`
+/// (migration 14): a session written by a transaction that was still running during a
+/// catch-up is found by the next one, and a deleted session's texts leave the index.
+#[test]
+fn the_catch_up_finds_writes_it_could_not_see_and_drops_deleted_sessions() {
+    let Some(url) = server() else { return };
+    let url = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("s/--p--");
+    std::fs::create_dir_all(&folder).unwrap();
+    let (a, b) = (folder.join("a.jsonl"), folder.join("b.jsonl"));
+    std::fs::write(&a, session_text("zalpha", 3)).unwrap();
+    std::fs::write(&b, session_text("zbeta", 3)).unwrap();
+    let sessions = dir.path().join("s");
+    let (code, _, err) = sdb(&url, &["sync", "--json", "--sessions-dir", sessions.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let hits = |q: &str| -> usize {
+        let (code, out, err) = sdb(&url, &["search", q, "--json"]);
+        assert!(code <= 1, "{err}");
+        serde_json::from_str::<Vec<Value>>(&out).map_or(0, |v| v.len())
+    };
+    assert_eq!(hits("zalpha"), 3);
+
+    // A transaction rewrites a's last line and is still open while a catch-up runs.
+    let mut writer = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut tx = writer.transaction().unwrap();
+    tx.batch_execute(
+        "UPDATE entries SET body = convert_to(replace(convert_from(body, 'UTF8'), 'line 2 of', 'omega of'), 'UTF8') \
+         WHERE session = (SELECT skey FROM sessions WHERE id = 'zalpha') AND seq = 3; \
+         UPDATE sessions SET name = name WHERE id = 'zalpha'",
+    )
+    .unwrap();
+    assert_eq!(hits("omega"), 0, "an uncommitted line was found");
+    tx.commit().unwrap();
+    assert_eq!(hits("omega"), 1, "the line written during the last catch-up was not found");
+
+    // A session deleted (its file gone, pruned) leaves the index.
+    std::fs::remove_file(&b).unwrap();
+    let (code, out, err) = sdb(&url, &["sync", "--json", "--prune", "--sessions-dir", sessions.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"pruned\": 1"), "{out}");
+    assert_eq!(hits("zbeta"), 0);
+    assert_eq!(count(&url, "SELECT count(*) FROM search_gone"), 0);
+    assert_eq!(hits("zalpha"), 3);
 }

@@ -32,11 +32,20 @@ const PG_CATCH_UP_LOCK: i64 = 0x5e55_10db_0005;
 /// what was extracted of them.
 pub const PG_CHANGED: &str = "SELECT s.skey, s.last_seq, s.xmin::text::bigint AS row_xmin, p.upto, p.line_xmin \
     FROM sessions s LEFT JOIN search_progress p ON p.session = s.skey \
-    WHERE p.session IS NULL OR p.row_xmin <> s.xmin::text::bigint ORDER BY s.skey";
+    WHERE s.written_by >= $1 AND (p.session IS NULL OR p.row_xmin <> s.xmin::text::bigint) ORDER BY s.skey";
 
-/// Sessions extracted that are gone.
-pub const PG_GONE: &str =
-    "SELECT p.session FROM search_progress p WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.skey = p.session)";
+/// The oldest transaction running when this transaction's snapshot was taken: everything an
+/// older one wrote is seen now (the next catch-up's `horizon`).
+const PG_HORIZON_NOW: &str = "SELECT txid_snapshot_xmin(txid_current_snapshot())::bigint";
+
+/// Keeps the horizon for the next catch-up.
+const PG_HORIZON_SET: &str = "UPDATE search_meta SET value = $1 WHERE name = 'horizon'";
+
+/// Sessions deleted since the last catch-up.
+pub const PG_GONE: &str = "SELECT session FROM search_gone";
+
+/// Forgets the deleted sessions dealt with.
+const PG_GONE_DONE: &str = "DELETE FROM search_gone WHERE session = ANY($1)";
 
 /// The version of line `seq` of each session (NULL when it is gone).
 pub const PG_LINE_XMINS: &str = "SELECT v.session, e.xmin::text::bigint AS line_xmin \
@@ -70,7 +79,7 @@ const PG_META_GET: &str = "SELECT value FROM search_meta WHERE name = $1";
 const PG_META_ADD: &str = "UPDATE search_meta SET value = value + $1 WHERE name = $2";
 
 const PG_RESET: &str = "TRUNCATE search_progress, search_texts, search_usage, search_postings, search_terms, \
-    search_batches, search_deleted; \
+    search_batches, search_deleted, search_gone; \
     UPDATE search_meta SET value = 0";
 
 const PG_PENDING: &str = "SELECT coalesce(sum(s.last_seq - coalesce(p.upto, 0)), 0)::bigint AS n \
@@ -305,9 +314,12 @@ fn pg_catch_up_locked(
         dropped += tx.execute_1(PG_DROP_TEXTS, &[&gone, &last_batch])?;
         tx.execute_1(PG_DROP_USAGE, &[&gone])?;
         tx.execute_1(PG_DROP_PROGRESS, &[&gone])?;
+        tx.execute_1(PG_GONE_DONE, &[&gone])?;
     }
+    let horizon = meta(&mut tx, "horizon")?;
+    let next_horizon: i64 = tx.query_one_1(PG_HORIZON_NOW, &[])?.get(0);
     let mut todo: Vec<Todo> = tx
-        .query_1(PG_CHANGED, &[])?
+        .query_1(PG_CHANGED, &[&horizon])?
         .iter()
         .map(|r| Todo {
             skey: r.get("skey"),
@@ -412,6 +424,7 @@ fn pg_catch_up_locked(
     let skeys: Vec<SessionKey> = todo.iter().map(|t| t.skey).collect();
     let row_xmins: Vec<i64> = todo.iter().map(|t| t.row_xmin).collect();
     tx.execute_1(PG_PROGRESS_SET, &[&skeys, &upto, &row_xmins, &line_xmin])?;
+    tx.execute_1(PG_HORIZON_SET, &[&next_horizon])?;
     tx.commit()?;
     Ok(indexed)
 }
