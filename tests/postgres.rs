@@ -1262,3 +1262,42 @@ fn the_catch_up_finds_writes_it_could_not_see_and_drops_deleted_sessions() {
     assert_eq!(count(&url, "SELECT count(*) FROM search_gone"), 0);
     assert_eq!(hits("zalpha"), 3);
 }
+
+/// The probes the usage triggers run for every usage row written (an entry's copies before or
+/// after a row, its first copy) use `search_usage_by_entry` with the row's place as part of the
+/// index condition, even in the generic plan of a table just truncated (an `index --rebuild`):
+/// with an index on entry_id alone the planner walked the primary key instead, reading every
+/// earlier row for each row written (migration 15).
+#[test]
+fn usage_copy_probes_use_the_entry_index_after_a_truncate() {
+    let Some(url) = server() else { return };
+    let url = fresh_db(&url);
+    let (code, _, err) = sdb(&url, &["stats"]);
+    assert_eq!(code, 0, "{err}");
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.batch_execute("TRUNCATE search_usage; SET plan_cache_mode = force_generic_plan").unwrap();
+    let probes = [
+        "SELECT 1 FROM search_usage o WHERE o.entry_id = $1 AND o.ts IS NOT DISTINCT FROM $2 \
+         AND (o.session, o.seq) < ($3, $4)",
+        "UPDATE search_usage o SET first = false WHERE o.entry_id = $1 AND o.ts IS NOT DISTINCT FROM $2 \
+         AND (o.session, o.seq) > ($3, $4) AND o.first",
+        "SELECT n.session, n.seq FROM search_usage n WHERE n.entry_id = $1 AND n.ts IS NOT DISTINCT FROM $2 \
+         ORDER BY n.session, n.seq LIMIT 1",
+    ];
+    for (i, sql) in probes.iter().enumerate() {
+        let (types, args) =
+            if i < 2 { ("text, text, bigint, bigint", "'x', 'y', 1, 1") } else { ("text, text", "'x', 'y'") };
+        c.batch_execute(&format!("PREPARE probe{i} ({types}) AS {sql}")).unwrap();
+        let plan: Vec<String> = c
+            .query(&format!("EXPLAIN EXECUTE probe{i} ({args})"), &[])
+            .unwrap()
+            .iter()
+            .map(|r| r.get::<_, String>(0))
+            .collect();
+        let plan = plan.join("\n");
+        assert!(plan.contains("search_usage_by_entry") && !plan.contains("search_usage_pkey"), "{sql}:\n{plan}");
+        if i < 2 {
+            assert!(plan.contains("ROW(session, seq)") && plan.contains("Index Cond: ((entry_id = $1) AND"), "{plan}");
+        }
+    }
+}
