@@ -118,7 +118,7 @@ fn an_in_memory_database_keeps_its_lines_as_text_and_exports_them_exactly() {
     }
     std::fs::write(&file, &text).unwrap();
     let mut db = sessiondb::db::open_in_memory().unwrap();
-    let targets = sessiondb::import::collect_targets(&[file.clone()]).unwrap();
+    let targets = sessiondb::import::collect_targets(std::slice::from_ref(&file)).unwrap();
     let summary = sessiondb::import::import_targets(&mut db, &targets, Default::default(), |_| {}).unwrap();
     assert_eq!(summary.failures, 0, "{:?}", summary.reports);
     let packed: i64 =

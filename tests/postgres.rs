@@ -1310,8 +1310,7 @@ fn a_large_catch_up_gathers_statistics() {
     let folder = dir.path().join("s/--p--");
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join("big.jsonl"), session_text("big-session", 20_050)).unwrap();
-    let reltuples =
-        |url: &str| count(url, "SELECT reltuples::bigint FROM pg_class WHERE relname = 'search_texts'");
+    let reltuples = |url: &str| count(url, "SELECT reltuples::bigint FROM pg_class WHERE relname = 'search_texts'");
     let (code, _, err) = sdb(&url, &["sync", "--json", "--sessions-dir", dir.path().join("s").to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(reltuples(&url) >= 20_000, "statistics not gathered: {}", reltuples(&url));
