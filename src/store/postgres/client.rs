@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::store::backend::Store;
 use crate::store::handle::{Backend, Db};
-use crate::store::postgres::one_trip::{self, OneTrip};
+use crate::store::postgres::one_trip;
 use crate::store::postgres::Server;
 use std::any::Any;
 use std::cell::{Cell, RefCell, RefMut};
@@ -27,6 +27,12 @@ pub struct Pg {
     read_only: bool,
 }
 
+/// How [`Pg`] runs a statement: prepared, or in one round trip with its parameters typed.
+enum Run<'p> {
+    Prepared(postgres::Statement),
+    Typed(one_trip::Typed<'p>),
+}
+
 /// Parameters of a PostgreSQL statement.
 pub(crate) type PgParams<'a> = &'a [&'a (dyn postgres::types::ToSql + Sync)];
 
@@ -39,32 +45,29 @@ impl Pg {
             .map_err(|_| Error::database("postgres", "the connection is already in use by this process"))
     }
 
-    /// `sql` prepared on this connection, when it is (or is run for the second time, and so
-    /// is prepared now); `None` the first time: it is then run in one round trip
-    /// ([`one_trip`]), which a statement run once (most of a short process's) gains by.
-    fn statement(
-        &self,
-        s: &mut Server,
-        sql: &'static str,
-        params: PgParams<'_>,
-    ) -> Result<Option<postgres::Statement>> {
+    /// How to run `sql`: prepared, when it is on this connection (or is run for the second
+    /// time, and so is prepared now); the first time, in one round trip with its parameters'
+    /// types ([`one_trip`]), which a statement run once (most of a short process's) gains by.
+    fn statement<'p>(&self, s: &mut Server, sql: &'static str, params: PgParams<'p>) -> Result<Run<'p>> {
         if let Some(st) = self.prepared.borrow().get(sql) {
-            return Ok(Some(st.clone()));
+            return Ok(Run::Prepared(st.clone()));
         }
-        if self.run_once.borrow_mut().insert(sql) && one_trip::typed(params).is_some() {
-            return Ok(None);
+        if self.run_once.borrow_mut().insert(sql) {
+            if let Some(typed) = one_trip::typed(params) {
+                return Ok(Run::Typed(typed));
+            }
         }
         let st = s.client.prepare(sql).map_err(|e| s.pg(e))?;
         self.prepared.borrow_mut().insert(sql, st.clone());
-        Ok(Some(st))
+        Ok(Run::Prepared(st))
     }
 
     /// Runs `sql` and returns its rows.
     pub(in crate::store) fn query(&self, sql: &'static str, params: PgParams<'_>) -> Result<Vec<postgres::Row>> {
         let mut s = self.server()?;
         match self.statement(&mut s, sql, params)? {
-            Some(st) => s.client.query(&st, params),
-            None => s.client.query_1(sql, params),
+            Run::Prepared(st) => s.client.query(&st, params),
+            Run::Typed(typed) => s.client.query_typed(sql, &typed),
         }
         .map_err(|e| s.pg(e))
     }
@@ -79,12 +82,11 @@ impl Pg {
     ) -> Result<()> {
         use postgres::fallible_iterator::FallibleIterator;
         let mut s = self.server()?;
-        let st = self.statement(&mut s, sql, params)?;
+        let run = self.statement(&mut s, sql, params)?;
         let name = s.name.clone();
-        let rows = match (&st, one_trip::typed(params)) {
-            (Some(st), _) => s.client.query_raw(st, params.iter().copied()),
-            (None, Some(typed)) => s.client.query_typed_raw(sql, typed),
-            (None, None) => s.client.query_raw(sql, params.iter().copied()),
+        let rows = match run {
+            Run::Prepared(st) => s.client.query_raw(&st, params.iter().copied()),
+            Run::Typed(typed) => s.client.query_typed_raw(sql, typed),
         };
         let mut rows = rows.map_err(|e| Server::describe(&name, &e))?;
         while let Some(r) = rows.next().map_err(|e| Server::describe(&name, &e))? {
@@ -97,8 +99,8 @@ impl Pg {
     pub(in crate::store) fn query_opt(&self, sql: &'static str, params: PgParams<'_>) -> Result<Option<postgres::Row>> {
         let mut s = self.server()?;
         match self.statement(&mut s, sql, params)? {
-            Some(st) => s.client.query_opt(&st, params),
-            None => s.client.query_opt_1(sql, params),
+            Run::Prepared(st) => s.client.query_opt(&st, params),
+            Run::Typed(typed) => s.client.query_typed_opt(sql, &typed),
         }
         .map_err(|e| s.pg(e))
     }
@@ -107,8 +109,8 @@ impl Pg {
     pub(in crate::store) fn execute(&self, sql: &'static str, params: PgParams<'_>) -> Result<u64> {
         let mut s = self.server()?;
         match self.statement(&mut s, sql, params)? {
-            Some(st) => s.client.execute(&st, params),
-            None => s.client.execute_1(sql, params),
+            Run::Prepared(st) => s.client.execute(&st, params),
+            Run::Typed(typed) => s.client.execute_typed(sql, &typed),
         }
         .map_err(|e| s.pg(e))
     }
