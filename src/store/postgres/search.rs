@@ -34,9 +34,10 @@ pub const PG_CHANGED: &str = "SELECT s.skey, s.last_seq, s.xmin::text::bigint AS
     FROM sessions s LEFT JOIN search_progress p ON p.session = s.skey \
     WHERE s.written_by >= $1 AND (p.session IS NULL OR p.row_xmin <> s.xmin::text::bigint) ORDER BY s.skey";
 
-/// The oldest transaction running when this transaction's snapshot was taken: everything an
-/// older one wrote is seen now (the next catch-up's `horizon`).
-const PG_HORIZON_NOW: &str = "SELECT txid_snapshot_xmin(txid_current_snapshot())::bigint";
+/// The horizon the last catch-up kept, and this one's: the oldest transaction running when
+/// this transaction's snapshot was taken (everything an older one wrote is seen now).
+const PG_HORIZONS: &str = "SELECT value AS horizon, txid_snapshot_xmin(txid_current_snapshot())::bigint AS next \
+    FROM search_meta WHERE name = 'horizon'";
 
 /// Lines extracted by one catch-up after which the search tables' statistics are gathered
 /// again: after `index --rebuild` (tables emptied, then filled in one transaction) the planner
@@ -329,8 +330,8 @@ fn pg_catch_up_locked(
         tx.execute_1(PG_DROP_PROGRESS, &[&gone])?;
         tx.execute_1(PG_GONE_DONE, &[&gone])?;
     }
-    let horizon = meta(&mut tx, "horizon")?;
-    let next_horizon: i64 = tx.query_one_1(PG_HORIZON_NOW, &[])?.get(0);
+    let horizons = tx.query_one_1(PG_HORIZONS, &[])?;
+    let (horizon, next_horizon): (i64, i64) = (horizons.get("horizon"), horizons.get("next"));
     let mut todo: Vec<Todo> = tx
         .query_1(PG_CHANGED, &[&horizon])?
         .iter()
