@@ -188,64 +188,12 @@ fn check_names_the_session_and_entry_of_a_damaged_line_and_export_refuses_it() {
     assert!(err.contains("damaged"), "{err}");
 }
 
-/// A session of `n` messages of varied words, about `n` × 1.5 KB: its first lines are packed
-/// before the dictionary is trained (without one), the rest with it.
-fn long_session(path: &Path, n: usize) -> Vec<u8> {
-    const WORDS: &[&str] = &[
-        "ledger",
-        "migration",
-        "function",
-        "error",
-        "handling",
-        "retry",
-        "backoff",
-        "the",
-        "session",
-        "branch",
-        "compaction",
-        "summary",
-        "tool",
-        "result",
-        "file",
-        "write",
-        "read",
-        "export",
-        "import",
-        "index",
-    ];
-    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut next = || {
-        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-        (seed >> 33) as usize
-    };
-    let mut out = String::from(
-        r#"{"type":"session","version":3,"id":"0a0b0c0d-0000-4000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/long"}"#,
-    );
-    out.push('\n');
-    let mut parent = "null".to_string();
-    for i in 0..n {
-        let words: Vec<&str> = (0..100 + next() % 300).map(|_| WORDS[next() % WORDS.len()]).collect();
-        let role = if i % 2 == 0 { "user" } else { "assistant" };
-        let id = format!("{:08x}", i + 1);
-        let text = format!("{} #{}", words.join(" "), next());
-        let m = serde_json::json!({ "role": role, "content": [{ "type": "text", "text": text }], "timestamp": 1_767_225_600_000u64 + i as u64 });
-        out.push_str(&format!(
-            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:{:02}.000Z","message":{m}}}"#,
-            i % 60
-        ));
-        out.push('\n');
-        parent = format!("\"{id}\"");
-    }
-    std::fs::write(path, &out).unwrap();
-    out.into_bytes()
-}
-
 #[test]
 fn a_long_session_is_packed_and_unpacked_by_several_threads_in_order_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("sessions").join("long.jsonl");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    let bytes = long_session(&file, 6000);
+    let bytes = common::long_session(&file, 6000);
     assert!(bytes.len() > 6 << 20, "{} bytes", bytes.len());
     let (_d, _path, mut db) = common::temp_db();
     let targets = sessiondb::import::collect_targets(std::slice::from_ref(&file)).unwrap();
@@ -285,7 +233,7 @@ fn a_session_over_16_mib_is_exported_to_its_file_byte_for_byte() {
     let sessions = dir.path().join("sessions");
     std::fs::create_dir_all(sessions.join("--work-long--")).unwrap();
     let file = sessions.join("--work-long--").join("long.jsonl");
-    let bytes = long_session(&file, 12_000);
+    let bytes = common::long_session(&file, 12_000);
     assert!(bytes.len() > 17 << 20, "{} bytes", bytes.len());
     let db = dir.path().join("db.sqlite");
     assert_eq!(common::run(&db, &["import", sessions.to_str().unwrap()]).0, 0);

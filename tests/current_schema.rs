@@ -3,6 +3,8 @@
 //! and the same seeded rows. After adding a migration, regenerate it:
 //! `SESSIONDB_BLESS=1 cargo test --test current_schema`.
 
+mod common;
+
 use rusqlite::types::Value;
 use rusqlite::Connection;
 use std::fmt::Write;
@@ -98,25 +100,10 @@ fn the_script_makes_what_the_migrations_make() {
 
 #[test]
 fn an_in_memory_database_keeps_its_lines_as_text_and_exports_them_exactly() {
-    // Long, repetitive lines: a file database would store them packed.
+    // Long lines of repeated words: a file database stores them packed.
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("s.jsonl");
-    let mut text = String::from(
-        "{\"type\":\"session\",\"version\":3,\"id\":\"0195a0a0-0000-7000-8000-000000000001\",\
-         \"timestamp\":\"2026-12-05T10:00:00.000Z\",\"cwd\":\"/w\"}\n",
-    );
-    let mut parent = "null".to_string();
-    for i in 0..40 {
-        let id = format!("{i:08x}");
-        let body = "the same words again and again ".repeat(40);
-        text.push_str(&format!(
-            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-12-05T10:00:{:02}.000Z\",\
-             \"message\":{{\"role\":\"user\",\"content\":\"{body}{i}\",\"timestamp\":1}}}}\n",
-            i % 60
-        ));
-        parent = format!("\"{id}\"");
-    }
-    std::fs::write(&file, &text).unwrap();
+    let text = common::long_session(&file, 40);
     let mut db = sessiondb::db::open_in_memory().unwrap();
     let targets = sessiondb::import::collect_targets(std::slice::from_ref(&file)).unwrap();
     let summary = sessiondb::import::import_targets(&mut db, &targets, Default::default(), |_| {}).unwrap();
@@ -125,7 +112,7 @@ fn an_in_memory_database_keeps_its_lines_as_text_and_exports_them_exactly() {
         db.sqlite().query_row("SELECT count(*) FROM entries WHERE typeof(body) = 'blob'", [], |r| r.get(0)).unwrap();
     assert_eq!(packed, 0, "an in-memory database packed its lines");
     let mut out = Vec::new();
-    let session = sessiondb::resolve::resolve(&db, "0195a0a0-0000-7000-8000-000000000001").unwrap();
+    let session = sessiondb::resolve::resolve(&db, "0a0b0c0d-0000-4000-8000-000000000001").unwrap();
     sessiondb::export::write_session(&db, session.sid, &mut out).unwrap();
-    assert_eq!(String::from_utf8(out).unwrap(), text);
+    assert!(out == text, "the exported session differs");
 }

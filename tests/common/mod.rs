@@ -127,3 +127,55 @@ pub fn backends(dir: &Path, label: &str) -> Vec<Backend> {
     }
     out
 }
+
+/// A session of `n` messages of varied words, about `n` × 1.5 KB: its first lines are packed
+/// before the dictionary is trained (without one), the rest with it.
+pub fn long_session(path: &Path, n: usize) -> Vec<u8> {
+    const WORDS: &[&str] = &[
+        "ledger",
+        "migration",
+        "function",
+        "error",
+        "handling",
+        "retry",
+        "backoff",
+        "the",
+        "session",
+        "branch",
+        "compaction",
+        "summary",
+        "tool",
+        "result",
+        "file",
+        "write",
+        "read",
+        "export",
+        "import",
+        "index",
+    ];
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = || {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) as usize
+    };
+    let mut out = String::from(
+        r#"{"type":"session","version":3,"id":"0a0b0c0d-0000-4000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/long"}"#,
+    );
+    out.push('\n');
+    let mut parent = "null".to_string();
+    for i in 0..n {
+        let words: Vec<&str> = (0..100 + next() % 300).map(|_| WORDS[next() % WORDS.len()]).collect();
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        let id = format!("{:08x}", i + 1);
+        let text = format!("{} #{}", words.join(" "), next());
+        let m = serde_json::json!({ "role": role, "content": [{ "type": "text", "text": text }], "timestamp": 1_767_225_600_000u64 + i as u64 });
+        out.push_str(&format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:{:02}.000Z","message":{m}}}"#,
+            i % 60
+        ));
+        out.push('\n');
+        parent = format!("\"{id}\"");
+    }
+    std::fs::write(path, &out).unwrap();
+    out.into_bytes()
+}
