@@ -12,7 +12,10 @@ DB is a SQLite file (not existing yet) or a postgres:// URL of an empty database
    to a session file of WORK/sessions, then `sync --sessions-dir WORK/sessions FILE --json`.
    A session takes 25 turns, then the next one starts (a new file: its first sync imports it).
    Each sync's wall time and CPU time (user + system, the process included) are recorded:
-   on a loaded machine the CPU time is the steadier figure. On PostgreSQL `sync` does not
+   on a loaded machine the CPU time is the steadier figure. `--held` sends each sync to one
+   `sync --stdin` process instead, as the pi package does since it keeps one open (the time
+   from writing the request to reading its answer; CPU as a mean, read from /proc);
+   `--alternate` takes turns between the two, the same database in the same sitting. On PostgreSQL `sync` does not
    catch the index up (the next search does): `--index-each` runs `index` after each sync, the
    worst case (a search after every turn), timed apart.
 3. `index --json` (postings rows and batches), then each query timed (`search Q --limit 10
@@ -37,6 +40,13 @@ TURNS_PER_SESSION = 25
 def child_cpu():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
+
+
+def proc_cpu(pid):
+    """User + system CPU seconds of a running process (all its threads, those ended included)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run(bin_, db, args, check=True, cpu=None):
@@ -123,6 +133,9 @@ def main():
     ap.add_argument("--rare", help="the rare word (else picked: on c10k `sessiondb bench` picks managerTree)")
     ap.add_argument("--imported", type=float, help="the corpus is imported already (in this many s)")
     ap.add_argument("--index-each", action="store_true", help="run `index` after each sync (PostgreSQL)")
+    ap.add_argument("--held", action="store_true", help="each sync through one `sync --stdin` process")
+    ap.add_argument("--alternate", action="store_true", help="every other sync through the held process")
+    ap.add_argument("--no-rebuild", action="store_true", help="stop after the syncs' figures")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     sessions = os.path.join(a.work, "sessions", f"--home-dev-work-turns-{a.seed}--")
@@ -144,7 +157,12 @@ def main():
     r["queries"] = queries
     print(f"queries {queries}", flush=True)
 
-    sync_ms, index_ms, sync_cpu_ms = [], [], []
+    sync_ms, index_ms, sync_cpu_ms, held_ms = [], [], [], []
+    held = None
+    if a.held or a.alternate:
+        held = subprocess.Popen([a.bin, "--db", a.db, "sync", "--stdin", "--sessions-dir", root],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    held_cpu = proc_cpu(held.pid) if held else 0
     path, last_id, ts = None, None, 1_800_000_000_000
     started = time.perf_counter()
     deadline = float(os.environ.get("BENCH_DEADLINE", "inf"))
@@ -172,29 +190,51 @@ def main():
             lines.append(json.dumps(e, separators=(",", ":"), ensure_ascii=False))
         with open(path, "a", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
-        dt, _ = run(a.bin, a.db, ["sync", "--sessions-dir", root, path, "--json"], cpu=sync_cpu_ms)
-        sync_ms.append(dt * 1000)
+        if held and (a.held or i % 2 == 1):
+            t = time.perf_counter()
+            held.stdin.write(json.dumps([path]) + "\n")
+            answer = held.stdout.readline()
+            held_ms.append((time.perf_counter() - t) * 1000)
+            if not answer or "error" in json.loads(answer):
+                sys.exit(f"sync --stdin: {answer!r}")
+        else:
+            dt, _ = run(a.bin, a.db, ["sync", "--sessions-dir", root, path, "--json"], cpu=sync_cpu_ms)
+            sync_ms.append(dt * 1000)
         if a.index_each:
             # On a server `sync` leaves the index to the next search: catch up as one per turn would.
             dt, _ = run(a.bin, a.db, ["index", "--json"])
             index_ms.append(dt * 1000)
         if (i + 1) % 1000 == 0:
-            print(f"{i + 1} syncs, p50 {statistics.median(sync_ms[-1000:]):.1f} ms "
-                  f"(CPU {statistics.median(sync_cpu_ms[-1000:]):.1f} ms), "
+            print(f"{i + 1} syncs, p50 {statistics.median((sync_ms or held_ms)[-1000:]):.1f} ms "
                   f"{time.perf_counter() - started:.0f} s", flush=True)
+    if held:
+        r["held_syncs"] = len(held_ms)
+        cpu = proc_cpu(held.pid) - held_cpu
+        held.stdin.close()
+        held.wait()
+        q = statistics.quantiles(held_ms, n=100)
+        r["held_sync_ms"] = {"p50": round(statistics.median(held_ms), 1), "p90": round(q[89], 1),
+                             "p99": round(q[98], 1), "max": round(max(held_ms), 1),
+                             "mean": round(statistics.mean(held_ms), 1),
+                             "cpu_mean": round(cpu * 1000 / len(held_ms), 1)}
+        print(f"held syncs: {r['held_sync_ms']}", flush=True)
     r["syncs"] = len(sync_ms)
-    q = statistics.quantiles(sync_ms, n=100)
-    r["sync_ms"] = {"p50": round(statistics.median(sync_ms), 1), "p90": round(q[89], 1), "p99": round(q[98], 1),
-                    "max": round(max(sync_ms), 1), "mean": round(statistics.mean(sync_ms), 1)}
-    q = statistics.quantiles(sync_cpu_ms, n=100)
-    r["sync_cpu_ms"] = {"p50": round(statistics.median(sync_cpu_ms), 1), "p90": round(q[89], 1),
-                        "p99": round(q[98], 1), "max": round(max(sync_cpu_ms), 1)}
+    if sync_ms:
+        q = statistics.quantiles(sync_ms, n=100)
+        r["sync_ms"] = {"p50": round(statistics.median(sync_ms), 1), "p90": round(q[89], 1), "p99": round(q[98], 1),
+                        "max": round(max(sync_ms), 1), "mean": round(statistics.mean(sync_ms), 1)}
+        q = statistics.quantiles(sync_cpu_ms, n=100)
+        r["sync_cpu_ms"] = {"p50": round(statistics.median(sync_cpu_ms), 1), "p90": round(q[89], 1),
+                            "p99": round(q[98], 1), "max": round(max(sync_cpu_ms), 1)}
     if index_ms:
         q = statistics.quantiles(index_ms, n=100)
         r["index_ms"] = {"p50": round(statistics.median(index_ms), 1), "p90": round(q[89], 1),
                          "p99": round(q[98], 1), "max": round(max(index_ms), 1)}
-    print(f"syncs: {r['sync_ms']} index: {r.get('index_ms')}", flush=True)
+    print(f"syncs: {r.get('sync_ms')} index: {r.get('index_ms')}", flush=True)
 
+    if a.no_rebuild:
+        finish(r, a)
+        return
     r["after_syncs"] = shape(a.bin, a.db)
     r["after_syncs"]["query_ms"] = time_queries(a.bin, a.db, queries, a.runs)
     print(f"after syncs: {r['after_syncs']}", flush=True)
@@ -204,6 +244,10 @@ def main():
     r["after_rebuild"] = shape(a.bin, a.db)
     r["after_rebuild"]["query_ms"] = time_queries(a.bin, a.db, queries, a.runs)
     print(f"after rebuild ({dt:.1f} s): {r['after_rebuild']}", flush=True)
+    finish(r, a)
+
+
+def finish(r, a):
     r["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     text = json.dumps(r, indent=2)
     print(text)

@@ -1217,6 +1217,34 @@ fn sync_watch_on_the_server_follows_an_append() {
     follows_an_append(&url, child, &file, "sync-watched");
 }
 
+/// `sync --stdin` on the server: each request is answered on the connection kept open, and
+/// a connection cut between two turns (a server restart) is replaced within the next request.
+#[test]
+fn sync_stdin_on_the_server_survives_a_cut_connection() {
+    use common::sync_requests::{count_of, Requests};
+    let Some(url) = server() else { return };
+    let url = fresh_db(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("s/--p--");
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("held.jsonl");
+    std::fs::write(&file, session_text("sync-held", 3)).unwrap();
+    let mut r = Requests::start(&url, &dir.path().join("s"));
+    let s = r.files(&[&file]);
+    assert_eq!(count_of(&s, &["new", "entries_added"]), [Some(1), Some(3)], "{s}");
+    let sessions = "SELECT count(*) FROM sessions WHERE id = 'sync-held'";
+    assert_eq!(count(&url, sessions), 1);
+    let entries = count(&url, "SELECT count(*) FROM entries");
+    let cut = "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+               WHERE datname = current_database() AND pid <> pg_backend_pid()";
+    assert!(count(&url, cut) >= 1, "the held connection is open between requests");
+    std::fs::write(&file, session_text("sync-held", 5)).unwrap();
+    let s = r.files(&[&file]);
+    assert_eq!(count_of(&s, &["grown", "entries_added"]), [Some(1), Some(2)], "{s}");
+    assert_eq!(count(&url, "SELECT count(*) FROM entries"), entries + 2);
+    r.finish();
+}
+
 /// The catch-up finds what was written since the last one through `written_by` and `horizon`
 /// (migration 14): a session written by a transaction that was still running during a
 /// catch-up is found by the next one, and a deleted session's texts leave the index.

@@ -377,3 +377,45 @@ fn progress_json_reports_files_then_index_on_stderr() {
         err.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).rfind(|l| l["progress"] == "import");
     assert_eq!(last.map(|l| (l["done"].as_u64(), l["total"].as_u64())), Some((Some(30), Some(30))), "{err}");
 }
+
+#[test]
+fn sync_stdin_answers_each_request_and_keeps_going_after_a_bad_one() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("sessions");
+    let dir = root.join("--w--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    append(&a, &format!("{}\n{}\n", header("a"), line("a0000001", None, "first")));
+    append(&b, &format!("{}\n{}\n", header("b"), line("b0000001", None, "other")));
+    let db = work.path().join("db.sqlite");
+    let mut r = common::sync_requests::Requests::start(db.to_str().unwrap(), &root);
+    let s = r.files(&[&a]);
+    assert_eq!(
+        common::sync_requests::count_of(&s, &["files_scanned", "new", "entries_added"]),
+        [Some(1), Some(1), Some(1)],
+        "{s}"
+    );
+    // Bad requests are answered with an error naming the line and the reason; the process goes on.
+    let s = r.ask("a.jsonl");
+    assert!(s["error"].as_str().unwrap().starts_with("standard input line 2: expected a JSON array"), "{s}");
+    let stray = work.path().join("stray.jsonl");
+    let s = r.files(&[&stray]);
+    let e = s["error"].as_str().unwrap();
+    assert!(e.starts_with("standard input line 3: ") && e.contains("stray.jsonl: not a .jsonl file below"), "{s}");
+    // Each turn's growth is read on the connection kept open.
+    append(&a, &format!("{}\n", line("a0000002", Some("a0000001"), "second")));
+    let s = r.files(&[&a]);
+    assert_eq!(common::sync_requests::count_of(&s, &["grown", "entries_added"]), [Some(1), Some(1)], "{s}");
+    let s = r.files(&[&a, &b]);
+    assert_eq!(
+        common::sync_requests::count_of(&s, &["unchanged", "new", "entries_added"]),
+        [Some(1), Some(1), Some(1)],
+        "{s}"
+    );
+    r.finish();
+    assert_equals_fresh_import(&db, &root, "after requests");
+    // What was synced is searchable: the index caught up after each request.
+    let (code, out, err) = common::run(&db, &["search", "second", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(serde_json::from_str::<Vec<serde_json::Value>>(&out).unwrap().len(), 1, "{out}");
+}

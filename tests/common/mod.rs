@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod pg;
+pub mod sync_requests;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

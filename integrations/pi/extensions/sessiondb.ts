@@ -18,6 +18,7 @@ import {
 	type Progress,
 	expandHome,
 	findBinary,
+	HeldSync,
 	run,
 	runJson,
 	SessiondbMissing,
@@ -70,6 +71,8 @@ export default function sessiondb(pi: ExtensionAPI) {
 	/** The startup sync was started (by its timer, or by a question asked before it). */
 	let startedFull = false;
 	let warnedMissing = false;
+	/** The `sync --stdin` process the per-turn syncs go through, for one binary, database and folder. */
+	let held: HeldSync | null = null;
 
 	function settings(): SessiondbSettings {
 		const s = (pi.getSettings() as Json).sessiondb;
@@ -191,7 +194,19 @@ export default function sessiondb(pi: ExtensionAPI) {
 		const p = enqueue(async () => {
 			fileSyncQueued = null;
 			try {
-				await run(c, ["sync", "--sessions-dir", root, file as string, "--json"], { timeoutMs: FILE_SYNC_TIMEOUT, okCodes: [1] });
+				if (!held || held.cli.bin !== c.bin || held.cli.db !== c.db || held.root !== root) {
+					held?.close();
+					held = new HeldSync(c, root);
+				}
+				if (held.unsupported) {
+					await run(c, ["sync", "--sessions-dir", root, file as string, "--json"], { timeoutMs: FILE_SYNC_TIMEOUT, okCodes: [1] });
+				} else {
+					await held.sync([file as string], FILE_SYNC_TIMEOUT).catch(async (e) => {
+						// A binary without --stdin: this sync, and the next ones, as a process each.
+						if (!held?.unsupported) throw e;
+						await run(c, ["sync", "--sessions-dir", root, file as string, "--json"], { timeoutMs: FILE_SYNC_TIMEOUT, okCodes: [1] });
+					});
+				}
 			} catch (e) {
 				warnMissing(ctx, e);
 			}
@@ -221,6 +236,9 @@ export default function sessiondb(pi: ExtensionAPI) {
 		if (launcher) return;
 		// Wait a little for the last entries to land, never longer.
 		await Promise.race([syncCurrent(ctx), sleep(SHUTDOWN_WAIT)]);
+		// The held sync process exits once it has answered what it was asked.
+		held?.close();
+		held = null;
 	});
 
 	/**

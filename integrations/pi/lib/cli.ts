@@ -1,6 +1,6 @@
 // Finding and running the sessiondb CLI. Everything goes through `sessiondb ... --json`, run
 // asynchronously with a timeout (progress read from stderr as it comes), so a slow or broken sessiondb never blocks or crashes pi.
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
@@ -175,4 +175,127 @@ export async function runJson<T>(cli: Cli, args: string[], opts: RunOptions): Pr
 export function dbExists(cli: Cli): boolean {
 	const db = cli.db || process.env.SESSIONDB_PATH || join(homedir(), ".pi", "agent", "sessiondb.sqlite");
 	return /^postgres(ql)?:\/\//.test(db) || existsSync(db);
+}
+
+/** A request written to a `sync --stdin` process and not answered yet. */
+interface Waiting {
+	resolve: (v: Record<string, unknown>) => void;
+	reject: (e: Error) => void;
+}
+
+/** One `sync --stdin` process and what it owes. */
+interface SyncProcess {
+	child: ChildProcess;
+	/** Oldest first: answers come in the order of the requests. */
+	waiting: Waiting[];
+	partial: string;
+	err: string;
+}
+
+/**
+ * A `sessiondb sync --stdin` process kept open between turns: the sync after each turn is one
+ * line written and one read, without starting a process and connecting each time (most of a
+ * per-turn sync's time on a PostgreSQL server). It starts at the first request, ends when
+ * `close()` ends its input (or pi exits), and is started again after it died.
+ */
+export class HeldSync {
+	private proc: SyncProcess | null = null;
+	/** The binary has no `--stdin` (older than this package): each sync is a process of its own. */
+	unsupported = false;
+
+	constructor(
+		readonly cli: Cli,
+		/** The sessions directory the files are below. */
+		readonly root: string,
+	) {}
+
+	/** Syncs the files; resolves with the summary `sync --json` prints. */
+	sync(files: string[], timeoutMs: number): Promise<Record<string, unknown>> {
+		const p = this.proc ?? this.start();
+		return new Promise((resolvePromise, reject) => {
+			const timer = setTimeout(() => {
+				this.fail(p, new SessiondbFailed(`sessiondb sync did not finish within ${Math.round(timeoutMs / 1000)} s`, null));
+			}, timeoutMs);
+			p.waiting.push({
+				resolve: (v) => {
+					clearTimeout(timer);
+					resolvePromise(v);
+				},
+				reject: (e) => {
+					clearTimeout(timer);
+					reject(e);
+				},
+			});
+			ref(p.child, true);
+			p.child.stdin?.write(`${JSON.stringify(files)}\n`);
+		});
+	}
+
+	/** Ends the process's input: it exits once the requests written are answered. */
+	close(): void {
+		this.proc?.child.stdin?.end();
+		this.proc = null;
+	}
+
+	private start(): SyncProcess {
+		const argv = [...(this.cli.db ? ["--db", this.cli.db] : []), "sync", "--stdin", "--sessions-dir", this.root];
+		const child = spawn(this.cli.bin, argv, { stdio: ["pipe", "pipe", "pipe"] });
+		const p: SyncProcess = { child, waiting: [], partial: "", err: "" };
+		this.proc = p;
+		child.stdout?.setEncoding("utf8");
+		child.stdout?.on("data", (s: string) => {
+			p.partial += s;
+			for (let nl = p.partial.indexOf("\n"); nl >= 0; nl = p.partial.indexOf("\n")) {
+				answer(p, p.partial.slice(0, nl));
+				p.partial = p.partial.slice(nl + 1);
+			}
+		});
+		// Read, or a full pipe would stop the process.
+		child.stderr?.setEncoding("utf8");
+		child.stderr?.on("data", (s: string) => {
+			p.err = `${p.err}${s}`.slice(-STDERR_KEPT);
+		});
+		child.stdin?.on("error", () => {}); // a dead process: reported by "close"
+		child.on("error", (e: NodeJS.ErrnoException) => {
+			if (e.code === "ENOENT" || e.code === "EACCES") this.fail(p, new SessiondbMissing(`cannot run ${this.cli.bin} (${e.code})`));
+			else this.fail(p, new SessiondbFailed(`cannot run ${this.cli.bin}: ${e.message}`, null));
+		});
+		child.on("close", (code) => {
+			if (code === 2 && /--stdin/.test(p.err)) this.unsupported = true;
+			const msg = p.err.trim().split("\n").filter(Boolean).slice(-3).join("; ") || `exit status ${code}`;
+			this.fail(p, new SessiondbFailed(msg.replace(/^sessiondb: (error: )?/, ""), code));
+		});
+		ref(child, false);
+		return p;
+	}
+
+	/** Rejects what `p` owes; `p` is stopped, and replaced at the next request if it was the current one. */
+	private fail(p: SyncProcess, e: Error): void {
+		if (this.proc === p) this.proc = null;
+		p.child.kill();
+		for (const w of p.waiting.splice(0)) w.reject(e);
+	}
+}
+
+/** One answer line, for the oldest request. */
+function answer(p: SyncProcess, line: string): void {
+	const w = p.waiting.shift();
+	if (!w) return;
+	if (p.waiting.length === 0) ref(p.child, false);
+	let v: Record<string, unknown>;
+	try {
+		v = JSON.parse(line) as Record<string, unknown>;
+	} catch {
+		return w.reject(new SessiondbFailed(`sessiondb sync --stdin answered something that is not JSON: ${line.slice(0, 200)}`, 0));
+	}
+	if (typeof v.error === "string") w.reject(new SessiondbFailed(v.error, 1));
+	else w.resolve(v);
+}
+
+/** While a request waits, the process keeps pi's event loop alive; between turns it does not. */
+function ref(c: ChildProcess, on: boolean): void {
+	for (const h of [c, c.stdin, c.stdout, c.stderr] as Array<{ ref?: () => void; unref?: () => void } | null>) {
+		if (on) h?.ref?.();
+		else h?.unref?.();
+	}
 }

@@ -39,6 +39,12 @@ pub struct Args {
     /// walk.
     #[arg(value_name = "FILE", conflicts_with_all = ["watch", "prune"])]
     files: Vec<PathBuf>,
+    /// Stay running and sync the files named on standard input, one request per line: a JSON
+    /// array of session files (below the sessions directory), answered by one line of JSON on
+    /// standard output (the summary `--json` prints, or `{"error":"..."}`), until the input
+    /// ends. A host that syncs after every turn (pi's extension) starts and connects once.
+    #[arg(long, conflicts_with_all = ["watch", "prune", "files"])]
+    stdin: bool,
 }
 
 /// Full rescan interval while watching.
@@ -95,30 +101,103 @@ impl Target {
     }
 }
 
-/// `sync FILE...`: the named files only, each of which must be a `.jsonl` below `dir`.
-fn sync_files(to: &mut Target, dir: &Path, files: &[PathBuf], a: &Args) -> anyhow::Result<i32> {
-    let started = Instant::now();
-    let dir = std::path::absolute(dir).with_context(|| format!("{}", dir.display()))?;
+/// The named files as absolute paths, each of which must be a `.jsonl` below `dir`.
+fn named_paths(dir: &Path, files: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut paths = Vec::with_capacity(files.len());
     for f in files {
         let p = std::path::absolute(f).with_context(|| format!("{}", f.display()))?;
-        if p.extension().is_none_or(|e| e != "jsonl") || !p.starts_with(&dir) {
+        if p.extension().is_none_or(|e| e != "jsonl") || !p.starts_with(dir) {
             anyhow::bail!("{}: not a .jsonl file below the sessions directory {}", p.display(), dir.display());
         }
         paths.push(p);
     }
+    Ok(paths)
+}
+
+/// Syncs `paths` (checked by [`named_paths`]) and catches the index up.
+fn sync_named(to: &mut Target, dir: &Path, paths: &[PathBuf], progress_json: bool) -> anyhow::Result<SyncSummary> {
+    let started = Instant::now();
     let mut s = SyncSummary::default();
-    to.sync_paths(&dir, &paths, &mut s)?;
-    to.catch_up(a.progress_json)?;
+    to.sync_paths(dir, paths, &mut s)?;
+    to.catch_up(progress_json)?;
     s.seconds = started.elapsed().as_secs_f64();
+    Ok(s)
+}
+
+/// `sync FILE...`: the named files only.
+fn sync_files(to: &mut Target, dir: &Path, files: &[PathBuf], a: &Args) -> anyhow::Result<i32> {
+    let paths = named_paths(dir, files)?;
+    let s = sync_named(to, dir, &paths, a.progress_json)?;
     report(&s, a.json)?;
     Ok(if s.failures > 0 { 1 } else { 0 })
 }
 
+/// One `--stdin` request: a JSON array of file paths.
+fn request(line: &str) -> anyhow::Result<Vec<PathBuf>> {
+    let files: Vec<PathBuf> = serde_json::from_str(line).context("expected a JSON array of session file paths")?;
+    Ok(files)
+}
+
+/// `sync --stdin`: a request per line, an answer per line. The database is opened at the first
+/// request and kept open. A sync that fails on a connection kept from an earlier request is
+/// tried once more on a new one (a server restarted, a connection dropped: a sync is safe to
+/// repeat), so a long-lived host never has to restart this process.
+fn sync_requests(db: &Path, dir: &Path, a: &Args) -> anyhow::Result<i32> {
+    use std::io::{BufRead, Write};
+    let mut to: Option<Target> = None;
+    let mut out = std::io::stdout().lock();
+    for (n, line) in std::io::stdin().lock().lines().enumerate() {
+        let line = line.context("reading standard input")?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let answer = match request(&line).and_then(|files| named_paths(dir, &files)) {
+            Err(e) => Err(e.context(format!("standard input line {}", n + 1))),
+            Ok(paths) => {
+                let kept = to.as_mut().map(|t| sync_named(t, dir, &paths, a.progress_json));
+                let synced = match kept {
+                    Some(Ok(s)) => Ok(s),
+                    Some(Err(_)) | None => {
+                        to = None;
+                        sessiondb::db::open(db)
+                            .map_err(anyhow::Error::from)
+                            .and_then(|conn| sync_named(to.insert(Target(conn)), dir, &paths, a.progress_json))
+                    }
+                };
+                if synced.is_err() {
+                    to = None;
+                }
+                synced
+            }
+        };
+        let json = match answer {
+            Ok(s) => {
+                for f in &s.failed {
+                    eprintln!(
+                        "{}: not imported: {}",
+                        f.path.display(),
+                        f.reason.as_deref().unwrap_or("unknown reason")
+                    );
+                }
+                serde_json::to_string(&s)?
+            }
+            Err(e) => serde_json::to_string(&serde_json::json!({ "error": format!("{e:#}") }))?,
+        };
+        writeln!(out, "{json}")?;
+        out.flush()?;
+    }
+    Ok(0)
+}
+
 pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
     let dir = a.sessions_dir.clone().unwrap_or_else(sessiondb::internals::layout::sessions_dir);
+    if a.stdin {
+        let dir = std::path::absolute(&dir).with_context(|| format!("{}", dir.display()))?;
+        return sync_requests(db, &dir, &a);
+    }
     let mut to = Target(sessiondb::db::open(db)?);
     if !a.files.is_empty() {
+        let dir = std::path::absolute(&dir).with_context(|| format!("{}", dir.display()))?;
         return sync_files(&mut to, &dir, &a.files, &a);
     }
     let opts = SyncOptions { prune: a.prune };
