@@ -204,6 +204,16 @@ fn a_long_session_is_packed_and_unpacked_by_several_threads_in_order_byte_for_by
     assert!(without > 100 && with > 3000, "{without} frames without a dictionary, {with} with");
     let framed = count(&db, "SELECT sum(length(body)) FROM entries");
     assert!(framed * 4 < bytes.len() as i64, "{framed} bytes of frames for {} of lines", bytes.len());
+    // Lines kept as text (a line that did not compress) among the frames, in several slices.
+    let unpacked = db
+        .sqlite()
+        .execute(
+            "UPDATE entries SET body = sessiondb_line(body, body_dict), body_dict = NULL \
+             WHERE typeof(body) = 'blob' AND key % 500 = 7",
+            [],
+        )
+        .unwrap();
+    assert!(unpacked > 5, "{unpacked} lines kept as text");
     // Many slices, unpacked ahead by other threads, come back in file order.
     let sid = count(&db, "SELECT sid FROM sessions");
     let mut out = Vec::new();

@@ -176,13 +176,13 @@ fn sessions_entries_and_paths_agree() {
             .unwrap();
             out
         });
-        same("each line", &sides, |s| {
+        same("written lines", &sides, |s| {
             let mut out = Vec::new();
-            or_unsupported(entry_rows::each_line(&s.db, sid(s), |l| {
-                out.push(l.to_owned());
+            or_unsupported(entry_rows::write_lines(&s.db, sid(s), |l| {
+                out.extend_from_slice(l);
                 Ok(())
             }))
-            .map(|_| out)
+            .map(|_| String::from_utf8_lossy(&out).into_owned())
         });
         same("stats", &sides, |s| {
             let st = write::load_stats(&s.db, sid(s)).unwrap();

@@ -19,10 +19,9 @@ pub fn write_session(db: &Db, sid: SessionKey, out: &mut (impl Write + ?Sized)) 
         let mut bytes = header.len() as u64 + 1;
         out.write_all(header.as_bytes()).map_err(io)?;
         out.write_all(b"\n").map_err(io)?;
-        entries::each_line(db, sid, |body| {
-            out.write_all(body.as_bytes()).map_err(io)?;
-            out.write_all(b"\n").map_err(io)?;
-            bytes += body.len() as u64 + 1;
+        entries::write_lines(db, sid, |lines| {
+            out.write_all(lines).map_err(io)?;
+            bytes += lines.len() as u64;
             Ok(())
         })?;
         Ok(bytes)
@@ -54,7 +53,7 @@ pub(crate) fn write_file_atomically(path: &Path, write: impl FnOnce(&mut dyn Wri
             let mut w = EarlySync {
                 scope,
                 file: &file,
-                out: std::io::BufWriter::with_capacity(1 << 20, &file),
+                out: std::io::BufWriter::with_capacity(WRITE_BUFFER, &file),
                 written: 0,
                 kick: None,
             };
@@ -71,6 +70,11 @@ pub(crate) fn write_file_atomically(path: &Path, write: impl FnOnce(&mut dyn Wri
     }
     result
 }
+
+/// A write this large or larger goes to the file without being copied into the buffer: the
+/// lines a store hands over in pieces of several hundred KiB (a slice of a large session) are
+/// written where they are; lines handed over one by one (a server's) are gathered.
+const WRITE_BUFFER: usize = 64 << 10;
 
 /// Bytes written between two requests that the disk take what the file holds so far.
 const SYNC_EVERY: u64 = 16 << 20;

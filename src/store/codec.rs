@@ -4,7 +4,6 @@
 //! length and a checksum of the line, so that unpacking proves the line is the one written.
 //! The measurements behind these choices are in docs/benchmarks/compression-study.md.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use zstd::zstd_safe::{self, CCtx, CDict, CParameter, DCtx, DDict};
 
@@ -188,54 +187,71 @@ impl Packer {
 /// Unpacks frames, with the dictionaries it was taught by id.
 pub struct Unpacker {
     dctx: DCtx<'static>,
-    dicts: HashMap<i64, DDict<'static>>,
+    /// A database has a dictionary or two: a list is searched faster than a map is hashed.
+    dicts: Vec<(i64, DDict<'static>)>,
 }
 
 impl Default for Unpacker {
     fn default() -> Self {
-        Unpacker { dctx: DCtx::create(), dicts: HashMap::new() }
+        Unpacker { dctx: DCtx::create(), dicts: Vec::new() }
     }
 }
 
 impl Unpacker {
     /// Whether it knows dictionary `id`.
     pub fn knows(&self, id: i64) -> bool {
-        self.dicts.contains_key(&id)
+        self.dicts.iter().any(|(d, _)| *d == id)
     }
 
     /// The dictionaries it knows.
     pub fn known(&self) -> impl Iterator<Item = i64> + '_ {
-        self.dicts.keys().copied()
+        self.dicts.iter().map(|(d, _)| *d)
     }
 
     /// Learns dictionary `id` from its bytes.
     pub fn learn(&mut self, id: i64, bytes: &[u8]) -> Result<(), String> {
         let d = DDict::try_create(bytes).ok_or_else(|| format!("dictionary {id} cannot be loaded"))?;
-        self.dicts.insert(id, d);
+        self.dicts.retain(|(k, _)| *k != id);
+        self.dicts.push((id, d));
         Ok(())
     }
 
     /// The line in `frame`, packed with dictionary `dict`; an error saying what is wrong when
     /// the frame is damaged (its checksum or length disagrees, or it is no frame).
     pub fn unpack(&mut self, frame: &[u8], dict: Option<i64>) -> Result<String, String> {
+        let mut out = Vec::new();
+        self.unpack_onto(frame, dict, &mut out)?;
+        String::from_utf8(out).map_err(|_| "the line is not UTF-8".into())
+    }
+
+    /// Appends the line in `frame` to `out`, checked as [`Unpacker::unpack`] checks it but for
+    /// UTF-8 (bytes written out as they were read: an export); on an error `out` is as it was.
+    pub fn unpack_onto(&mut self, frame: &[u8], dict: Option<i64>, out: &mut Vec<u8>) -> Result<(), String> {
         let size = match zstd_safe::get_frame_content_size(frame) {
             Ok(Some(n)) if n <= MAX_LINE => n as usize,
             Ok(Some(n)) => return Err(format!("the frame claims {n} bytes")),
             Ok(None) | Err(_) => return Err("not a zstd frame with its length".into()),
         };
-        let mut out = Vec::with_capacity(size);
+        let start = out.len();
+        out.reserve(size);
+        // Written after what `out` holds, into its spare room: nothing is zeroed or copied.
+        let mut tail = std::io::Cursor::new(&mut *out);
+        tail.set_position(start as u64);
         let res = match dict {
-            None => self.dctx.decompress(&mut out, frame),
+            None => self.dctx.decompress(&mut tail, frame),
             Some(id) => {
-                let d = self.dicts.get(&id).ok_or_else(|| format!("dictionary {id} is missing"))?;
-                self.dctx.decompress_using_ddict(&mut out, frame, d)
+                let d =
+                    self.dicts.iter().find(|(k, _)| *k == id).ok_or_else(|| format!("dictionary {id} is missing"))?;
+                self.dctx.decompress_using_ddict(&mut tail, frame, &d.1)
             }
         };
-        match res {
-            Ok(n) if n == size => String::from_utf8(out).map_err(|_| "the line is not UTF-8".into()),
-            Ok(n) => Err(format!("the frame holds {n} bytes, not the {size} it says")),
-            Err(code) => Err(format!("zstd: {}", zstd_safe::get_error_name(code))),
-        }
+        let fail = match res {
+            Ok(n) if n == size && out.len() == start + size => return Ok(()),
+            Ok(n) => format!("the frame holds {n} bytes, not the {size} it says"),
+            Err(code) => format!("zstd: {}", zstd_safe::get_error_name(code)),
+        };
+        out.truncate(start);
+        Err(fail)
     }
 }
 
@@ -278,5 +294,27 @@ mod tests {
         }
         assert!(plain.pack(b"{}").is_none(), "a tiny line is kept as it is");
         assert!(Unpacker::default().unpack(b"not a frame", None).is_err());
+    }
+
+    #[test]
+    fn lines_unpacked_onto_a_buffer_follow_what_it_holds_and_a_damaged_one_adds_nothing() {
+        let lines = lines(3);
+        let mut packer = Packer::new(None, false);
+        let mut un = Unpacker::default();
+        let mut out = b"head\n".to_vec();
+        for l in &lines {
+            let p = packer.pack(l.as_bytes()).expect("a JSON line compresses");
+            un.unpack_onto(&p.frame, None, &mut out).unwrap();
+            out.push(b'\n');
+        }
+        assert_eq!(String::from_utf8(out.clone()).unwrap(), format!("head\n{}\n", lines.join("\n")));
+        let mut bad = packer.pack(lines[0].as_bytes()).unwrap().frame;
+        let last = bad.len() - 1;
+        bad[last] ^= 0x01;
+        let before = out.clone();
+        assert!(un.unpack_onto(&bad, None, &mut out).is_err(), "a damaged checksum is caught");
+        assert_eq!(out, before);
+        assert!(un.unpack_onto(&bad, Some(7), &mut out).unwrap_err().contains("dictionary 7 is missing"));
+        assert_eq!(out, before);
     }
 }

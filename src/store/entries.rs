@@ -78,9 +78,10 @@ pub fn lines_from(
     db.store().lines_from(sid, from, limit, f)
 }
 
-/// Hands `f` every line of session `sid` (header lines included) in file order.
-pub fn each_line(db: &Db, sid: SessionKey, mut f: impl FnMut(&str) -> Result<()>) -> Result<()> {
-    db.store().each_line(sid, &mut f)
+/// Hands `f` every line of session `sid` (header lines included) in file order, each followed
+/// by `\n`, as one stream of bytes in pieces.
+pub fn write_lines(db: &Db, sid: SessionKey, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    db.store().write_lines(sid, &mut f)
 }
 
 /// The key of every session, in order.

@@ -113,8 +113,10 @@ pub(crate) trait Entries {
     /// (header lines excluded), in file order, without copying the lines.
     fn lines_from(&self, sid: SessionKey, from: EntryKey, limit: i64, f: &mut dyn FnMut(EntryKey, &[u8]))
         -> Result<()>;
-    /// Hands `f` every line of session `sid` (header lines included) in file order.
-    fn each_line(&self, sid: SessionKey, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()>;
+    /// Hands `f` every line of session `sid` (header lines included) in file order, each
+    /// followed by `\n`, as stored (bytes, unchecked for UTF-8): one stream of bytes, in pieces
+    /// of whatever size suits the backend.
+    fn write_lines(&self, sid: SessionKey, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>;
     /// The key of every session, in order.
     fn all_sessions(&self) -> Result<Vec<SessionKey>>;
 }

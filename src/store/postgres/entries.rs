@@ -193,11 +193,11 @@ impl Entries for Pg {
         Ok(())
     }
 
-    fn each_line(&self, sid: SessionKey, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+    fn write_lines(&self, sid: SessionKey, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
         let mut failed = None;
         self.each(PG_ENTRY_BODIES, &[&sid], |r| {
             if failed.is_none() {
-                if let Err(e) = f(&String::from_utf8_lossy(r.get::<_, &[u8]>("body"))) {
+                if let Err(e) = f(r.get::<_, &[u8]>("body")).and_then(|()| f(b"\n")) {
                     failed = Some(e);
                 }
             }

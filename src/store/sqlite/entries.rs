@@ -241,10 +241,10 @@ impl Entries for Sqlite {
         Ok(())
     }
 
-    fn each_line(&self, sid: SessionKey, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+    fn write_lines(&self, sid: SessionKey, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
         let (lo, hi) = range(sid);
         let mut un = self.unpacker.borrow_mut();
-        crate::store::sqlite::unpack_ahead::each_line(&self.conn, &mut un, lo, hi, f)
+        crate::store::sqlite::unpack_ahead::write_lines(&self.conn, &mut un, lo, hi, f)
     }
 
     fn all_sessions(&self) -> Result<Vec<SessionKey>> {

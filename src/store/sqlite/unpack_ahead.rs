@@ -1,7 +1,8 @@
 //! A session's lines in file order, unpacked by other threads ahead of the caller (export):
-//! the calling thread reads rows and hands each line to its consumer (which writes the file),
-//! while a few others unpack the next slices of frames. Unpacking a 100,000-line session in
-//! line would double its export's time; a session of one slice is unpacked in line.
+//! the calling thread reads rows and hands each slice of lines, unpacked and joined, to its
+//! consumer (which writes the file), while a few others unpack the next slices of frames.
+//! Unpacking a 100,000-line session in line would double its export's time; a session of one
+//! slice is unpacked in line.
 
 use crate::error::{Error, Result};
 use crate::store::codec::Unpacker;
@@ -22,20 +23,31 @@ pub const STORED_LINES: &str = "SELECT \
 /// Bytes of stored values per slice handed to the unpacking thread.
 const SLICE_BYTES: usize = 1 << 20;
 
-/// A stored value.
-enum Stored {
-    Text(String),
-    Frame(Vec<u8>, Option<i64>),
+/// How a stored value is kept.
+#[derive(Clone, Copy)]
+enum Kind {
+    Text,
+    /// A frame, and the dictionary it was packed with.
+    Frame(Option<i64>),
 }
 
 /// Dictionaries by id, with their bytes.
 type DictBytes = Arc<Vec<(i64, Vec<u8>)>>;
 
-/// A slice of stored values, with the dictionaries its unpacker may not know.
+/// A slice of stored values, one after another in `bytes` (each ending where `values` says),
+/// with the dictionaries its unpacker may not know: one buffer per slice, not one per row.
+/// `out` is the buffer its lines are unpacked into: buffers go round (a new one of several
+/// MiB is fresh pages from the system, each faulted in and zeroed).
+#[derive(Default)]
 struct Slice {
-    values: Vec<Stored>,
+    bytes: Vec<u8>,
+    values: Vec<(usize, Kind)>,
     dicts: DictBytes,
+    out: Vec<u8>,
 }
+
+/// A slice unpacked: its lines, and its emptied buffer of stored values.
+type Unpacked = std::result::Result<(Vec<u8>, Vec<u8>), String>;
 
 /// Threads unpacking a session's slices, at most.
 const UNPACKERS: usize = 4;
@@ -43,20 +55,30 @@ const UNPACKERS: usize = 4;
 /// Slices handed to the unpacking threads ahead of the one being written, per thread.
 const AHEAD_PER_WORKER: usize = 2;
 
-fn unpack_slice(un: &mut Unpacker, slice: Slice) -> std::result::Result<Vec<String>, String> {
+/// The slice's lines, each followed by `\n`, in one buffer (its `out`).
+fn unpack_slice(un: &mut Unpacker, slice: Slice) -> Unpacked {
     for (id, bytes) in slice.dicts.iter() {
         if !un.knows(*id) {
             un.learn(*id, bytes)?;
         }
     }
-    slice
-        .values
-        .into_iter()
-        .map(|v| match v {
-            Stored::Text(t) => Ok(t),
-            Stored::Frame(f, d) => un.unpack(&f, d).map_err(|e| format!("a stored line is damaged: {e}")),
-        })
-        .collect()
+    // Frames hold about a quarter of their lines' bytes (more is reserved as it comes).
+    let mut out = slice.out;
+    out.clear();
+    out.reserve(slice.bytes.len() * 4);
+    let mut start = 0;
+    for &(end, kind) in &slice.values {
+        let value = &slice.bytes[start..end];
+        start = end;
+        match kind {
+            Kind::Text => out.extend_from_slice(value),
+            Kind::Frame(d) => {
+                un.unpack_onto(value, d, &mut out).map_err(|e| format!("a stored line is damaged: {e}"))?
+            }
+        }
+        out.push(b'\n');
+    }
+    Ok((out, slice.bytes))
 }
 
 fn damaged(why: String) -> Error {
@@ -98,48 +120,56 @@ impl Dicts {
     }
 }
 
-/// Hands `f` each line of keys `lo..=hi` in order, unpacked with `un` (the connection's, which
-/// keeps the dictionaries it learnt from one session to the next) when the session is one
-/// slice, else by a few threads, a slice each, while this one reads and hands over lines.
-pub fn each_line(
+/// Hands `f` the lines of keys `lo..=hi` in order, each followed by `\n`, a slice of them at a
+/// time, unpacked with `un` (the connection's, which keeps the dictionaries it learnt from one
+/// session to the next) when the session is one slice, else by a few threads, a slice each,
+/// while this one reads rows and hands over what they unpacked.
+pub fn write_lines(
     conn: &Connection,
     un: &mut Unpacker,
     lo: EntryKey,
     hi: EntryKey,
-    f: &mut dyn FnMut(&str) -> Result<()>,
+    f: &mut dyn FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
     let mut st = conn.prepare_cached(STORED_LINES)?;
     let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi })?;
     let mut dicts = Dicts::default();
     // Reads the next slice of rows (empty at the end), its dictionaries named, not read.
-    let next_slice = |rows: &mut rusqlite::Rows<'_>, dicts: &mut Dicts| -> Result<Vec<Stored>> {
-        let mut values = Vec::new();
+    let next_slice = |rows: &mut rusqlite::Rows<'_>, dicts: &mut Dicts, spare: &mut Vec<Vec<u8>>| -> Result<Slice> {
+        let mut slice =
+            Slice { bytes: spare.pop().unwrap_or_default(), out: spare.pop().unwrap_or_default(), ..Slice::default() };
+        slice.bytes.clear();
         let mut bytes = 0;
         while bytes < SLICE_BYTES {
             let Some(r) = rows.next()? else { break };
             let dict: Option<i64> = r.get("dict")?;
-            let value = match r.get_ref("body")? {
-                ValueRef::Blob(b) => Stored::Frame(b.to_vec(), dict),
-                ValueRef::Text(t) => Stored::Text(String::from_utf8_lossy(t).into_owned()),
+            let kind = match r.get_ref("body")? {
+                ValueRef::Blob(b) => {
+                    slice.bytes.extend_from_slice(b);
+                    bytes += b.len() * 4;
+                    Kind::Frame(dict)
+                }
+                ValueRef::Text(t) => {
+                    slice.bytes.extend_from_slice(t);
+                    bytes += t.len();
+                    Kind::Text
+                }
                 _ => return Err(damaged("a stored line is neither text nor a frame".into())),
-            };
-            bytes += match &value {
-                Stored::Text(t) => t.len(),
-                Stored::Frame(b, _) => b.len() * 4,
             };
             if let Some(id) = dict {
                 dicts.name(id);
             }
-            values.push(value);
+            slice.values.push((slice.bytes.len(), kind));
         }
-        Ok(values)
+        Ok(slice)
     };
-    let first = next_slice(&mut rows, &mut dicts)?;
-    let more = if first.is_empty() { Vec::new() } else { next_slice(&mut rows, &mut dicts)? };
-    if more.is_empty() {
+    let mut spare = Vec::new();
+    let first = next_slice(&mut rows, &mut dicts, &mut spare)?;
+    let more = if first.values.is_empty() { Slice::default() } else { next_slice(&mut rows, &mut dicts, &mut spare)? };
+    if more.values.is_empty() {
         let known = dicts.read(conn, |id| !un.knows(id))?;
-        let slice = Slice { values: first, dicts: known };
-        return unpack_slice(un, slice).map_err(damaged)?.iter().try_for_each(|l| f(l));
+        let slice = Slice { dicts: known, ..first };
+        return f(&unpack_slice(un, slice).map_err(damaged)?.0);
     }
     std::thread::scope(|scope| -> Result<()> {
         let workers = parallel::workers(UNPACKERS);
@@ -147,21 +177,23 @@ pub fn each_line(
         // The workers' unpackers are new: they need every dictionary named.
         let all = dicts.read(conn, |_| true)?;
         let mut ahead = VecDeque::from([
-            pool.submit(Slice { values: first, dicts: Arc::clone(&all) }),
-            pool.submit(Slice { values: more, dicts: all }),
+            pool.submit(Slice { dicts: Arc::clone(&all), ..first }),
+            pool.submit(Slice { dicts: all, ..more }),
         ]);
         let mut read_all = false;
         while let Some(next) = ahead.pop_front() {
             // Keep the workers busy while this thread writes what they unpacked.
             while !read_all && ahead.len() < workers * AHEAD_PER_WORKER {
-                let values = next_slice(&mut rows, &mut dicts)?;
-                read_all = values.is_empty();
+                let slice = next_slice(&mut rows, &mut dicts, &mut spare)?;
+                read_all = slice.values.is_empty();
                 if !read_all {
-                    ahead.push_back(pool.submit(Slice { values, dicts: dicts.read(conn, |_| true)? }));
+                    let dicts = dicts.read(conn, |_| true)?;
+                    ahead.push_back(pool.submit(Slice { dicts, ..slice }));
                 }
             }
-            let lines = next.wait().ok_or_else(stopped)?.map_err(damaged)?;
-            lines.iter().try_for_each(|l| f(l))?;
+            let (lines, bytes) = next.wait().ok_or_else(stopped)?.map_err(damaged)?;
+            f(&lines)?;
+            spare.extend([lines, bytes]);
         }
         Ok(())
     })
