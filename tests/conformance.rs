@@ -180,6 +180,7 @@ fn sessions_entries_and_paths_agree() {
             let mut out = Vec::new();
             or_unsupported(entry_rows::write_lines(&s.db, sid(s), |l| {
                 out.extend_from_slice(l);
+                l.clear();
                 Ok(())
             }))
             .map(|_| String::from_utf8_lossy(&out).into_owned())

@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::pi::layout;
+use crate::read::file_writer::{write_file_atomically, FileWriter};
 use crate::store::handle::Db;
 use crate::store::keys::SessionKey;
 use crate::store::{entries, sessions};
@@ -28,102 +29,24 @@ pub fn write_session(db: &Db, sid: SessionKey, out: &mut (impl Write + ?Sized)) 
     })
 }
 
+/// [`write_session`] into the file begun last on `w`, which takes the store's pieces whole.
+fn write_session_pieces(db: &Db, sid: SessionKey, w: &mut FileWriter) -> Result<u64> {
+    db.reading(|| {
+        let header = sessions::session_row(db, sid)?.header;
+        let mut bytes = header.len() as u64 + 1;
+        w.write_all(header.as_bytes()).map_err(|e| Error::io("<output>", e))?;
+        w.write_all(b"\n").map_err(|e| Error::io("<output>", e))?;
+        entries::write_lines(db, sid, |lines| {
+            bytes += lines.len() as u64;
+            w.take(lines)
+        })?;
+        Ok(bytes)
+    })
+}
+
 /// Writes session `sid` to the file `path` atomically (temporary file, then rename).
 pub fn write_session_file(db: &Db, sid: SessionKey, path: &Path) -> Result<u64> {
     write_file_atomically(path, |w| write_session(db, sid, w))
-}
-
-/// Writes `path` through `write` into a new temporary file beside it, synced, then renamed
-/// over `path`: a reader sees the old file or the whole new one. (Also the export from a
-/// PostgreSQL server.)
-pub(crate) fn write_file_atomically(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<u64>) -> Result<u64> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-    }
-    let tmp = path.with_extension("jsonl.sessiondb-tmp");
-    let result = (|| {
-        // A new file, never one a stale name points to (a symbolic link left in its place).
-        match std::fs::remove_file(&tmp) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(&tmp, e)),
-            _ => {}
-        }
-        let file =
-            std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        let n = std::thread::scope(|scope| -> Result<u64> {
-            let mut w = EarlySync {
-                scope,
-                file: &file,
-                out: std::io::BufWriter::with_capacity(WRITE_BUFFER, &file),
-                written: 0,
-                kick: None,
-            };
-            let n = write(&mut w).map_err(|e| retarget(e, path))?;
-            w.out.flush().map_err(|e| Error::io(path, e))?;
-            Ok(n)
-        })?;
-        file.sync_all().map_err(|e| Error::io(path, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
-        Ok(n)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// A write this large or larger goes to the file without being copied into the buffer: the
-/// lines a store hands over in pieces of several hundred KiB (a slice of a large session) are
-/// written where they are; lines handed over one by one (a server's) are gathered.
-const WRITE_BUFFER: usize = 64 << 10;
-
-/// Bytes written between two requests that the disk take what the file holds so far.
-const SYNC_EVERY: u64 = 16 << 20;
-
-/// A file being written whose pages go to the disk while it grows: past every [`SYNC_EVERY`]
-/// bytes a thread (started with the first) syncs what is written, so the final sync waits for
-/// the tail only and a large export's reading (and unpacking) overlaps the disk's writing.
-struct EarlySync<'scope, 'env> {
-    scope: &'scope std::thread::Scope<'scope, 'env>,
-    file: &'env std::fs::File,
-    out: std::io::BufWriter<&'env std::fs::File>,
-    written: u64,
-    kick: Option<std::sync::mpsc::SyncSender<()>>,
-}
-
-impl Write for EarlySync<'_, '_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.out.write(buf)?;
-        let before = self.written;
-        self.written += n as u64;
-        if self.written / SYNC_EVERY > before / SYNC_EVERY {
-            self.out.flush()?;
-            let file = self.file;
-            let kick = self.kick.get_or_insert_with(|| {
-                let (kick, kicks) = std::sync::mpsc::sync_channel::<()>(1);
-                self.scope.spawn(move || {
-                    for () in kicks {
-                        // Only a head start: the final sync_all reports any error.
-                        let _ = file.sync_data();
-                    }
-                });
-                kick
-            });
-            // The syncer still busy with the last request: it takes this data with the next.
-            let _ = kick.try_send(());
-        }
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()
-    }
-}
-
-fn retarget(e: Error, path: &Path) -> Error {
-    match e {
-        Error::Io { source, .. } => Error::io(path, source),
-        other => other,
-    }
 }
 
 /// One file written by [`export_all`].
@@ -146,36 +69,58 @@ pub fn export_all(db: &Db, out_dir: &Path, mut progress: impl FnMut(&ExportedFil
     let canonical_out = out_dir.canonicalize().map_err(|e| Error::io(out_dir, e))?;
     let sids = entries::all_sessions(db)?;
     let mut written = Vec::with_capacity(sids.len());
+    let mut reported = 0;
     let mut used = std::collections::HashSet::new();
-    for sid in sids {
-        let sessions::SessionRow { rel_path: rel, id, cwd, created, origin, .. } = sessions::session_row(db, sid)?;
-        if !origin.is_empty() && (!safe_relative(&origin) || origin.contains('/')) {
-            return Err(Error::InvalidArgument(format!("origin {origin:?}: not usable as a folder name")));
+    // A thread writes and syncs each file while this one reads (and unpacks) the next session.
+    FileWriter::run(|w| {
+        for sid in sids {
+            let (path, session_id) = file_name(db, sid, out_dir, &canonical_out, &mut used)?;
+            w.begin_file(&path)?;
+            let bytes = write_session_pieces(db, sid, w)?;
+            w.finish_file()?;
+            written.push(ExportedFile { session_id, path, bytes });
+            for _ in w.written() {
+                progress(&written[reported]);
+                reported += 1;
+            }
         }
-        let cwd = cwd.as_deref().unwrap_or("");
-        let layout_rel = || layout::relative_session_path(cwd, created.as_deref().unwrap_or(""), &id);
-        let candidates = [
-            rel.filter(|r| safe_relative(r)).unwrap_or_else(layout_rel),
-            // Two sessions claim one file, or the name is unsafe: an id-keyed name.
-            format!("{}/{}", layout::encode_cwd_dir(cwd), layout::safe_file_stem(&id, sid)),
-            // The cwd cannot name a folder either (a NUL byte, ...): a folder no cwd maps to.
-            format!("sessiondb-unnamed/session-{sid}.jsonl"),
-        ];
-        let Some(rel) = candidates
-            .into_iter()
-            .map(|r| if origin.is_empty() { r } else { format!("{origin}/{r}") })
-            .find(|r| safe_relative(r) && used.insert(r.clone()))
-        else {
-            return Err(Error::InvalidArgument(format!("session {id}: no safe file name under {}", out_dir.display())));
-        };
-        let path = out_dir.join(&rel);
-        ensure_inside(out_dir, &rel, &canonical_out)?;
-        let bytes = write_session_file(db, sid, &path)?;
-        let f = ExportedFile { session_id: id, path, bytes };
-        progress(&f);
-        written.push(f);
-    }
+        Ok(())
+    })?;
+    written[reported..].iter().for_each(&mut progress);
     Ok(written)
+}
+
+/// Where session `sid` is written below `out_dir` (its folders created), and its id: the path
+/// it was imported from, else pi's layout, else names no other session took.
+fn file_name(
+    db: &Db,
+    sid: SessionKey,
+    out_dir: &Path,
+    canonical_out: &Path,
+    used: &mut std::collections::HashSet<String>,
+) -> Result<(PathBuf, String)> {
+    let sessions::SessionRow { rel_path: rel, id, cwd, created, origin, .. } = sessions::session_row(db, sid)?;
+    if !origin.is_empty() && (!safe_relative(&origin) || origin.contains('/')) {
+        return Err(Error::InvalidArgument(format!("origin {origin:?}: not usable as a folder name")));
+    }
+    let cwd = cwd.as_deref().unwrap_or("");
+    let layout_rel = || layout::relative_session_path(cwd, created.as_deref().unwrap_or(""), &id);
+    let candidates = [
+        rel.filter(|r| safe_relative(r)).unwrap_or_else(layout_rel),
+        // Two sessions claim one file, or the name is unsafe: an id-keyed name.
+        format!("{}/{}", layout::encode_cwd_dir(cwd), layout::safe_file_stem(&id, sid)),
+        // The cwd cannot name a folder either (a NUL byte, ...): a folder no cwd maps to.
+        format!("sessiondb-unnamed/session-{sid}.jsonl"),
+    ];
+    let Some(rel) = candidates
+        .into_iter()
+        .map(|r| if origin.is_empty() { r } else { format!("{origin}/{r}") })
+        .find(|r| safe_relative(r) && used.insert(r.clone()))
+    else {
+        return Err(Error::InvalidArgument(format!("session {id}: no safe file name under {}", out_dir.display())));
+    };
+    ensure_inside(out_dir, &rel, canonical_out)?;
+    Ok((out_dir.join(&rel), id))
 }
 
 /// Creates the folders of `rel` below `out_dir` one by one, refusing any that resolves outside

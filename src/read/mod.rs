@@ -4,6 +4,7 @@
 pub mod check;
 pub mod discovery;
 pub mod export;
+pub mod file_writer;
 pub mod outline;
 pub mod resolve;
 pub mod search;

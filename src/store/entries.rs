@@ -80,7 +80,8 @@ pub fn lines_from(
 
 /// Hands `f` every line of session `sid` (header lines included) in file order, each followed
 /// by `\n`, as one stream of bytes in pieces.
-pub fn write_lines(db: &Db, sid: SessionKey, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+/// `f` may keep a piece's buffer, leaving another in its place.
+pub fn write_lines(db: &Db, sid: SessionKey, mut f: impl FnMut(&mut Vec<u8>) -> Result<()>) -> Result<()> {
     db.store().write_lines(sid, &mut f)
 }
 

@@ -115,8 +115,9 @@ pub(crate) trait Entries {
         -> Result<()>;
     /// Hands `f` every line of session `sid` (header lines included) in file order, each
     /// followed by `\n`, as stored (bytes, unchecked for UTF-8): one stream of bytes, in pieces
-    /// of whatever size suits the backend.
-    fn write_lines(&self, sid: SessionKey, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>;
+    /// of whatever size suits the backend. `f` may keep a piece's buffer, leaving another (its
+    /// contents are not read) in its place.
+    fn write_lines(&self, sid: SessionKey, f: &mut dyn FnMut(&mut Vec<u8>) -> Result<()>) -> Result<()>;
     /// The key of every session, in order.
     fn all_sessions(&self) -> Result<Vec<SessionKey>>;
 }

@@ -193,15 +193,24 @@ impl Entries for Pg {
         Ok(())
     }
 
-    fn write_lines(&self, sid: SessionKey, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    fn write_lines(&self, sid: SessionKey, f: &mut dyn FnMut(&mut Vec<u8>) -> Result<()>) -> Result<()> {
+        // Rows arrive one at a time: gathered into pieces of a MiB.
+        const PIECE: usize = 1 << 20;
         let mut failed = None;
+        let mut piece = Vec::new();
         self.each(PG_ENTRY_BODIES, &[&sid], |r| {
             if failed.is_none() {
-                if let Err(e) = f(r.get::<_, &[u8]>("body")).and_then(|()| f(b"\n")) {
-                    failed = Some(e);
+                piece.extend_from_slice(r.get::<_, &[u8]>("body"));
+                piece.push(b'\n');
+                if piece.len() >= PIECE {
+                    failed = f(&mut piece).err();
+                    piece.clear();
                 }
             }
         })?;
+        if failed.is_none() && !piece.is_empty() {
+            failed = f(&mut piece).err();
+        }
         failed.map_or(Ok(()), Err)
     }
 

@@ -241,7 +241,7 @@ impl Entries for Sqlite {
         Ok(())
     }
 
-    fn write_lines(&self, sid: SessionKey, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    fn write_lines(&self, sid: SessionKey, f: &mut dyn FnMut(&mut Vec<u8>) -> Result<()>) -> Result<()> {
         let (lo, hi) = range(sid);
         let mut un = self.unpacker.borrow_mut();
         crate::store::sqlite::unpack_ahead::write_lines(&self.conn, &mut un, lo, hi, f)

@@ -129,7 +129,7 @@ pub fn write_lines(
     un: &mut Unpacker,
     lo: EntryKey,
     hi: EntryKey,
-    f: &mut dyn FnMut(&[u8]) -> Result<()>,
+    f: &mut dyn FnMut(&mut Vec<u8>) -> Result<()>,
 ) -> Result<()> {
     let mut st = conn.prepare_cached(STORED_LINES)?;
     let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi })?;
@@ -169,7 +169,7 @@ pub fn write_lines(
     if more.values.is_empty() {
         let known = dicts.read(conn, |id| !un.knows(id))?;
         let slice = Slice { dicts: known, ..first };
-        return f(&unpack_slice(un, slice).map_err(damaged)?.0);
+        return f(&mut unpack_slice(un, slice).map_err(damaged)?.0);
     }
     std::thread::scope(|scope| -> Result<()> {
         let workers = parallel::workers(UNPACKERS);
@@ -191,8 +191,9 @@ pub fn write_lines(
                     ahead.push_back(pool.submit(Slice { dicts, ..slice }));
                 }
             }
-            let (lines, bytes) = next.wait().ok_or_else(stopped)?.map_err(damaged)?;
-            f(&lines)?;
+            let (mut lines, bytes) = next.wait().ok_or_else(stopped)?.map_err(damaged)?;
+            // `f` may keep the buffer and leave one of its own: either goes round.
+            f(&mut lines)?;
             spare.extend([lines, bytes]);
         }
         Ok(())
