@@ -15,9 +15,9 @@ DB is a SQLite file (not existing yet) or a postgres:// URL of an empty database
    on a loaded machine the CPU time is the steadier figure. `--held` sends each sync to one
    `sync --stdin` process instead, as the pi package does since it keeps one open (the time
    from writing the request to reading its answer; CPU as a mean, read from /proc);
-   `--alternate` takes turns between the two, the same database in the same sitting. On PostgreSQL `sync` does not
-   catch the index up (the next search does): `--index-each` runs `index` after each sync, the
-   worst case (a search after every turn), timed apart.
+   `--alternate` takes turns between the two, the same database in the same sitting. Each
+   sync catches the index up; `--index-each` also runs `index` after each sync (a search
+   after every turn), timed apart. `--no-rebuild` stops after the syncs' figures.
 3. `index --json` (postings rows and batches), then each query timed (`search Q --limit 10
    --json`, median of R runs; a word found nowhere is the floor: process start, open, lookup).
 4. `index --rebuild --json`, and the same figures again on the same database.
