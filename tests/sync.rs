@@ -305,8 +305,8 @@ fn watch_picks_up_an_append_within_a_second_and_stops_on_ctrl_c() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("stopped"));
 }
 
-#[test]
-fn sync_of_named_files_reads_only_them_and_matches_a_full_sync() {
+/// A sessions folder of two one-line sessions, `a` and `b`: (the folder's parent, the folder, a, b).
+fn two_sessions() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
     let work = tempfile::tempdir().unwrap();
     let root = work.path().join("sessions");
     let dir = root.join("--w--");
@@ -314,6 +314,12 @@ fn sync_of_named_files_reads_only_them_and_matches_a_full_sync() {
     let (a, b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
     append(&a, &format!("{}\n{}\n", header("a"), line("a0000001", None, "first")));
     append(&b, &format!("{}\n{}\n", header("b"), line("b0000001", None, "other")));
+    (work, root, a, b)
+}
+
+#[test]
+fn sync_of_named_files_reads_only_them_and_matches_a_full_sync() {
+    let (work, root, a, b) = two_sessions();
     let db = work.path().join("db.sqlite");
     let root_s = root.to_str().unwrap();
     let (code, out, err) = common::run(&db, &["sync", "--json", "--sessions-dir", root_s, a.to_str().unwrap()]);
@@ -380,13 +386,7 @@ fn progress_json_reports_files_then_index_on_stderr() {
 
 #[test]
 fn sync_stdin_answers_each_request_and_keeps_going_after_a_bad_one() {
-    let work = tempfile::tempdir().unwrap();
-    let root = work.path().join("sessions");
-    let dir = root.join("--w--");
-    std::fs::create_dir_all(&dir).unwrap();
-    let (a, b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
-    append(&a, &format!("{}\n{}\n", header("a"), line("a0000001", None, "first")));
-    append(&b, &format!("{}\n{}\n", header("b"), line("b0000001", None, "other")));
+    let (work, root, a, b) = two_sessions();
     let db = work.path().join("db.sqlite");
     let mut r = common::sync_requests::Requests::start(db.to_str().unwrap(), &root);
     let s = r.files(&[&a]);
