@@ -319,7 +319,7 @@ fn two_sessions() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
 
 #[test]
 fn sync_of_named_files_reads_only_them_and_matches_a_full_sync() {
-    let (work, root, a, b) = two_sessions();
+    let (work, root, a, _) = two_sessions();
     let db = work.path().join("db.sqlite");
     let root_s = root.to_str().unwrap();
     let (code, out, err) = common::run(&db, &["sync", "--json", "--sessions-dir", root_s, a.to_str().unwrap()]);
