@@ -56,27 +56,8 @@ fn copy_unpacked(from: &Path, to: &Path) {
         .map(Result::unwrap)
         .collect();
     for t in tables {
-        let cols: Vec<String> = c
-            .prepare(&format!("SELECT name FROM pragma_table_info('{t}', 'main')"))
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        let read: Vec<String> = cols
-            .iter()
-            .map(|col| match (t.as_str(), col.as_str()) {
-                ("entries", "body") => "sessiondb_line(body, body_dict)".to_string(),
-                ("list_texts", "text") => "sessiondb_line(text, text_dict)".to_string(),
-                _ => col.clone(),
-            })
-            .collect();
-        c.execute_batch(&format!(
-            "DELETE FROM main.{t}; INSERT INTO main.{t} ({}) SELECT {} FROM new.{t}",
-            cols.join(", "),
-            read.join(", ")
-        ))
-        .unwrap();
+        c.execute_batch(&format!("DELETE FROM main.{t}")).unwrap();
+        common::copy_table_unpacked(c, "new", &t);
     }
     c.execute_batch("DETACH new").unwrap();
 }

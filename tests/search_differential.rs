@@ -341,23 +341,7 @@ fn a_database_indexed_at_schema_9_migrates_and_finds_the_same_hits() {
         let tx = v9.transaction().unwrap();
         for t in &tables {
             // The columns schema 9 has (later migrations added some, e.g. usage.first).
-            let cols: Vec<String> = tx
-                .prepare(&format!("SELECT name FROM pragma_table_info('{t}', 'main')"))
-                .unwrap()
-                .query_map([], |r| r.get(0))
-                .unwrap()
-                .map(Result::unwrap)
-                .collect();
-            let read: Vec<String> = cols
-                .iter()
-                .map(|c| match (t.as_str(), c.as_str()) {
-                    ("entries", "body") => "sessiondb_line(body, body_dict)".to_string(),
-                    ("list_texts", "text") => "sessiondb_line(text, text_dict)".to_string(),
-                    _ => c.clone(),
-                })
-                .collect();
-            let sql = format!("INSERT INTO main.{t} ({}) SELECT {} FROM src.{t}", cols.join(", "), read.join(", "));
-            tx.execute(&sql, []).unwrap();
+            common::copy_table_unpacked(&tx, "src", t);
         }
         let keys: Vec<(i64, String)> = tx
             .prepare("SELECT p.key, e.body FROM fts_pending p JOIN entry_lines e ON e.key = p.key")

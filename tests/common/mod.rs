@@ -180,3 +180,26 @@ pub fn long_session(path: &Path, n: usize) -> Vec<u8> {
     std::fs::write(path, &out).unwrap();
     out.into_bytes()
 }
+
+/// Copies the rows of table `t` of the attached schema `from` into `main`, in the columns `main`
+/// has, with lines and joined texts unpacked (`sessiondb_line`, registered on `c`): what an
+/// older sessiondb, which stored them as text, held.
+pub fn copy_table_unpacked(c: &rusqlite::Connection, from: &str, t: &str) {
+    let cols: Vec<String> = c
+        .prepare(&format!("SELECT name FROM pragma_table_info('{t}', 'main')"))
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let read: Vec<String> = cols
+        .iter()
+        .map(|col| match (t, col.as_str()) {
+            ("entries", "body") => "sessiondb_line(body, body_dict)".to_string(),
+            ("list_texts", "text") => "sessiondb_line(text, text_dict)".to_string(),
+            _ => col.clone(),
+        })
+        .collect();
+    let sql = format!("INSERT INTO main.{t} ({}) SELECT {} FROM {from}.{t}", cols.join(", "), read.join(", "));
+    c.execute(&sql, []).unwrap();
+}
