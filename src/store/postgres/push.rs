@@ -101,63 +101,40 @@ pub fn put_session(
     let (name, first, all) =
         (l.name.as_deref().map(str::as_bytes), l.first_message.as_deref().map(str::as_bytes), all_text.as_bytes());
     let header = l.header.as_bytes();
+    // Both statements take the row's columns in this order after their own first parameters.
+    let row: [&(dyn postgres::types::ToSql + Sync); 18] = [
+        &id,
+        &dir,
+        &rel,
+        &cwd,
+        &created,
+        &parent,
+        &header,
+        &l.file_mtime_ns,
+        &l.written_ns,
+        &name,
+        &l.message_count,
+        &first,
+        &l.last_activity_ms,
+        &l.entry_count,
+        &l.last_seq,
+        &all,
+        &l.sid,
+        &l.tree_ok,
+    ];
     match existing {
         None => {
-            let row = tx.query_one_1(
-                INSERT_SESSION,
-                &[
-                    &origin,
-                    &pg_text(&l.path),
-                    &id,
-                    &dir,
-                    &rel,
-                    &cwd,
-                    &created,
-                    &parent,
-                    &header,
-                    &l.file_mtime_ns,
-                    &l.written_ns,
-                    &name,
-                    &l.message_count,
-                    &first,
-                    &l.last_activity_ms,
-                    &l.entry_count,
-                    &l.last_seq,
-                    &all,
-                    &l.sid,
-                    &l.tree_ok,
-                ],
-            )?;
-            Ok(row.get("skey"))
+            let path = pg_text(&l.path);
+            let params: Vec<_> =
+                [&origin as &(dyn postgres::types::ToSql + Sync), &path].into_iter().chain(row).collect();
+            Ok(tx.query_one_1(INSERT_SESSION, &params)?.get("skey"))
         }
         Some(skey) => {
             if whole {
                 tx.execute_1(DELETE_LINES, &[&skey])?;
             }
-            tx.execute_1(
-                UPDATE_SESSION,
-                &[
-                    &skey,
-                    &id,
-                    &dir,
-                    &rel,
-                    &cwd,
-                    &created,
-                    &parent,
-                    &header,
-                    &l.file_mtime_ns,
-                    &l.written_ns,
-                    &name,
-                    &l.message_count,
-                    &first,
-                    &l.last_activity_ms,
-                    &l.entry_count,
-                    &l.last_seq,
-                    &all,
-                    &l.sid,
-                    &l.tree_ok,
-                ],
-            )?;
+            let params: Vec<_> = [&skey as &(dyn postgres::types::ToSql + Sync)].into_iter().chain(row).collect();
+            tx.execute_1(UPDATE_SESSION, &params)?;
             Ok(skey)
         }
     }
