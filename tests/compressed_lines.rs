@@ -235,3 +235,39 @@ fn a_session_over_16_mib_is_exported_to_its_file_byte_for_byte() {
     assert_eq!(exported.len(), 1);
     assert!(exported.values().next().unwrap() == &bytes, "the exported file differs");
 }
+
+#[test]
+fn listed_texts_unpacked_ahead_match_each_read_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let first = String::from_utf8(common::long_session(&sessions.join("s000.jsonl"), 60)).unwrap();
+    for i in 1..140 {
+        let id = format!("0a0b0c0d-0000-4000-8000-{i:012}");
+        let text = first.replace("0a0b0c0d-0000-4000-8000-000000000001", &id).replace("ledger", &format!("ledger{i}"));
+        std::fs::write(sessions.join(format!("s{i:03}.jsonl")), text).unwrap();
+    }
+    let (_d, _path, mut db) = common::temp_db();
+    let targets = sessiondb::import::collect_targets(std::slice::from_ref(&sessions)).unwrap();
+    sessiondb::import::import_targets(&mut db, &targets, ImportOptions::default(), |_| {}).unwrap();
+    // Enough packed texts for many slices, unpacked by other threads in order.
+    let framed = count(&db, "SELECT sum(length(text)) FROM list_texts WHERE typeof(text) = 'blob'");
+    assert!(framed * 4 > 3 << 20, "{framed} bytes of packed texts");
+    let mut all = sessiondb::discovery::list_everything(&db).unwrap();
+    assert_eq!(all.len(), 140);
+    // Every session's text (a pass over all of them), then a part of them (each by its key).
+    sessiondb::discovery::fill_all_text(&db, &mut all).unwrap();
+    let part: Vec<(sessiondb::SessionKey, i64)> = all.iter().take(66).map(|i| (i.sid, i.last_seq)).collect();
+    let part_texts = sessiondb::discovery::texts_of(&db, &part).unwrap();
+    for (n, info) in all.iter().enumerate() {
+        // One session alone is read through `sessiondb_line`, not the workers.
+        let alone = sessiondb::discovery::texts_of(&db, &[(info.sid, info.last_seq)]).unwrap();
+        assert!(info.all_messages_text.len() > 20_000, "{}", info.all_messages_text.len());
+        assert!(info.all_messages_text == alone[0], "{}: the listed text differs", info.id);
+        if n < part.len() {
+            assert!(part_texts[n] == alone[0], "{}: the text of a part differs", info.id);
+        }
+    }
+    let distinct: std::collections::BTreeSet<&str> = all.iter().map(|i| i.all_messages_text.as_str()).collect();
+    assert_eq!(distinct.len(), 140, "each session its own text, none shifted onto another");
+}

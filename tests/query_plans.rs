@@ -60,6 +60,7 @@ const HOT: &[(&str, &str, &str)] = &[
     ("MOST_RECENT_SESSION", d::MOST_RECENT_SESSION, "SCAN sessions USING INDEX sessions_by_written"),
     ("LIST_TEXTS", d::LIST_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("LIST_TEXT_CACHED", d::LIST_TEXT_CACHED, "USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("LIST_TEXT_STORED_OF", d::LIST_TEXT_STORED_OF, "SEARCH l USING INTEGER PRIMARY KEY (rowid=?)"),
     ("SESSION_LAST_SEQ", d::SESSION_LAST_SEQ, "USING INTEGER PRIMARY KEY (rowid=?)"),
     ("COPY_LIST_TEXT", sessiondb::internals::write::COPY_LIST_TEXT, "USING INTEGER PRIMARY KEY (rowid=?)"),
     ("DROP_LIST_TEXT", d::DROP_LIST_TEXT, "USING INTEGER PRIMARY KEY (rowid=?)"),

@@ -76,7 +76,8 @@ fn pg_infos(pg: &Pg, sql: &'static str, params: PgParams<'_>) -> Result<Vec<Info
 /// [`SESSION_COUNT`] on PostgreSQL (the sessions made on the server).
 pub const PG_SESSION_COUNT: &str = "SELECT count(*) AS n FROM sessions WHERE origin = ''";
 
-/// [`LIST_TEXT_CACHED_ALL`] on PostgreSQL: the joined text, exact up to the last line.
+/// The joined texts of every session on PostgreSQL (SQLite: `LIST_TEXT_STORED_ALL`), exact up
+/// to the last line.
 pub const PG_LIST_TEXT_ALL: &str = concat!(
     "SELECT s.skey AS sid, s.last_seq, ",
     crate::store::postgres::all_text_of_s!(),

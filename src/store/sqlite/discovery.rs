@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::store::discovery::{Discovery, InfoRow, Origins, SessionRef};
 use crate::store::keys::SessionKey;
-use crate::store::sqlite::{columns, Sqlite};
+use crate::store::sqlite::{columns, unpack_ahead, Sqlite};
 use rusqlite::{named_params, Connection, OptionalExtension, Row};
 
 /// The columns an [`InfoRow`] is read from, by name.
@@ -77,8 +77,14 @@ pub const SESSION_INFO_BY_SID: &str = info_select!(" WHERE sid = :sid");
 /// Number of sessions.
 pub const SESSION_COUNT: &str = "SELECT count(*) AS n FROM sessions";
 
-/// Every session's joined `allMessagesText` (for listing most of the sessions at once).
-pub const LIST_TEXT_CACHED_ALL: &str = "SELECT sid, upto_seq, sessiondb_line(text, text_dict) AS text FROM list_texts";
+/// Every session's joined `allMessagesText` as stored (for listing most of the sessions at
+/// once: unpacked by `unpack_ahead`).
+pub const LIST_TEXT_STORED_ALL: &str = "SELECT sid, upto_seq, text AS body, text_dict AS dict FROM list_texts";
+
+/// The joined texts, as stored, of the sessions whose keys are in the JSON array `:sids` (a
+/// folder's sessions), each found by its key.
+pub const LIST_TEXT_STORED_OF: &str = "SELECT l.sid, l.upto_seq, l.text AS body, l.text_dict AS dict \
+    FROM json_each(:sids) AS k JOIN list_texts l ON l.sid = k.value";
 
 /// A session's joined `allMessagesText` and the line it is exact up to.
 pub const LIST_TEXT_CACHED: &str =
@@ -163,14 +169,9 @@ impl Discovery for Sqlite {
     }
 
     fn each_list_text(&self, f: &mut dyn FnMut(SessionKey, i64, String)) -> Result<()> {
-        let db = &self.conn;
-        let mut st = db.prepare_cached(LIST_TEXT_CACHED_ALL)?;
-        let [sid, upto, text] = columns(&st, ["sid", "upto_seq", "text"])?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            f(r.get(sid)?, r.get(upto)?, r.get(text)?);
-        }
-        Ok(())
+        let mut st = self.conn.prepare_cached(LIST_TEXT_STORED_ALL)?;
+        let rows = st.query([])?;
+        self.each_stored_text(rows, f)
     }
 
     fn list_text(&self, sid: SessionKey) -> Result<Option<(i64, String)>> {
@@ -268,16 +269,28 @@ impl Discovery for Sqlite {
     }
 
     fn list_texts_of(&self, sids: &[SessionKey]) -> Result<Vec<Option<(i64, String)>>> {
-        if (sids.len() as i64) * 2 < self.session_count()? {
+        if sids.len() < FEW_TEXTS {
             return sids.iter().map(|&sid| self.list_text(sid)).collect();
         }
         let at: std::collections::HashMap<SessionKey, usize> = sids.iter().enumerate().map(|(i, &s)| (s, i)).collect();
         let mut cached = vec![None; sids.len()];
-        self.each_list_text(&mut |sid, upto, text| {
+        let mut put = |sid, upto, text| {
             if let Some(&i) = at.get(&sid) {
                 cached[i] = Some((upto, text));
             }
-        })?;
+        };
+        if (sids.len() as i64) * 2 < self.session_count()? {
+            // A part of the sessions (a folder's): theirs only, each by its key.
+            let keys: Vec<i64> = sids.iter().map(|s| s.0).collect();
+            let keys = serde_json::Value::from(keys).to_string();
+            let mut st = self.conn.prepare_cached(LIST_TEXT_STORED_OF)?;
+            let rows = st.query(named_params! { ":sids": keys })?;
+            self.each_stored_text(rows, &mut put)?;
+        } else {
+            let mut st = self.conn.prepare_cached(LIST_TEXT_STORED_ALL)?;
+            let rows = st.query([])?;
+            self.each_stored_text(rows, &mut put)?;
+        }
         Ok(cached)
     }
 
@@ -290,5 +303,27 @@ impl Discovery for Sqlite {
     fn refs_by_path(&self, path: &str) -> Result<Vec<SessionRef>> {
         let db = &self.conn;
         refs(db, crate::store::sqlite::sessions::SESSION_REF_BY_PATH, named_params! { ":path": path })
+    }
+}
+
+/// Fewer joined texts than this are read one by one (through `sessiondb_line`, whose kept
+/// lines spare a text read again); more are unpacked by a few threads.
+const FEW_TEXTS: usize = 64;
+
+impl Sqlite {
+    /// Hands `f` the session key, `upto_seq` and unpacked text of each row of `rows` (columns
+    /// `sid`, `upto_seq`, `body`, `dict`), unpacked by a few threads ahead of this one: listing
+    /// all of 10,000 sessions unpacks tens of MB of texts.
+    fn each_stored_text(&self, mut rows: rusqlite::Rows<'_>, f: &mut dyn FnMut(SessionKey, i64, String)) -> Result<()> {
+        let mut un = self.unpacker.borrow_mut();
+        let key = |r: &rusqlite::Row<'_>| -> Result<(SessionKey, i64)> { Ok((r.get("sid")?, r.get("upto_seq")?)) };
+        unpack_ahead::each_slice(&self.conn, &mut un, &mut rows, key, &mut |keys, texts, ends| {
+            let mut start = 0;
+            for ((sid, upto), &end) in keys.into_iter().zip(ends) {
+                f(sid, upto, String::from_utf8_lossy(&texts[start..end]).into_owned());
+                start = end + 1;
+            }
+            Ok(())
+        })
     }
 }

@@ -1,8 +1,9 @@
-//! A session's lines in file order, unpacked by other threads ahead of the caller (export):
-//! the calling thread reads rows and hands each slice of lines, unpacked and joined, to its
-//! consumer (which writes the file), while a few others unpack the next slices of frames.
-//! Unpacking a 100,000-line session in line would double its export's time; a session of one
-//! slice is unpacked in line.
+//! Stored values in order, unpacked by other threads ahead of the caller: a session's lines
+//! (export) and every session's joined text (a listing of them all). The calling thread reads
+//! rows and hands each slice of values, unpacked into one buffer, to its consumer (which
+//! writes the file), while a few others unpack the next slices of frames. Unpacking a
+//! 100,000-line session in line would double its export's time; rows of one slice are
+//! unpacked in line.
 
 use crate::error::{Error, Result};
 use crate::store::codec::Unpacker;
@@ -46,8 +47,9 @@ struct Slice {
     out: Vec<u8>,
 }
 
-/// A slice unpacked: its lines, and its emptied buffer of stored values.
-type Unpacked = std::result::Result<(Vec<u8>, Vec<u8>), String>;
+/// A slice unpacked: its lines, its emptied buffer of stored values, and where each line ends
+/// (before its `\n`).
+type Unpacked = std::result::Result<(Vec<u8>, Vec<u8>, Vec<usize>), String>;
 
 /// Threads unpacking a session's slices, at most.
 const UNPACKERS: usize = 4;
@@ -67,6 +69,7 @@ fn unpack_slice(un: &mut Unpacker, slice: Slice) -> Unpacked {
     out.clear();
     out.reserve(slice.bytes.len() * 4);
     let mut start = 0;
+    let mut ends = Vec::with_capacity(slice.values.len());
     for &(end, kind) in &slice.values {
         let value = &slice.bytes[start..end];
         start = end;
@@ -76,9 +79,10 @@ fn unpack_slice(un: &mut Unpacker, slice: Slice) -> Unpacked {
                 un.unpack_onto(value, d, &mut out).map_err(|e| format!("a stored line is damaged: {e}"))?
             }
         }
+        ends.push(out.len());
         out.push(b'\n');
     }
-    Ok((out, slice.bytes))
+    Ok((out, slice.bytes, ends))
 }
 
 fn damaged(why: String) -> Error {
@@ -121,9 +125,7 @@ impl Dicts {
 }
 
 /// Hands `f` the lines of keys `lo..=hi` in order, each followed by `\n`, a slice of them at a
-/// time, unpacked with `un` (the connection's, which keeps the dictionaries it learnt from one
-/// session to the next) when the session is one slice, else by a few threads, a slice each,
-/// while this one reads rows and hands over what they unpacked.
+/// time (see [`each_slice`]).
 pub fn write_lines(
     conn: &Connection,
     un: &mut Unpacker,
@@ -133,12 +135,35 @@ pub fn write_lines(
 ) -> Result<()> {
     let mut st = conn.prepare_cached(STORED_LINES)?;
     let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi })?;
+    each_slice(conn, un, &mut rows, |_| Ok(()), &mut |_, lines, _| f(lines))
+}
+
+/// What [`each_slice`] hands each slice to: its rows' keys, its values unpacked, where each ends.
+pub type SliceFn<'a, K> = dyn FnMut(Vec<K>, &mut Vec<u8>, &[usize]) -> Result<()> + 'a;
+
+/// The stored values of `rows` (columns `body` and `dict`) in order, with `key` of each row:
+/// `f` gets a slice of them at a time, its keys, its values unpacked into one buffer (each
+/// followed by `\n`; `f` may keep the buffer and leave another) and where each value ends.
+/// Unpacked with `un` (the connection's, which keeps the dictionaries it learnt from one call
+/// to the next) when the rows are one slice, else by a few threads, a slice each, while this
+/// one reads rows and hands over what they unpacked.
+pub fn each_slice<K>(
+    conn: &Connection,
+    un: &mut Unpacker,
+    rows: &mut rusqlite::Rows<'_>,
+    key: impl Fn(&rusqlite::Row<'_>) -> Result<K>,
+    f: &mut SliceFn<'_, K>,
+) -> Result<()> {
     let mut dicts = Dicts::default();
     // Reads the next slice of rows (empty at the end), its dictionaries named, not read.
-    let next_slice = |rows: &mut rusqlite::Rows<'_>, dicts: &mut Dicts, spare: &mut Vec<Vec<u8>>| -> Result<Slice> {
+    let next_slice = |rows: &mut rusqlite::Rows<'_>,
+                      dicts: &mut Dicts,
+                      spare: &mut Vec<Vec<u8>>|
+     -> Result<(Slice, Vec<K>)> {
         let mut slice =
             Slice { bytes: spare.pop().unwrap_or_default(), out: spare.pop().unwrap_or_default(), ..Slice::default() };
         slice.bytes.clear();
+        let mut keys = Vec::new();
         let mut bytes = 0;
         while bytes < SLICE_BYTES {
             let Some(r) = rows.next()? else { break };
@@ -160,16 +185,22 @@ pub fn write_lines(
                 dicts.name(id);
             }
             slice.values.push((slice.bytes.len(), kind));
+            keys.push(key(r)?);
         }
-        Ok(slice)
+        Ok((slice, keys))
     };
     let mut spare = Vec::new();
-    let first = next_slice(&mut rows, &mut dicts, &mut spare)?;
-    let more = if first.values.is_empty() { Slice::default() } else { next_slice(&mut rows, &mut dicts, &mut spare)? };
+    let (first, first_keys) = next_slice(rows, &mut dicts, &mut spare)?;
+    let (more, more_keys) = if first.values.is_empty() {
+        (Slice::default(), Vec::new())
+    } else {
+        next_slice(rows, &mut dicts, &mut spare)?
+    };
     if more.values.is_empty() {
         let known = dicts.read(conn, |id| !un.knows(id))?;
         let slice = Slice { dicts: known, ..first };
-        return f(&mut unpack_slice(un, slice).map_err(damaged)?.0);
+        let (mut lines, _, ends) = unpack_slice(un, slice).map_err(damaged)?;
+        return f(first_keys, &mut lines, &ends);
     }
     std::thread::scope(|scope| -> Result<()> {
         let workers = parallel::workers(UNPACKERS);
@@ -177,23 +208,23 @@ pub fn write_lines(
         // The workers' unpackers are new: they need every dictionary named.
         let all = dicts.read(conn, |_| true)?;
         let mut ahead = VecDeque::from([
-            pool.submit(Slice { dicts: Arc::clone(&all), ..first }),
-            pool.submit(Slice { dicts: all, ..more }),
+            (pool.submit(Slice { dicts: Arc::clone(&all), ..first }), first_keys),
+            (pool.submit(Slice { dicts: all, ..more }), more_keys),
         ]);
         let mut read_all = false;
-        while let Some(next) = ahead.pop_front() {
-            // Keep the workers busy while this thread writes what they unpacked.
+        while let Some((next, keys)) = ahead.pop_front() {
+            // Keep the workers busy while this thread hands over what they unpacked.
             while !read_all && ahead.len() < workers * AHEAD_PER_WORKER {
-                let slice = next_slice(&mut rows, &mut dicts, &mut spare)?;
+                let (slice, keys) = next_slice(rows, &mut dicts, &mut spare)?;
                 read_all = slice.values.is_empty();
                 if !read_all {
                     let dicts = dicts.read(conn, |_| true)?;
-                    ahead.push_back(pool.submit(Slice { dicts, ..slice }));
+                    ahead.push_back((pool.submit(Slice { dicts, ..slice }), keys));
                 }
             }
-            let (mut lines, bytes) = next.wait().ok_or_else(stopped)?.map_err(damaged)?;
+            let (mut lines, bytes, ends) = next.wait().ok_or_else(stopped)?.map_err(damaged)?;
             // `f` may keep the buffer and leave one of its own: either goes round.
-            f(&mut lines)?;
+            f(keys, &mut lines, &ends)?;
             spare.extend([lines, bytes]);
         }
         Ok(())
