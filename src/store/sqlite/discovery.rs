@@ -4,6 +4,7 @@
 use crate::error::Result;
 use crate::store::discovery::{Discovery, InfoRow, Origins, SessionRef};
 use crate::store::keys::SessionKey;
+use crate::store::sqlite::keys::SessionKeyList;
 use crate::store::sqlite::{columns, unpack_ahead, Sqlite};
 use rusqlite::{named_params, Connection, OptionalExtension, Row};
 
@@ -281,10 +282,8 @@ impl Discovery for Sqlite {
         };
         if (sids.len() as i64) * 2 < self.session_count()? {
             // A part of the sessions (a folder's): theirs only, each by its key.
-            let keys: Vec<i64> = sids.iter().map(|s| s.0).collect();
-            let keys = serde_json::Value::from(keys).to_string();
             let mut st = self.conn.prepare_cached(LIST_TEXT_STORED_OF)?;
-            let rows = st.query(named_params! { ":sids": keys })?;
+            let rows = st.query(named_params! { ":sids": SessionKeyList(sids) })?;
             self.each_stored_text(rows, &mut put)?;
         } else {
             let mut st = self.conn.prepare_cached(LIST_TEXT_STORED_ALL)?;

@@ -27,3 +27,14 @@ impl FromSql for EntryKey {
         i64::column_result(value).map(EntryKey)
     }
 }
+
+/// Session keys bound as one value, a JSON array of their integers: a statement reads them
+/// with `json_each(:sids)` (a folder's sessions, however many).
+pub struct SessionKeyList<'a>(pub &'a [SessionKey]);
+
+impl ToSql for SessionKeyList<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        let ints: Vec<i64> = self.0.iter().map(|k| k.0).collect();
+        Ok(ToSqlOutput::from(serde_json::Value::from(ints).to_string()))
+    }
+}
