@@ -17,6 +17,37 @@ const cli = process.env.SESSIONDB_BIN;
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 
 /**
+ * A tmux server of its own, whose pane "pi" runs what a test starts in it: `tmux(...args)`,
+ * `screen()` (the pane's text), `waitFor(what, test)` (polls the screen until `test` holds;
+ * `keep(what, screen)` is handed the screen it stopped at, a timeout's too), `ended()` (waits,
+ * up to 10 s, for the pane's program to exit), `kill()`.
+ */
+function terminal(name, keep = () => {}) {
+	const socket = `${name}-${process.pid}`;
+	const tmux = (...a) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" });
+	const screen = () => tmux("capture-pane", "-p", "-t", "pi");
+	const waitFor = async (what, test, timeout = 60_000) => {
+		const until = Date.now() + timeout;
+		let last = "";
+		while (Date.now() < until) {
+			last = screen();
+			if (test(last)) {
+				keep(what, last);
+				return last;
+			}
+			await new Promise((r) => setTimeout(r, 150));
+		}
+		keep(`${what}-timeout`, last);
+		assert.fail(`timed out waiting for ${what}; the screen:\n${last}`);
+	};
+	const ended = async () => {
+		for (let i = 0; i < 100 && spawnSync("tmux", ["-L", socket, "has-session", "-t", "pi"]).status === 0; i++) await new Promise((r) => setTimeout(r, 100));
+	};
+	const kill = () => spawnSync("tmux", ["-L", socket, "kill-server"]);
+	return { tmux, screen, waitFor, ended, kill };
+}
+
+/**
  * Types /resume until pi's selector opens (pi refuses commands while its startup finishes).
  * Enter is pressed only once the editor shows the whole command: on a loaded machine pi can
  * drop the first keys of its startup, and a bare "resume" would be sent as a prompt.
@@ -73,10 +104,7 @@ async function submit(tmux, screen, text, done, timeout = 90_000) {
 
 test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, quit, -c", { timeout: 300_000, skip: !hasTmux && "tmux is not installed" }, async () => {
 	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-tui-"));
-	const socket = `sessiondb-tui-${process.pid}`;
 	const captures = process.env.SESSIONDB_TUI_CAPTURES;
-	const tmux = (...a) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" });
-	const screen = () => tmux("capture-pane", "-p", "-t", "pi");
 	let shot = 0;
 	const keep = (name, text) => {
 		if (captures) {
@@ -84,20 +112,7 @@ test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, qui
 			fs.writeFileSync(path.join(captures, `${String(++shot).padStart(2, "0")}-${name}.txt`), text);
 		}
 	};
-	const waitFor = async (what, test, timeout = 60_000) => {
-		const until = Date.now() + timeout;
-		let last = "";
-		while (Date.now() < until) {
-			last = screen();
-			if (test(last)) {
-				keep(what, last);
-				return last;
-			}
-			await new Promise((r) => setTimeout(r, 150));
-		}
-		keep(`${what}-timeout`, last);
-		assert.fail(`timed out waiting for ${what}; the screen:\n${last}`);
-	};
+	const { tmux, screen, waitFor, ended, kill } = terminal("sessiondb-tui", keep);
 	const env = {
 		PI_CODING_AGENT_DIR: path.join(W, "agent"),
 		SESSIONDB_PATH: path.join(W, "db.sqlite"),
@@ -140,13 +155,13 @@ test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, qui
 		keep("continued alpha", await submit(tmux, screen, "continue in alpha", continued));
 		tmux("send-keys", "-t", "pi", "-l", "/quit");
 		tmux("send-keys", "-t", "pi", "Enter");
-		for (let i = 0; i < 100 && spawnSync("tmux", ["-L", socket, "has-session", "-t", "pi"]).status === 0; i++) await new Promise((r) => setTimeout(r, 100));
+		await ended();
 		// -c in the project folder: its own session again.
 		start("-c");
 		await waitFor("continued with -c", (s) => s.includes("what is here?") && s.includes("Hello from the scripted model."));
 		tmux("send-keys", "-t", "pi", "-l", "/quit");
 		tmux("send-keys", "-t", "pi", "Enter");
-		for (let i = 0; i < 100 && spawnSync("tmux", ["-L", socket, "has-session", "-t", "pi"]).status === 0; i++) await new Promise((r) => setTimeout(r, 100));
+		await ended();
 		// alpha's session file got the new turn, and the database exports it byte for byte.
 		const alphaDir = fs.readdirSync(path.join(W, "agent", "sessions")).find((d) => d.includes("alpha"));
 		const [alphaFile] = fs.readdirSync(path.join(W, "agent", "sessions", alphaDir)).map((f) => path.join(W, "agent", "sessions", alphaDir, f));
@@ -157,26 +172,14 @@ test("sessiondb-pi's TUI in tmux: prompt, /resume across projects, continue, qui
 			assert.ok(exported.equals(fs.readFileSync(alphaFile)), "sessiondb export equals alpha's file");
 		}
 	} finally {
-		spawnSync("tmux", ["-L", socket, "kill-server"]);
+		kill();
 		fs.rmSync(W, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 	}
 });
 
 test("SESSIONDB_PI_FILES=off: /resume deletes a session kept in the database only", { timeout: 240_000, skip: !hasTmux && "tmux is not installed" }, async () => {
 	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-tui-off-"));
-	const socket = `sessiondb-tui-off-${process.pid}`;
-	const tmux = (...a) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" });
-	const screen = () => tmux("capture-pane", "-p", "-t", "pi");
-	const waitFor = async (what, test, timeout = 60_000) => {
-		const until = Date.now() + timeout;
-		let last = "";
-		while (Date.now() < until) {
-			last = screen();
-			if (test(last)) return last;
-			await new Promise((r) => setTimeout(r, 150));
-		}
-		assert.fail(`timed out waiting for ${what}; the screen:\n${last}`);
-	};
+	const { tmux, screen, waitFor, kill } = terminal("sessiondb-tui-off");
 	const env = { PI_CODING_AGENT_DIR: path.join(W, "agent"), SESSIONDB_PATH: path.join(W, "db.sqlite"), SESSIONDB_PI_PACKAGE: piRoot, SESSIONDB_PI_FILES: "off", FAUX_REPLIES: "", TERM: "xterm-256color" };
 	const model = ["-e", ext, "--provider", "faux", "--model", "faux-1"];
 	try {
@@ -205,26 +208,14 @@ test("SESSIONDB_PI_FILES=off: /resume deletes a session kept in the database onl
 		);
 		assert.deepEqual(JSON.parse(listed), ["keep this one"]);
 	} finally {
-		spawnSync("tmux", ["-L", socket, "kill-server"]);
+		kill();
 		fs.rmSync(W, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 	}
 });
 
 test("sessiondb-pi's TUI commands: /name, /session, /export, /compact, /tree, /fork, /clone, /new, then -r", { timeout: 240_000, skip: !hasTmux && "tmux is not installed" }, async () => {
 	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-tui-cmd-"));
-	const socket = `sessiondb-tui-cmd-${process.pid}`;
-	const tmux = (...a) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" });
-	const screen = () => tmux("capture-pane", "-p", "-t", "pi");
-	const waitFor = async (what, test, timeout = 60_000) => {
-		const until = Date.now() + timeout;
-		let last = "";
-		while (Date.now() < until) {
-			last = screen();
-			if (test(last)) return last;
-			await new Promise((r) => setTimeout(r, 150));
-		}
-		assert.fail(`timed out waiting for ${what}; the screen:\n${last}`);
-	};
+	const { tmux, screen, waitFor, ended, kill } = terminal("sessiondb-tui-cmd");
 	/** Types `text` into the editor (cleared first) and presses Enter once it shows whole. */
 	const type = async (text) => {
 		tmux("send-keys", "-t", "pi", "C-u");
@@ -318,7 +309,7 @@ test("sessiondb-pi's TUI commands: /name, /session, /export, /compact, /tree, /f
 		await waitFor("answered in the new one", (s) => s.slice(s.indexOf("in the new one")).includes("Answer one."));
 		assert.equal(files().length, 4);
 		await type("/quit");
-		for (let i = 0; i < 100 && spawnSync("tmux", ["-L", socket, "has-session", "-t", "pi"]).status === 0; i++) await new Promise((r) => setTimeout(r, 100));
+		await ended();
 		// -r: pi's picker at startup; the named session is listed by its name.
 		start("-r");
 		await waitFor("the picker", (s) => s.includes("Resume Session") && s.includes("tui name"));
@@ -327,7 +318,7 @@ test("sessiondb-pi's TUI commands: /name, /session, /export, /compact, /tree, /f
 		key("Enter");
 		await waitFor("resumed", (s) => !s.includes("Resume Session") && s.includes("Answer two.") && s.includes("Compacted from"));
 		await type("/quit");
-		for (let i = 0; i < 100 && spawnSync("tmux", ["-L", socket, "has-session", "-t", "pi"]).status === 0; i++) await new Promise((r) => setTimeout(r, 100));
+		await ended();
 		// Every file is what the database exports.
 		if (cli) {
 			for (const f of files()) {
@@ -336,7 +327,7 @@ test("sessiondb-pi's TUI commands: /name, /session, /export, /compact, /tree, /f
 			}
 		}
 	} finally {
-		spawnSync("tmux", ["-L", socket, "kill-server"]);
+		kill();
 		fs.rmSync(W, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 	}
 });
