@@ -100,9 +100,41 @@ export interface Cli {
 /** Most stderr kept for an error message. */
 const STDERR_KEPT = 64 * 1024;
 
+/** The arguments of `sessiondb [--db DB] ARGS...`. */
+function argvOf(cli: Cli, args: string[]): string[] {
+	return cli.db ? ["--db", cli.db, ...args] : args;
+}
+
+/** Why a `sessiondb` process could not be started (or was cancelled). */
+function spawnError(bin: string, e: NodeJS.ErrnoException): Error {
+	if (e.code === "ENOENT" || e.code === "EACCES") return new SessiondbMissing(`cannot run ${bin} (${e.code})`);
+	if (e.name === "AbortError") return new SessiondbFailed("cancelled", null);
+	return new SessiondbFailed(`cannot run ${bin}: ${e.message}`, null);
+}
+
+/** A failed `sessiondb`'s error: the last lines it wrote on stderr, without its prefix. */
+function exitError(stderr: string, code: number | null): SessiondbFailed {
+	const msg = stderr.trim().split("\n").filter(Boolean).slice(-3).join("; ") || `exit status ${code}`;
+	return new SessiondbFailed(msg.replace(/^sessiondb: (error: )?/, ""), code);
+}
+
+/** Hands `f` each whole line of a text stream; the returned function gives what follows the last one. */
+function onLines(stream: NodeJS.ReadableStream, f: (line: string) => void): () => string {
+	let partial = "";
+	stream.setEncoding("utf8");
+	stream.on("data", (s: string) => {
+		partial += s;
+		for (let nl = partial.indexOf("\n"); nl >= 0; nl = partial.indexOf("\n")) {
+			f(partial.slice(0, nl));
+			partial = partial.slice(nl + 1);
+		}
+	});
+	return () => partial;
+}
+
 /** Runs `sessiondb [--db DB] ARGS...`; resolves with stdout, rejects with a typed error. */
 export function run(cli: Cli, args: string[], opts: RunOptions): Promise<string> {
-	const argv = cli.db ? ["--db", cli.db, ...args] : args;
+	const argv = argvOf(cli, args);
 	return new Promise((resolvePromise, reject) => {
 		let settled = false;
 		const settle = (f: () => void) => {
@@ -119,7 +151,6 @@ export function run(cli: Cli, args: string[], opts: RunOptions): Promise<string>
 		}, opts.timeoutMs);
 		const out: Buffer[] = [];
 		let err = "";
-		let partial = "";
 		const stderrLine = (line: string) => {
 			if (opts.onProgress && line.startsWith('{"progress"')) {
 				try {
@@ -132,31 +163,18 @@ export function run(cli: Cli, args: string[], opts: RunOptions): Promise<string>
 			err = `${err}${line}\n`.slice(-STDERR_KEPT);
 		};
 		child.stdout.on("data", (b: Buffer) => out.push(b));
-		child.stderr.setEncoding("utf8");
-		child.stderr.on("data", (s: string) => {
-			partial += s;
-			for (let nl = partial.indexOf("\n"); nl >= 0; nl = partial.indexOf("\n")) {
-				stderrLine(partial.slice(0, nl));
-				partial = partial.slice(nl + 1);
-			}
-		});
-		child.on("error", (e: NodeJS.ErrnoException) =>
-			settle(() => {
-				if (e.code === "ENOENT" || e.code === "EACCES") reject(new SessiondbMissing(`cannot run ${cli.bin} (${e.code})`));
-				else if (e.name === "AbortError") reject(new SessiondbFailed("cancelled", null));
-				else reject(new SessiondbFailed(`cannot run ${cli.bin}: ${e.message}`, null));
-			}),
-		);
+		const rest = onLines(child.stderr, stderrLine);
+		child.on("error", (e: NodeJS.ErrnoException) => settle(() => reject(spawnError(cli.bin, e))));
 		child.on("close", (code, signal) =>
 			settle(() => {
-				if (partial) stderrLine(partial);
+				const tail = rest();
+				if (tail) stderrLine(tail);
 				const stdout = Buffer.concat(out).toString("utf8");
 				if (code === 0 || (code !== null && opts.okCodes?.includes(code))) return resolvePromise(stdout);
 				if (timedOut || signal) {
 					return reject(new SessiondbFailed(`sessiondb ${args[0]} did not finish within ${Math.round(opts.timeoutMs / 1000)} s`, null));
 				}
-				const msg = err.trim().split("\n").filter(Boolean).slice(-3).join("; ") || `exit status ${code}`;
-				reject(new SessiondbFailed(msg.replace(/^sessiondb: (error: )?/, ""), code));
+				reject(exitError(err, code));
 			}),
 		);
 	});
@@ -188,7 +206,6 @@ interface SyncProcess {
 	child: ChildProcess;
 	/** Oldest first: answers come in the order of the requests. */
 	waiting: Waiting[];
-	partial: string;
 	err: string;
 }
 
@@ -238,32 +255,21 @@ export class HeldSync {
 	}
 
 	private start(): SyncProcess {
-		const argv = [...(this.cli.db ? ["--db", this.cli.db] : []), "sync", "--stdin", "--sessions-dir", this.root];
+		const argv = argvOf(this.cli, ["sync", "--stdin", "--sessions-dir", this.root]);
 		const child = spawn(this.cli.bin, argv, { stdio: ["pipe", "pipe", "pipe"] });
-		const p: SyncProcess = { child, waiting: [], partial: "", err: "" };
+		const p: SyncProcess = { child, waiting: [], err: "" };
 		this.proc = p;
-		child.stdout?.setEncoding("utf8");
-		child.stdout?.on("data", (s: string) => {
-			p.partial += s;
-			for (let nl = p.partial.indexOf("\n"); nl >= 0; nl = p.partial.indexOf("\n")) {
-				answer(p, p.partial.slice(0, nl));
-				p.partial = p.partial.slice(nl + 1);
-			}
-		});
+		onLines(child.stdout, (line) => answer(p, line));
 		// Read, or a full pipe would stop the process.
-		child.stderr?.setEncoding("utf8");
-		child.stderr?.on("data", (s: string) => {
+		child.stderr.setEncoding("utf8");
+		child.stderr.on("data", (s: string) => {
 			p.err = `${p.err}${s}`.slice(-STDERR_KEPT);
 		});
-		child.stdin?.on("error", () => {}); // a dead process: reported by "close"
-		child.on("error", (e: NodeJS.ErrnoException) => {
-			if (e.code === "ENOENT" || e.code === "EACCES") this.fail(p, new SessiondbMissing(`cannot run ${this.cli.bin} (${e.code})`));
-			else this.fail(p, new SessiondbFailed(`cannot run ${this.cli.bin}: ${e.message}`, null));
-		});
+		child.stdin.on("error", () => {}); // a dead process: reported by "close"
+		child.on("error", (e: NodeJS.ErrnoException) => this.fail(p, spawnError(this.cli.bin, e)));
 		child.on("close", (code) => {
 			if (code === 2 && /--stdin/.test(p.err)) this.unsupported = true;
-			const msg = p.err.trim().split("\n").filter(Boolean).slice(-3).join("; ") || `exit status ${code}`;
-			this.fail(p, new SessiondbFailed(msg.replace(/^sessiondb: (error: )?/, ""), code));
+			this.fail(p, exitError(p.err, code));
 		});
 		ref(child, false);
 		return p;
