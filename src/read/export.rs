@@ -14,31 +14,28 @@ use std::path::{Component, Path, PathBuf};
 /// Writes session `sid` as JSONL to `out`. Returns the bytes written. The header and the
 /// lines are read in one snapshot: a write landing meanwhile is seen whole or not at all.
 pub fn write_session(db: &Db, sid: SessionKey, out: &mut (impl Write + ?Sized)) -> Result<u64> {
-    db.reading(|| {
-        let header = sessions::session_row(db, sid)?.header;
-        let io = |e: std::io::Error| Error::io("<output>", e);
-        let mut bytes = header.len() as u64 + 1;
-        out.write_all(header.as_bytes()).map_err(io)?;
-        out.write_all(b"\n").map_err(io)?;
-        entries::write_lines(db, sid, |lines| {
-            out.write_all(lines).map_err(io)?;
-            bytes += lines.len() as u64;
-            Ok(())
-        })?;
-        Ok(bytes)
-    })
+    write_session_with(db, sid, out, |out, lines| out.write_all(lines).map_err(|e| Error::io("<output>", e)))
 }
 
 /// [`write_session`] into the file begun last on `w`, which takes the store's pieces whole.
 fn write_session_pieces(db: &Db, sid: SessionKey, w: &mut FileWriter) -> Result<u64> {
+    write_session_with(db, sid, w, |w, lines| w.take(lines))
+}
+
+/// The header line written to `out`, then the store's pieces of lines handed to `lines`.
+fn write_session_with<W: Write + ?Sized>(
+    db: &Db,
+    sid: SessionKey,
+    out: &mut W,
+    mut lines: impl FnMut(&mut W, &mut Vec<u8>) -> Result<()>,
+) -> Result<u64> {
     db.reading(|| {
         let header = sessions::session_row(db, sid)?.header;
         let mut bytes = header.len() as u64 + 1;
-        w.write_all(header.as_bytes()).map_err(|e| Error::io("<output>", e))?;
-        w.write_all(b"\n").map_err(|e| Error::io("<output>", e))?;
-        entries::write_lines(db, sid, |lines| {
-            bytes += lines.len() as u64;
-            w.take(lines)
+        out.write_all(header.as_bytes()).and_then(|()| out.write_all(b"\n")).map_err(|e| Error::io("<output>", e))?;
+        entries::write_lines(db, sid, |piece| {
+            bytes += piece.len() as u64;
+            lines(out, piece)
         })?;
         Ok(bytes)
     })
