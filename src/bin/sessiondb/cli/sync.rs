@@ -50,10 +50,15 @@ pub struct Args {
 /// Full rescan interval while watching.
 const RESCAN: Duration = Duration::from_secs(30);
 
-fn report(s: &SyncSummary, json: bool) -> anyhow::Result<()> {
+/// The files a sync could not import, on stderr.
+fn report_failures(s: &SyncSummary) {
     for f in &s.failed {
         eprintln!("{}: not imported: {}", f.path.display(), f.reason.as_deref().unwrap_or("unknown reason"));
     }
+}
+
+fn report(s: &SyncSummary, json: bool) -> anyhow::Result<()> {
+    report_failures(s);
     if json {
         output::print_json(s)?;
     } else {
@@ -172,13 +177,7 @@ fn sync_requests(db: &Path, dir: &Path, a: &Args) -> anyhow::Result<i32> {
         };
         let json = match answer {
             Ok(s) => {
-                for f in &s.failed {
-                    eprintln!(
-                        "{}: not imported: {}",
-                        f.path.display(),
-                        f.reason.as_deref().unwrap_or("unknown reason")
-                    );
-                }
+                report_failures(&s);
                 serde_json::to_string(&s)?
             }
             Err(e) => serde_json::to_string(&serde_json::json!({ "error": format!("{e:#}") }))?,
@@ -191,14 +190,14 @@ fn sync_requests(db: &Path, dir: &Path, a: &Args) -> anyhow::Result<i32> {
 
 pub fn run(db: &Path, a: Args) -> anyhow::Result<i32> {
     let dir = a.sessions_dir.clone().unwrap_or_else(sessiondb::internals::layout::sessions_dir);
+    // Named files are checked against it as absolute paths.
+    let absolute_dir = || std::path::absolute(&dir).with_context(|| format!("{}", dir.display()));
     if a.stdin {
-        let dir = std::path::absolute(&dir).with_context(|| format!("{}", dir.display()))?;
-        return sync_requests(db, &dir, &a);
+        return sync_requests(db, &absolute_dir()?, &a);
     }
     let mut to = Target(sessiondb::db::open(db)?);
     if !a.files.is_empty() {
-        let dir = std::path::absolute(&dir).with_context(|| format!("{}", dir.display()))?;
-        return sync_files(&mut to, &dir, &a.files, &a);
+        return sync_files(&mut to, &absolute_dir()?, &a.files, &a);
     }
     let opts = SyncOptions { prune: a.prune };
     let mut progress = output::Progress::new("sync", a.progress_json, 200);
