@@ -174,8 +174,8 @@ impl FileWriter {
             return self.write_all(buf).map_err(|e| Error::io("<output>", e));
         }
         self.hand_over()?;
+        // The thread empties a buffer before it hands it back.
         let mut spent = self.spent.try_recv().unwrap_or_default();
-        spent.clear();
         std::mem::swap(buf, &mut spent);
         self.send(Piece::Bytes(spent))
     }

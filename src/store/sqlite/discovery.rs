@@ -286,9 +286,7 @@ impl Discovery for Sqlite {
             let rows = st.query(named_params! { ":sids": SessionKeyList(sids) })?;
             self.each_stored_text(rows, &mut put)?;
         } else {
-            let mut st = self.conn.prepare_cached(LIST_TEXT_STORED_ALL)?;
-            let rows = st.query([])?;
-            self.each_stored_text(rows, &mut put)?;
+            self.each_list_text(&mut put)?;
         }
         Ok(cached)
     }
