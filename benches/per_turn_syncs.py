@@ -42,6 +42,16 @@ def child_cpu():
     return r.ru_utime + r.ru_stime
 
 
+def spread(values, mean=False):
+    """p50, p90, p99 and max of `values` (ms, rounded), and their mean when asked."""
+    q = statistics.quantiles(values, n=100)
+    out = {"p50": round(statistics.median(values), 1), "p90": round(q[89], 1), "p99": round(q[98], 1),
+           "max": round(max(values), 1)}
+    if mean:
+        out["mean"] = round(statistics.mean(values), 1)
+    return out
+
+
 def proc_cpu(pid):
     """User + system CPU seconds of a running process (all its threads, those ended included)."""
     with open(f"/proc/{pid}/stat") as f:
@@ -212,24 +222,14 @@ def main():
         cpu = proc_cpu(held.pid) - held_cpu
         held.stdin.close()
         held.wait()
-        q = statistics.quantiles(held_ms, n=100)
-        r["held_sync_ms"] = {"p50": round(statistics.median(held_ms), 1), "p90": round(q[89], 1),
-                             "p99": round(q[98], 1), "max": round(max(held_ms), 1),
-                             "mean": round(statistics.mean(held_ms), 1),
-                             "cpu_mean": round(cpu * 1000 / len(held_ms), 1)}
+        r["held_sync_ms"] = {**spread(held_ms, mean=True), "cpu_mean": round(cpu * 1000 / len(held_ms), 1)}
         print(f"held syncs: {r['held_sync_ms']}", flush=True)
     r["syncs"] = len(sync_ms)
     if sync_ms:
-        q = statistics.quantiles(sync_ms, n=100)
-        r["sync_ms"] = {"p50": round(statistics.median(sync_ms), 1), "p90": round(q[89], 1), "p99": round(q[98], 1),
-                        "max": round(max(sync_ms), 1), "mean": round(statistics.mean(sync_ms), 1)}
-        q = statistics.quantiles(sync_cpu_ms, n=100)
-        r["sync_cpu_ms"] = {"p50": round(statistics.median(sync_cpu_ms), 1), "p90": round(q[89], 1),
-                            "p99": round(q[98], 1), "max": round(max(sync_cpu_ms), 1)}
+        r["sync_ms"] = spread(sync_ms, mean=True)
+        r["sync_cpu_ms"] = spread(sync_cpu_ms)
     if index_ms:
-        q = statistics.quantiles(index_ms, n=100)
-        r["index_ms"] = {"p50": round(statistics.median(index_ms), 1), "p90": round(q[89], 1),
-                         "p99": round(q[98], 1), "max": round(max(index_ms), 1)}
+        r["index_ms"] = spread(index_ms)
     print(f"syncs: {r.get('sync_ms')} index: {r.get('index_ms')}", flush=True)
 
     if a.no_rebuild:
