@@ -9,17 +9,18 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const { FileMirror, Folders } = require("./files.cjs");
+const platform = require("./platform.cjs");
 
 const native = loadNative();
 
+/** The addon: a local build (build.mjs), else this platform's prebuilt package (platform.cjs). */
 function loadNative() {
+	const file = platform.addonPath();
+	if (!file) throw new Error(platform.missingMessage("native addon"));
 	try {
-		return require("./sessiondb.node");
+		return require(file);
 	} catch (e) {
-		throw new Error(
-			`sessiondb: cannot load the native addon ${path.join(__dirname, "sessiondb.node")}` +
-				` (${e?.message ?? e}); run \`npm install\` in the sessiondb package to build it`,
-		);
+		throw new Error(`sessiondb: cannot load the native addon ${file} (${e?.message ?? e}); reinstall sessiondb`);
 	}
 }
 
