@@ -2,12 +2,13 @@
 // asynchronously with a timeout (progress read from stderr as it comes), so a slow or broken sessiondb never blocks or crashes pi.
 import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 
 export const INSTALL_HINT =
-	"Install it from a checkout of the sessiondb repository with `cargo install --path .` (it lands in " +
-	"~/.cargo/bin), or point this package at a binary with the SESSIONDB_BIN environment " +
+	"Install it with `npm install -g sessiondb` (or `cargo install sessiondb`), or point this package at a " +
+	"binary with the SESSIONDB_BIN environment " +
 	'variable or `"sessiondb": {"bin": "/path/to/sessiondb"}` in ~/.pi/agent/settings.json.';
 
 /** The package's own settings: the `sessiondb` object of pi's settings.json. */
@@ -57,8 +58,9 @@ function isExecutable(p: string): boolean {
 }
 
 /**
- * The binary to run: $SESSIONDB_BIN, else the `sessiondb.bin` setting, else `sessiondb` on PATH,
- * else ~/.cargo/bin/sessiondb (where `cargo install` puts it, often not on PATH).
+ * The binary to run: $SESSIONDB_BIN, else the `sessiondb.bin` setting, else the executable of the
+ * `sessiondb` npm package this package depends on, else `sessiondb` on PATH, else
+ * ~/.cargo/bin/sessiondb (where `cargo install` puts it, often not on PATH).
  */
 export function findBinary(settings: SessiondbSettings, cwd: string): { bin: string } | { missing: string } {
 	const configured = process.env.SESSIONDB_BIN || settings.bin;
@@ -67,12 +69,25 @@ export function findBinary(settings: SessiondbSettings, cwd: string): { bin: str
 		const from = process.env.SESSIONDB_BIN ? "SESSIONDB_BIN" : "the sessiondb.bin setting";
 		return isExecutable(p) ? { bin: p } : { missing: `${from} names ${p}, which is not an executable file` };
 	}
+	const packaged = packagedBinary();
+	if (packaged) return { bin: packaged };
 	for (const dir of (process.env.PATH ?? "").split(delimiter)) {
 		if (dir && isExecutable(join(dir, "sessiondb"))) return { bin: join(dir, "sessiondb") };
 	}
 	const cargo = join(homedir(), ".cargo", "bin", "sessiondb");
 	if (isExecutable(cargo)) return { bin: cargo };
-	return { missing: "no `sessiondb` on PATH or in ~/.cargo/bin" };
+	return { missing: "no `sessiondb` package, none on PATH and none in ~/.cargo/bin" };
+}
+
+/** The executable of the `sessiondb` dependency (its platform package), as its own shim runs it. */
+function packagedBinary(): string | null {
+	try {
+		const platform = createRequire(import.meta.url)("sessiondb/platform");
+		const exe: string | null = platform.executablePath();
+		return exe && isExecutable(exe) ? exe : null;
+	} catch {
+		return null; // not installed beside this package (a checkout, or a `pi install` of a folder)
+	}
 }
 
 export interface RunOptions {

@@ -30,18 +30,18 @@ test("no sessiondb on PATH: pi starts, the commands and tools explain what to in
 		await new Promise((r) => setTimeout(r, 200));
 		const startWarnings = ui.notices.filter((n) => n.type === "warning");
 		assert.equal(startWarnings.length, 1, JSON.stringify(ui.notices));
-		assert.match(startWarnings[0].message, /sessiondb is not available: no `sessiondb` on PATH or in ~\/\.cargo\/bin\. Install it .*cargo install --path \..*SESSIONDB_BIN/);
+		assert.match(startWarnings[0].message, /sessiondb is not available: no `sessiondb` package, none on PATH and none in ~\/\.cargo\/bin\. Install it with `npm install -g sessiondb`.*SESSIONDB_BIN/);
 		for (const cmd of ["/search zanzibar", "/usage"]) {
 			ui.notices.length = 0;
 			await s.prompt(cmd);
 			assert.equal(ui.notices.length, 1, `${cmd}: ${JSON.stringify(ui.notices)}`);
 			assert.equal(ui.notices[0].type, "error");
-			assert.match(ui.notices[0].message, /sessiondb is not available.*cargo install --path \./);
+			assert.match(ui.notices[0].message, /sessiondb is not available.*npm install -g sessiondb/);
 		}
 		await s.prompt("what did we do last week?");
 		const [r] = toolResults(s, "session_search");
 		assert.equal(r.isError, true);
-		assert.match(r.text, /sessiondb is not available.*cargo install --path \./);
+		assert.match(r.text, /sessiondb is not available.*npm install -g sessiondb/);
 		assert.equal(s.getLastAssistantText(), "I cannot search past sessions right now.");
 		assert.deepEqual(P.errors, []);
 		await P.runtime.dispose();
