@@ -74,6 +74,7 @@ impl SessionManager {
         let count = held.entry((db_path, self.sid)).or_insert(0);
         if *count == 0 {
             if let Acquired::HeldBy(h) = lease::acquire(&self.conn, self.sid)? {
+                held.retain(|_, n| *n > 0);
                 return Ok(Some(h));
             }
         }
