@@ -172,6 +172,16 @@ class SessionManager {
 		leases.setNoticeHandler(handler);
 	}
 
+	/**
+	 * Who holds the lease on the session at `file` (or with that id): `{ pid, host, start,
+	 * sinceMs, ageMs, live, mine }`, `live` false for a holder gone (the next opener takes it
+	 * over); undefined when no process holds it.
+	 */
+	static leaseHolder(file) {
+		const text = native.leaseHolder(currentDatabase(), String(file));
+		return text ? JSON.parse(text) : undefined;
+	}
+
 	/** Releases every lease this process holds now (a host about to be killed by a signal). */
 	static releaseLeases() {
 		leases.releaseAll();

@@ -61,6 +61,8 @@ export declare class SessionManager {
 	static useLeases(on: boolean): void;
 	/** Who hears that a session was forked because another process writes it. */
 	static onLeaseNotice(handler: (notice: LeaseNotice) => void): void;
+	/** Who holds the lease on the session at `file` (or with that id); `live` false for a holder gone; undefined when none. */
+	static leaseHolder(file: string): LeaseNotice["holder"] | undefined;
 	/** Releases every lease this process holds now (a host about to be killed by a signal). */
 	static releaseLeases(): void;
 	/** Imports the session files below `dirs` the database does not hold yet (a progress line on stderr when asked). */

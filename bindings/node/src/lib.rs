@@ -385,6 +385,17 @@ pub fn hold_leases(on: bool) -> Result<()> {
     })
 }
 
+/// Who holds the lease on the session at `reference` (a file path or an id) in the database
+/// `db`: the holder as JSON (`sessiondb::lease::Holder`, with whether it still lives), or null.
+#[napi]
+pub fn lease_holder(db: String, reference: String) -> Result<Option<String>> {
+    guard("leaseHolder", || {
+        let conn = sessiondb::db::open(db.as_str())?;
+        let sid = sessiondb::resolve::resolve(&conn, &reference)?.sid;
+        Ok(sessiondb::lease::holder(&conn, sid)?.map(|h| serde_json::to_string(&h).unwrap_or_default()))
+    })
+}
+
 /// How often a holder renews its lease, in ms.
 #[napi]
 pub fn lease_renew_ms() -> f64 {

@@ -68,12 +68,19 @@ async function leaseScenario(name, db, extraEnv) {
 	const dbArgs = ["--db", db];
 	const print = (...a) => spawnSync(process.execPath, [launcher, ...dbArgs, ...MODEL, ...a], { cwd: project, env: childEnv, encoding: "utf8" });
 	const exported = (file) => execFileSync(cli, ["--db", db, "export", file], { env: childEnv });
+	// Who holds X's lease, asked as another process would.
+	const holderOf = (file) => {
+		const code = `import { SessionManager } from ${JSON.stringify(path.join(here, "..", "index.js"))}; SessionManager.useDatabase(${JSON.stringify(db)}); console.log(JSON.stringify(SessionManager.leaseHolder(${JSON.stringify(file)}) ?? null));`;
+		const h = JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", code], { env: childEnv, encoding: "utf8" }));
+		return h && { pid: h.pid, live: h.live };
+	};
 	const term = terminal(`sessiondb-leases-${name}`);
 	try {
 		const first = print("-p", "first words");
 		assert.equal(first.status, 0, first.stderr);
 		const [x] = sessionFiles(agent);
 		const xBefore = fs.readFileSync(x);
+		assert.equal(holderOf(x), null, "released when the -p run exited");
 		// The TUI opens X for writing and holds it.
 		term.start(project, env, [...dbArgs, ...MODEL, "--session", x]);
 		await term.waitFor("the TUI on X", (s) => s.includes("faux-1") && s.includes("first words"));
@@ -89,6 +96,7 @@ async function leaseScenario(name, db, extraEnv) {
 		const parent = /^PPid:\s+(\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1];
 		assert.ok(parent === pane || pid === pane, `holder ${pid} (parent ${parent}) is not the pane's (${pane}) process`);
 		assert.equal(second.stderr.trim().split("\n").filter((l) => l.includes("being written")).length, 1);
+		assert.deepEqual(holderOf(x), { pid: Number(pid), live: true });
 		// X got nothing, in its file or its rows; the turn is in the fork, whose parent is X.
 		assert.ok(fs.readFileSync(x).equals(xBefore), "X's file is unchanged");
 		assert.ok(exported(x).equals(xBefore), "X's rows are unchanged");
@@ -112,10 +120,12 @@ async function leaseScenario(name, db, extraEnv) {
 		// The TUI dies without letting go: the next one takes the lease over and appends to X.
 		process.kill(Number(pid), "SIGKILL");
 		await term.waitFor("the TUI killed", (s) => s.includes("[exited]"));
+		assert.deepEqual(holderOf(x), { pid: Number(pid), live: false }, "a dead holder's lease stays, lost");
 		const third = print("-p", "--session", x, "third words");
 		assert.equal(third.status, 0, third.stderr);
 		assert.doesNotMatch(third.stderr, /being written/);
 		assert.deepEqual(userTexts(x), ["first words", "third words"]);
+		assert.equal(holderOf(x), null, "taken over, then released on exit");
 		assert.ok(exported(x).equals(fs.readFileSync(x)), "X's rows are its file");
 		assert.equal(sessionFiles(agent).length, 3, "X, and the forks of the -p run and of the second TUI (pi writes a fork at once)");
 		return { W, project, env, agent, x };
@@ -146,6 +156,8 @@ test("leases on SQLite: a session the TUI holds is forked, not appended to, unti
 			const s = await term.waitFor("the resume line", (s) => s.includes("[exited]"));
 			const lines = s.split("\n").filter((l) => l.startsWith("Resume this session:"));
 			assert.deepEqual(lines, [`Resume this session: sessiondb-pi --db ${db} --session ${id}  (plain pi: pi --session ${run.x})`], s);
+			const h = execFileSync(process.execPath, ["--input-type=module", "-e", `import { SessionManager } from ${JSON.stringify(path.join(here, "..", "index.js"))}; SessionManager.useDatabase(${JSON.stringify(db)}); console.log(JSON.stringify(SessionManager.leaseHolder(${JSON.stringify(run.x)}) ?? null));`], { encoding: "utf8" });
+			assert.equal(h.trim(), "null", "the TUI released X when it quit");
 		} finally {
 			term.kill();
 		}
