@@ -108,8 +108,9 @@ SessionManager.useFiles(!filesOff);
 // was continued in a fork goes to the TUI's screen, or to stderr in -p/json/rpc modes.
 const interactive = isInteractive(args);
 const tui = tuiState();
+let injected = false; // pi's main was given our extension (see withOptions)
 SessionManager.onLeaseNotice((notice) => {
-	if (interactive) show(tui, `sessiondb-pi: ${notice.message}`);
+	if (interactive && injected) show(tui, `sessiondb-pi: ${notice.message}`);
 	else process.stderr.write(`sessiondb-pi: ${notice.message}\n`);
 });
 releaseLeasesOnSignals();
@@ -130,10 +131,11 @@ const MAIN_CALL = "main(process.argv.slice(2))";
 globalThis[Symbol.for("sessiondb.piMainOptions")] = {
 	extensionFactories: [{ name: "sessiondb-pi", factory: extension(tui), hidden: true }],
 };
-const withOptions = (source) =>
-	source.split(MAIN_CALL).length === 2
-		? source.replace(MAIN_CALL, `main(process.argv.slice(2),globalThis[Symbol.for("sessiondb.piMainOptions")])`)
-		: source;
+function withOptions(source) {
+	if (source.split(MAIN_CALL).length !== 2) return source; // another build of pi: lines go to stderr
+	injected = true;
+	return source.replace(MAIN_CALL, `main(process.argv.slice(2),globalThis[Symbol.for("sessiondb.piMainOptions")])`);
+}
 // The pi package (integrations/pi) reads these and leaves the syncing to the launcher.
 process.env.SESSIONDB_PI_LAUNCHER = "1";
 process.env.SESSIONDB_PATH = db;
