@@ -453,6 +453,11 @@ fn per_session_queries_use_an_index() {
         ("most recent", discovery::PG_MOST_RECENT_SESSION, vec![]),
         ("check session", integrity::PG_CHECK_SESSION, vec![key]),
         ("check entries", integrity::PG_CHECK_ENTRIES, vec![key]),
+        // Leases.
+        ("lease", sessiondb::internals::lease::PG_LEASE, vec![key]),
+        ("replace lease", sessiondb::internals::lease::PG_REPLACE_LEASE, vec![key, key, text, text, key, text, text]),
+        ("renew lease", sessiondb::internals::lease::PG_RENEW_LEASE, vec![key, key, text, text]),
+        ("release lease", sessiondb::internals::lease::PG_RELEASE_LEASE, vec![key, key, text, text]),
     ];
     let (bytes, float, flag): (Vec<u8>, f64, bool) = (b"x".to_vec(), 1.0, true);
     let b: &(dyn postgres::types::ToSql + Sync) = &bytes;

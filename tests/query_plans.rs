@@ -45,6 +45,10 @@ const HOT: &[(&str, &str, &str)] = &[
     ("WALK_UP_STEPS", e::WALK_UP_STEPS, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
     ("RELINK_PARENTS", w::RELINK_PARENTS, "USING INDEX entries_by_id (session=? AND id=?)"),
     ("DELETE_SESSION", ss::DELETE_SESSION, "USING INTEGER PRIMARY KEY"),
+    ("LEASE", sessiondb::internals::lease::LEASE, "USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("REPLACE_LEASE", sessiondb::internals::lease::REPLACE_LEASE, "USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("RENEW_LEASE", sessiondb::internals::lease::RENEW_LEASE, "USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("RELEASE_LEASE", sessiondb::internals::lease::RELEASE_LEASE, "USING INTEGER PRIMARY KEY (rowid=?)"),
     ("ENTRY_NODE", w::ENTRY_NODE, "USING INDEX entries_by_id (session=? AND id=?)"),
     (
         "ENTRY_ID_EXISTS",

@@ -9,6 +9,7 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const { FileMirror, Folders } = require("./files.cjs");
+const leases = require("./leases.cjs");
 const platform = require("./platform.cjs");
 
 const native = loadNative();
@@ -27,6 +28,7 @@ function loadNative() {
 let database = null; // the database every new manager uses; chosen on first use
 const lookups = new Map(); // database path -> Native serving findById/list/listAll
 let filesMode = false; // pi's JSONL files are written beside the database (useFiles)
+let leasesOn; // managers hold leases on the sessions they write (useLeases; unset: on)
 const folders = new Map(); // database path -> Folders catching it up with the files
 
 /** The catch-up of the current database, in files mode; null otherwise. */
@@ -107,8 +109,10 @@ class SessionManager {
 	}
 
 	static #start(method, args, how = "open") {
+		if (leasesOn === undefined) SessionManager.useLeases(true);
 		const n = new native.Native(currentDatabase());
 		request(n, method, args);
+		leases.track(native, n);
 		const sm = new SessionManager(TOKEN, n);
 		if (filesMode && method !== "inMemory") {
 			sm.#file = new FileMirror(n);
@@ -151,6 +155,37 @@ class SessionManager {
 	 */
 	static useFiles(on) {
 		filesMode = Boolean(on);
+	}
+
+	/**
+	 * One writer per session (on unless turned off before the first manager is made): a
+	 * manager holds a lease on the session it writes, renewed while the process runs and
+	 * released when it exits; opening a session another live process holds continues in a new
+	 * session forked from it (pi's `--fork`), and says so on stderr (or to `onLeaseNotice`).
+	 */
+	static useLeases(on) {
+		leasesOn = Boolean(on);
+		native.holdLeases(leasesOn);
+	}
+
+	/** Who hears the line saying a session was forked because another process writes it. */
+	static onLeaseNotice(handler) {
+		leases.setNoticeHandler(handler);
+	}
+
+	/**
+	 * Who holds the lease on the session at `file` (or with that id): `{ pid, host, start,
+	 * sinceMs, ageMs, live, mine }`, `live` false for a holder gone (the next opener takes it
+	 * over); undefined when no process holds it.
+	 */
+	static leaseHolder(file) {
+		const text = native.leaseHolder(currentDatabase(), String(file));
+		return text ? JSON.parse(text) : undefined;
+	}
+
+	/** Releases every lease this process holds now (a host about to be killed by a signal). */
+	static releaseLeases() {
+		leases.releaseAll();
 	}
 
 	/** Whether managers write pi's files too (see useFiles). */
@@ -258,11 +293,13 @@ class SessionManager {
 	setSessionFile(sessionFile) {
 		if (this.#file) catchUpFile(sessionFile);
 		this.#call("open", sessionFile, this.getSessionDir(), this.getCwd());
+		leases.track(native, this.#n);
 		this.#changed("open");
 	}
 	newSession(options) {
 		if (this.isPersisted()) this.#call("create", this.getCwd(), this.getSessionDir(), options);
 		else this.#call("inMemory", this.getCwd(), options);
+		leases.track(native, this.#n);
 		this.#changed("new");
 		return this.getSessionFile();
 	}

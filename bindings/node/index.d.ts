@@ -18,6 +18,19 @@ type Usage = Parameters<PiSessionManager["appendUsage"]>[3];
 type UsageEntry = ReturnType<PiSessionManager["appendUsage"]>;
 type TextOrImages = Parameters<PiSessionManager["appendCustomMessageEntry"]>[1];
 
+/** Why a manager continued in a fork instead of the session asked for. */
+export interface LeaseNotice {
+	/** The process writing the session: pid, host, start time, when it took the lease (ms since 1970), ms since its renewal. */
+	holder: { pid: number; host: string; start: string; sinceMs: number; ageMs: number; live: boolean; mine: boolean };
+	/** The session asked for. */
+	sessionFile: string;
+	/** The new session continued in instead, and its id. */
+	forkedTo: string;
+	forkedId: string;
+	/** The whole notice, one line. */
+	message: string;
+}
+
 /** pi's `SessionListProgress`. */
 export type SessionListProgress = (loaded: number, total: number, partialSessions?: readonly SessionInfo[]) => void;
 
@@ -39,6 +52,19 @@ export declare class SessionManager {
 	static useFiles(on: boolean): void;
 	/** Whether managers write pi's files too. */
 	static usesFiles(): boolean;
+	/**
+	 * One writer per session (on unless turned off before the first manager is made): a manager
+	 * holds a lease on the session it writes, renewed while the process runs and released when it
+	 * exits; opening a session another live process holds continues in a new session forked from
+	 * it (pi's `--fork`), and the notice goes to stderr or to `onLeaseNotice`'s handler.
+	 */
+	static useLeases(on: boolean): void;
+	/** Who hears that a session was forked because another process writes it. */
+	static onLeaseNotice(handler: (notice: LeaseNotice) => void): void;
+	/** Who holds the lease on the session at `file` (or with that id); `live` false for a holder gone; undefined when none. */
+	static leaseHolder(file: string): LeaseNotice["holder"] | undefined;
+	/** Releases every lease this process holds now (a host about to be killed by a signal). */
+	static releaseLeases(): void;
 	/** Imports the session files below `dirs` the database does not hold yet (a progress line on stderr when asked). */
 	static importFolders(dirs: string[], progress?: boolean): { files?: number; sessions?: number; unchanged?: number; failures?: number; failed?: string[] };
 	/** Removes the session recorded at `file` from the database; true when there was one. */

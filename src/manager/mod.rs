@@ -10,7 +10,10 @@ mod append;
 mod branch;
 mod files;
 mod lazy;
+mod lease;
 mod read;
+
+pub use lease::{hold_leases, holds_leases, LeaseNotice};
 
 use crate::error::{Error, Result};
 use crate::js::json::{self, Object, Value};
@@ -72,6 +75,12 @@ pub struct SessionManager {
     /// On PostgreSQL, what the last append left of the session's row and its entry, so that
     /// the next append is one round trip.
     appending: write::AppendState,
+    /// Whether this manager holds leases on the sessions it writes (see `lease`).
+    leasing: bool,
+    /// The session whose lease this manager holds.
+    leased: Option<SessionKey>,
+    /// Why the last open continued in a fork (see `lease`), until the host asks.
+    notice: Option<LeaseNotice>,
 }
 
 /// Where a manager's current session lives: pi's three ways of keeping a session.
@@ -124,6 +133,7 @@ impl Drop for SessionManager {
     fn drop(&mut self) {
         // Errors leave the entries journaled; the next open of the database settles them.
         let _ = self.settle();
+        self.let_go();
     }
 }
 
@@ -219,6 +229,9 @@ impl SessionManager {
             labels: IndexMap::new(),
             journaled: RefCell::new(HashSet::new()),
             appending: write::AppendState::default(),
+            leasing: lease::holds_leases(),
+            leased: None,
+            notice: None,
         }
     }
 
@@ -388,7 +401,10 @@ impl SessionManager {
         let cwd = resolved(&cwd_override.map(str::to_owned).or(header_cwd).unwrap_or_else(process_cwd));
         let mut m = SessionManager::blank(conn, Some(db_path), cwd, dir);
         match sid {
-            Some(s) => m.load(s, file)?,
+            Some(s) => {
+                m.load(s, file)?;
+                m.hold_or_fork()?;
+            }
             None if file_path.is_file() => {
                 // A 0-byte file: pi writes a fresh header into it right away.
                 m.start_new(&NewSessionOptions::default(), Some(file.clone()))?;
@@ -409,7 +425,10 @@ impl SessionManager {
         let found = crate::read::discovery::recent_in_dir(&conn, &dir, filter.as_deref())?;
         let mut m = SessionManager::blank(conn, Some(db_path), resolved(cwd), dir);
         match found {
-            Some((sid, path)) => m.load(sid, path)?,
+            Some((sid, path)) => {
+                m.load(sid, path)?;
+                m.hold_or_fork()?;
+            }
             None => m.start_new(&NewSessionOptions::default(), None)?,
         }
         Ok(m)
@@ -446,17 +465,10 @@ impl SessionManager {
         };
         let dir = session_dir_for(&target, session_dir);
         validate_id(opts.id.as_deref())?;
-        let id = opts.id.clone().unwrap_or_else(ids::new_session_id);
-        let ts = jstime::now_iso();
-        let file = Path::new(&dir).join(layout::session_file_name(&ts, &id)).to_string_lossy().into_owned();
-        let header = build::header(&id, &ts, &target, Some(&source));
-        let tx = conn.write()?;
-        let header_line = Value::Object(header.clone()).to_json();
-        let new_sid = write::insert_session(&tx, &NewSession::made_now(Path::new(&file), &header, &header_line))?;
-        write::copy_session(&tx, source_sid, new_sid)?;
-        tx.commit()?;
+        let (new_sid, file, _) = lease::fork_session(&mut conn, source_sid, &source, &target, &dir, opts.id)?;
         let mut m = SessionManager::blank(conn, Some(db_path), target, dir);
         m.load(new_sid, file)?;
+        m.hold_new()?;
         Ok(m)
     }
 
@@ -513,6 +525,8 @@ impl SessionManager {
         let sid = write_session(&mut self.conn, Path::new(&file), &header, &lines)?;
         self.sid = sid;
         self.set_persistence(Some(file), None);
+        // The session is written: a lease not taken (a database error) only leaves it unguarded.
+        let _ = self.hold_new();
         Ok(())
     }
 
@@ -700,6 +714,8 @@ impl SessionManager {
         self.session_id = id;
         self.set_persistence(file.clone(), stage);
         self.reload_index()?;
+        // Written (or staged): a lease not taken (a database error) only leaves it unguarded.
+        let _ = self.hold_new();
         Ok(file)
     }
 }

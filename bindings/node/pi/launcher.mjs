@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createHash } from "node:crypto";
+import { extension, resumeLine, show, tuiState } from "./session-extension.mjs";
 
 const SUPPORTED = /^1\.6\.\d+$/;
 const SUPPORTED_TEXT = "1.6.x";
@@ -103,6 +104,38 @@ try {
 	fail(e.message);
 }
 SessionManager.useFiles(!filesOff);
+// One writer per session (see bindings/node/README.md, "Leases"): the line saying a session
+// was continued in a fork goes to the TUI's screen, or to stderr in -p/json/rpc modes.
+const interactive = isInteractive(args);
+const tui = tuiState();
+let injected = false; // pi's main was given our extension (see withOptions)
+SessionManager.onLeaseNotice((notice) => {
+	if (interactive && injected) show(tui, `sessiondb-pi: ${notice.message}`);
+	else process.stderr.write(`sessiondb-pi: ${notice.message}\n`);
+});
+releaseLeasesOnSignals();
+if (interactive) {
+	// After pi's own exit (it stopped its TUI and printed its resume hint): ours, on one line.
+	process.once("exit", () => {
+		try {
+			const line = resumeLine(tui, dbArg);
+			if (line) fs.writeSync(1, `${line}\n`);
+		} catch {
+			// no line rather than a crash on the way out
+		}
+	});
+}
+// pi's `main(args)` is given `{ extensionFactories: [our hidden extension] }` (a load hook
+// rewrites the one call of its CLI's entry module; without it, only the TUI's lines are lost).
+const MAIN_CALL = "main(process.argv.slice(2))";
+globalThis[Symbol.for("sessiondb.piMainOptions")] = {
+	extensionFactories: [{ name: "sessiondb-pi", factory: extension(tui), hidden: true }],
+};
+function withOptions(source) {
+	if (source.split(MAIN_CALL).length !== 2) return source; // another build of pi: lines go to stderr
+	injected = true;
+	return source.replace(MAIN_CALL, `main(process.argv.slice(2),globalThis[Symbol.for("sessiondb.piMainOptions")])`);
+}
 // The pi package (integrations/pi) reads these and leaves the syncing to the launcher.
 process.env.SESSIONDB_PI_LAUNCHER = "1";
 process.env.SESSIONDB_PATH = db;
@@ -120,11 +153,13 @@ const bundleCli = path.join(piRoot, "dist", "bundle", "cli.js");
 const bundleChunk = filesOff || process.env.SESSIONDB_PI_UNBUNDLED === "1" ? null : findBundleChunk();
 if (bundleChunk !== null) {
 	const chunkUrl = pathToFileURL(bundleChunk).href;
+	const runtimeUrl = pathToFileURL(path.join(piRoot, "dist", "bundle", "cli-runtime.js")).href;
 	const slot = Symbol.for("sessiondb.SessionManager");
 	globalThis[slot] = SessionManager;
 	module.registerHooks({
 		load(url, context, nextLoad) {
 			const r = nextLoad(url, context);
+			if (url === runtimeUrl) return { ...r, source: withOptions(String(r.source)) };
 			if (url !== chunkUrl) return r;
 			const source = String(r.source);
 			return {
@@ -178,6 +213,7 @@ async function runUnbundled() {
 		].join("\n") }],
 	]);
 	const selectorUrl = pathToFileURL(selectorFile).href;
+	const cliUrl = pathToFileURL(cliFile).href;
 	shims.set(selectorUrl, {
 		url: `${selectorUrl}?sessiondb-pi`,
 		source: [
@@ -201,7 +237,9 @@ async function runUnbundled() {
 		load(url, context, nextLoad) {
 			const source = shimSources.get(url);
 			if (source !== undefined) return { format: "module", source, shortCircuit: true };
-			return nextLoad(url, context);
+			const r = nextLoad(url, context);
+			if (url === cliUrl) return { ...r, source: withOptions(String(r.source)) };
+			return r;
 		},
 	});
 	module.enableCompileCache?.();
@@ -249,6 +287,34 @@ function firstStart() {
 		fs.writeFileSync(marker, `${JSON.stringify(state, null, "\t")}\n`);
 	} catch (e) {
 		process.stderr.write(`sessiondb-pi: cannot write ${marker} (${e.message}); the import runs again next time\n`);
+	}
+}
+
+/** Whether pi runs its interactive TUI with these arguments (pi's resolveAppMode). */
+function isInteractive(argv) {
+	if (!process.stdin.isTTY || !process.stdout.isTTY) return false;
+	for (let i = 0; i < argv.length; i++) {
+		const a = argv[i];
+		if (a === "--") break;
+		if (a === "-p" || a === "--print") return false;
+		if (a === "--mode" && (argv[i + 1] === "json" || argv[i + 1] === "rpc")) return false;
+	}
+	return true;
+}
+
+/**
+ * SIGINT, SIGTERM and SIGHUP release this process's leases first; then whoever else listens
+ * (pi's TUI shuts down) handles the signal, or, when no one does, Node's default (exit) runs.
+ * Registered before pi's own handlers, and removed when it runs, so pi's see themselves alone.
+ */
+function releaseLeasesOnSignals() {
+	for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+		const handler = () => {
+			SessionManager.releaseLeases();
+			process.removeListener(signal, handler);
+			if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+		};
+		process.on(signal, handler);
 	}
 }
 

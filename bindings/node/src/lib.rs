@@ -124,6 +124,42 @@ impl Native {
         })
     }
 
+    /// Why the last constructor or switch continued in a fork of the session asked for
+    /// (another live process writes it), as JSON (`LeaseNotice`); null otherwise. Taken once.
+    #[napi]
+    pub fn lease_notice(&mut self) -> Result<Option<String>> {
+        let server = &mut self.server;
+        guard("leaseNotice", || {
+            Ok(server
+                .current_mut()
+                .and_then(SessionManager::lease_notice)
+                .map(|n| serde_json::to_string(&n).unwrap_or_default()))
+        })
+    }
+
+    /// Renews the lease the current manager holds (a timer's call); false when another
+    /// process holds the session now.
+    #[napi]
+    pub fn renew_lease(&mut self) -> Result<bool> {
+        let server = &mut self.server;
+        guard("renewLease", || match server.current_mut() {
+            Some(m) => m.renew_lease(),
+            None => Ok(true),
+        })
+    }
+
+    /// Gives back the lease the current manager holds (the process is exiting).
+    #[napi]
+    pub fn release_lease(&mut self) -> Result<()> {
+        let server = &mut self.server;
+        guard("releaseLease", || {
+            if let Some(m) = server.current_mut() {
+                m.release_lease();
+            }
+            Ok(())
+        })
+    }
+
     /// The storage keys, ids, types and message roles of `getBranch(from)` (its last `limit`
     /// when given), root first (no line read), as the JSON text
     /// `{"keys": [...], "ids": [...], "types": [...], "roles": [...]}` (UTF-8, in a Buffer).
@@ -337,6 +373,33 @@ pub fn check_database(path: String) -> Result<()> {
             .map(drop)
             .map_err(|e| sessiondb::Error::InvalidArgument(format!("cannot open the sessiondb database {path}: {e}")))
     })
+}
+
+/// Whether managers made from now on hold leases on the sessions they write (one writer per
+/// session; see `sessiondb::manager::hold_leases`).
+#[napi]
+pub fn hold_leases(on: bool) -> Result<()> {
+    guard("holdLeases", || {
+        sessiondb::manager::hold_leases(on);
+        Ok(())
+    })
+}
+
+/// Who holds the lease on the session at `reference` (a file path or an id) in the database
+/// `db`: the holder as JSON (`sessiondb::lease::Holder`, with whether it still lives), or null.
+#[napi]
+pub fn lease_holder(db: String, reference: String) -> Result<Option<String>> {
+    guard("leaseHolder", || {
+        let conn = sessiondb::db::open(db.as_str())?;
+        let sid = sessiondb::resolve::resolve(&conn, &reference)?.sid;
+        Ok(sessiondb::lease::holder(&conn, sid)?.map(|h| serde_json::to_string(&h).unwrap_or_default()))
+    })
+}
+
+/// How often a holder renews its lease, in ms.
+#[napi]
+pub fn lease_renew_ms() -> f64 {
+    sessiondb::lease::RENEW_EVERY_MS as f64
 }
 
 /// Panics inside the addon, to prove a panic reaches JS as an exception (tests only).
