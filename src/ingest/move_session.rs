@@ -1,0 +1,218 @@
+//! `sessiondb move`: a session moved to another project folder. Its header's `cwd` becomes the
+//! new folder (the header rewritten as pi writes it, `JSON.stringify` with every other field in
+//! place), its file goes to pi's folder for that cwd under the sessions folder, named as pi names
+//! it, and its database row follows, so pi's `-c`, `/resume`, `list --cwd`, search and stats
+//! find it there.
+//!
+//! Crash safety: a kill at any point leaves the old state or the new one, and the next `move` or
+//! `sync` of the sessions folder finishes or undoes what a killed move left. The order:
+//!
+//! 1. `<new>.sessiondb-move`, the intent `{"from","to","id"}`, written whole (temporary name,
+//!    synced, renamed): from here what a killed move left is recognised.
+//! 2. `<new>.sessiondb-move-tmp`: the new file (the new header, then the stored lines), synced.
+//!    Not a `.jsonl`: no one reads it as a session.
+//! 3. One transaction: the row's path, folder, cwd and header, and the new file's signature and
+//!    read position. This commit decides: before it the move is undone (the temporary file,
+//!    then the intent removed), after it the move is finished.
+//! 4. The old file renamed to the new path (still the old header): pi finds the session in one
+//!    place, never two or none. Across file systems, where rename cannot, it is removed.
+//! 5. The temporary file renamed over it: the new header.
+//! 6. The intent removed.
+//!
+//! A finisher and a move decide inside a write transaction (on SQLite the database's write
+//! lock), and a move checks that its intent and temporary file are still there before it
+//! commits, so a `sync` finishing leftovers meanwhile cannot undo a move that then commits.
+//! Every step after the commit is idempotent: either of the two may finish it.
+//!
+//! What a killed move leaves is finished or undone by `move_leftovers`.
+//!
+//! A session kept in the database only (its file is not there) moves in the database alone.
+
+use crate::error::{Error, Result};
+use crate::ingest::import::tail_hash;
+use crate::ingest::move_leftovers::{crash_point, roll_forward, sync_folder, with_suffix, Intent, INTENT, TEMPORARY};
+use crate::ingest::route;
+use crate::ingest::sync::SyncSummary;
+use crate::js::json;
+use crate::jsonl::signature::file_signature;
+use crate::pi::layout;
+use crate::store::discovery::{self, SessionRef};
+use crate::store::handle::Db;
+use crate::store::keys::SessionKey;
+use crate::store::sessions::{self, SessionPlace};
+use crate::store::{entries, signatures, sync_state};
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// What a move did.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Moved {
+    /// Header id.
+    pub session_id: String,
+    /// The session's file before.
+    pub from: PathBuf,
+    /// The session's file now.
+    pub to: PathBuf,
+    /// The header's new cwd.
+    pub cwd: String,
+    /// Whether a file moved (`false`: the session was in the database only, or already in
+    /// `cwd`'s folder with `cwd` in its header, `from` then being `to`).
+    pub file_moved: bool,
+}
+
+/// Moves `session` to the project folder `cwd` (made absolute as pi resolves it), its file to
+/// pi's folder for `cwd` below `sessions_dir`. Refuses when the new file exists or a session is
+/// recorded there, and when another process holds the session.
+pub fn move_session(db: &mut Db, session: &SessionRef, cwd: &str, sessions_dir: &Path) -> Result<Moved> {
+    if session.origin.as_deref().is_some_and(|o| !o.is_empty()) {
+        return Err(Error::InvalidArgument(format!(
+            "session {} was pushed from {}: move it there and push again",
+            session.id,
+            session.place()
+        )));
+    }
+    refuse_if_held(db, session.sid)?;
+    let from = PathBuf::from(&session.path);
+    let has_file = from.is_file();
+    // Lines pi appended since the last sync go with the session: bring the row up to date first.
+    let sid = if has_file { catch_up(db, &from, session)? } else { session.sid };
+    let row = sessions::session_row(db, sid)?;
+    let cwd = layout::resolve_path(cwd).to_string_lossy().into_owned();
+    let header = header_with_cwd(&row.header, &cwd, &from)?;
+    let name = file_name(row.created.as_deref(), &row.id, &from);
+    let folder = layout::encode_cwd_dir(&cwd);
+    let dir = layout::absolute(sessions_dir).join(&folder);
+    let to = dir.join(&name);
+    if to == from {
+        // A move done before (or finished by the next command after a kill): nothing to do.
+        if header == row.header {
+            return Ok(Moved { session_id: row.id, from, to, cwd, file_moved: false });
+        }
+        // Another cwd whose folder name is the same (`/a/b` and `/a-b`): the file stays.
+        return Err(Error::InvalidArgument(format!(
+            "session {} is already at {}, the file {cwd} would have",
+            row.id,
+            to.display()
+        )));
+    }
+    if to.symlink_metadata().is_ok() {
+        return Err(Error::InvalidArgument(format!("{} exists: refusing to overwrite it", to.display())));
+    }
+    let to_str = to.to_string_lossy().into_owned();
+    if !discovery::refs_by_path(db, &to_str)?.is_empty() {
+        return Err(Error::InvalidArgument(format!("a session is already recorded at {to_str}")));
+    }
+    let dir_str = dir.to_string_lossy().into_owned();
+    let rel_path = format!("{folder}/{name}");
+    let place = SessionPlace { path: &to_str, dir: &dir_str, rel_path: &rel_path, cwd: &cwd, header: &header };
+    let moved = Moved {
+        session_id: row.id.clone(),
+        from: from.clone(),
+        to: to.clone(),
+        cwd: cwd.clone(),
+        file_moved: has_file,
+    };
+    if !has_file {
+        let tx = db.write()?;
+        sessions::relocate(&tx, sid, &place)?;
+        tx.commit()?;
+        return Ok(moved);
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let intent = with_suffix(&to, INTENT);
+    write_intent(&intent, &Intent { from: from.clone(), to: to.clone(), id: row.id.clone() })?;
+    crash_point("intent-written");
+    let temporary = with_suffix(&to, TEMPORARY);
+    write_new_file(db, sid, &header, &temporary)?;
+    crash_point("temp-written");
+    let sig = file_signature(&temporary)?;
+    let tail = tail_hash(&temporary, sig.size as u64)?;
+    let tx = db.write()?;
+    if !intent.is_file() || !temporary.is_file() {
+        return Err(Error::InvalidArgument(format!(
+            "moving {}: {} was removed meanwhile (a sync undid this move); nothing moved",
+            row.id,
+            intent.display()
+        )));
+    }
+    sessions::relocate(&tx, sid, &place)?;
+    signatures::set(&tx, sid, sig)?;
+    if sync_state::keeps_file_states(&tx) {
+        sync_state::set_position(&tx, sid, sig.size, tail)?;
+    }
+    tx.commit()?;
+    crash_point("committed");
+    roll_forward(&from, &to)?;
+    Ok(moved)
+}
+
+/// The single place a move asks whether a live process holds the session (pi writing it
+/// through `sessiondb-pi`): moving the file under a writer would split the session. Until
+/// the database keeps leases, no session is held.
+fn refuse_if_held(_db: &Db, _sid: SessionKey) -> Result<()> {
+    Ok(())
+}
+
+/// Syncs the session's file so the database holds every line in it; returns the session's key
+/// (a file rewritten since is imported again, under a new key).
+fn catch_up(db: &mut Db, from: &Path, session: &SessionRef) -> Result<SessionKey> {
+    let folder = from.parent().unwrap_or(Path::new("/"));
+    let mut s = SyncSummary::default();
+    route::sync_paths(db, folder, &[from.to_path_buf()], &mut s)?;
+    if let Some(f) = s.failed.first() {
+        let reason = f.reason.as_deref().unwrap_or("unknown reason");
+        return Err(Error::InvalidArgument(format!("{}: cannot be read before moving it: {reason}", from.display())));
+    }
+    let found = discovery::refs_by_path(db, &session.path)?;
+    found.into_iter().find(|r| r.id == session.id).map(|r| r.sid).ok_or_else(|| {
+        Error::NotFound(format!("{}: no longer holds session {} (it changed while moving)", from.display(), session.id))
+    })
+}
+
+/// The header line with `cwd` set as pi sets it (`header.cwd = cwd`, then `JSON.stringify`).
+fn header_with_cwd(header: &str, cwd: &str, from: &Path) -> Result<String> {
+    let mut value = json::parse(header.as_bytes())
+        .map_err(|e| Error::NotASession { path: from.to_path_buf(), reason: format!("header: {e}") })?;
+    let Some(object) = value.as_object_mut() else {
+        return Err(Error::NotASession { path: from.to_path_buf(), reason: "the header is not an object".into() });
+    };
+    object.set("cwd", json::Value::String(cwd.into()));
+    Ok(value.to_json())
+}
+
+/// pi's name for the file (`<timestamp>_<id>.jsonl`) when the header's timestamp and id make a
+/// plain file name; else the name the file has.
+fn file_name(created: Option<&str>, id: &str, from: &Path) -> String {
+    let plain = |n: &str| !n.contains(['/', '\\', '\0']) && n != "." && n != "..";
+    match created {
+        Some(ts) if !ts.is_empty() && !id.is_empty() && plain(ts) && plain(id) => layout::session_file_name(ts, id),
+        _ => from.file_name().map_or_else(|| format!("{id}.jsonl"), |n| n.to_string_lossy().into_owned()),
+    }
+}
+
+/// Writes the new file at `path`: the new header, then the stored lines in file order; synced.
+fn write_new_file(db: &Db, sid: SessionKey, header: &str, path: &Path) -> Result<()> {
+    let io = |e| Error::io(path, e);
+    let file = std::fs::File::create(path).map_err(io)?;
+    let mut out = std::io::BufWriter::new(&file);
+    db.reading(|| {
+        out.write_all(header.as_bytes()).and_then(|()| out.write_all(b"\n")).map_err(io)?;
+        entries::write_lines(db, sid, |piece| out.write_all(piece).map_err(io))
+    })?;
+    out.flush().map_err(io)?;
+    drop(out);
+    file.sync_all().map_err(io)
+}
+
+/// Writes the intent whole: a temporary name, synced, renamed into place, the folder synced.
+fn write_intent(path: &Path, intent: &Intent) -> Result<()> {
+    let partial = with_suffix(path, ".partial");
+    let text = serde_json::to_vec(intent).map_err(|e| Error::InvalidArgument(format!("move intent: {e}")))?;
+    let io = |e| Error::io(&partial, e);
+    let mut file = std::fs::File::create(&partial).map_err(io)?;
+    file.write_all(&text).and_then(|()| file.sync_all()).map_err(io)?;
+    std::fs::rename(&partial, path).map_err(|e| Error::io(path, e))?;
+    sync_folder(path)
+}
