@@ -219,6 +219,14 @@ CREATE TRIGGER usage_days_ai_alone AFTER INSERT ON usage WHEN new.first = 1 AND 
     INSERT INTO usage_days_change VALUES (1, new.session, new.ts_ms, new.provider, new.model, new.input,
         new.output, new.cache_read, new.cache_write, new.total, new.cost, new.invalid);
 END;
+CREATE TABLE session_leases (
+    sid        INTEGER PRIMARY KEY REFERENCES sessions(sid) ON DELETE CASCADE,
+    pid        INTEGER NOT NULL,   -- the holder's process id
+    host       TEXT    NOT NULL,   -- the host it runs on
+    start      TEXT    NOT NULL,   -- its start time as that host tells it ('' when unknown)
+    since_ms   INTEGER NOT NULL,   -- when it took the lease (ms since 1970)
+    renewed_ms INTEGER NOT NULL    -- when it last renewed it
+);
 INSERT INTO "search_meta" VALUES ('batch', 0);
 INSERT INTO "search_meta" VALUES ('deleted', 0);
 INSERT INTO "search_meta" VALUES ('indexed', 0);

@@ -33,6 +33,15 @@ pub mod db {
     };
 }
 
+/// One writer per session: who holds a session's lease, and whether that process still runs
+/// (see `store::lease` for the rule). A process that writes a session holds its lease; anyone
+/// else about to write it (append, move, delete) asks [`lease::live_holder`] first.
+pub mod lease {
+    pub use crate::store::lease::{
+        acquire, holder, live_holder, me, release, renew, Acquired, Claimant, Holder, RENEW_EVERY_MS, TTL_MS,
+    };
+}
+
 /// Importing session files: `import_targets` into any database (on a server, through staging
 /// databases and `push`).
 pub mod import {
@@ -96,6 +105,14 @@ pub mod internals {
         pub use crate::store::postgres::usage::*;
         pub use crate::store::sqlite::usage::*;
         pub use crate::store::usage::*;
+    }
+
+    /// Session leases: the rule, the raw operations for any process, each backend's statements.
+    pub mod lease {
+        pub use crate::store::lease::*;
+        pub use crate::store::postgres::lease::*;
+        pub use crate::store::process::{can_probe, start_of};
+        pub use crate::store::sqlite::lease::*;
     }
 
     /// File signatures.

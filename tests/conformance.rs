@@ -608,3 +608,118 @@ fn what_one_backend_cannot_do_is_named() {
         let _: SessionKey = sid;
     }
 }
+
+/// Leases on both backends: taking one, refusing it to another live process, renewing and
+/// releasing only one's own, taking it over from a process gone (dead pid, a recycled pid with
+/// another start time, a lease not renewed for longer than the TTL), and going with its session.
+#[test]
+fn leases_agree() {
+    use sessiondb::internals::lease::{self, Acquired, Claimant};
+    let dir = tempfile::tempdir().unwrap();
+    let backends = common::backends(dir.path(), "leases");
+    let locations: Vec<PathBuf> = backends.iter().map(|b| b.db.clone()).collect();
+    let mut sides: Vec<Side> = backends.into_iter().map(|b| Side::open(b.name, &b.db)).collect();
+    let me = lease::me();
+    let a = Claimant { pid: 1, host: "host-a".into(), start: "boot-a:100".into() };
+    let b = Claimant { pid: 2, host: "host-b".into(), start: "boot-b:200".into() };
+    let same_host = |pid: i64, start: &str| Claimant { pid, host: me.host.clone(), start: start.into() };
+    let shown = |h: Option<lease::Holder>| h.map(|h| (h.pid, h.host, h.live, h.mine));
+    let got = |r: sessiondb::Result<Acquired>| match r.unwrap() {
+        Acquired::Held => "held".to_string(),
+        Acquired::HeldBy(h) => format!("held by {} on {} live={} mine={}", h.pid, h.host, h.live, h.mine),
+    };
+    let ids = same("sessions for leases", &sides, |s| {
+        let mut ids: Vec<String> = s.by_id.keys().cloned().collect();
+        ids.sort();
+        ids.truncate(5);
+        ids
+    });
+    for (s, location) in sides.iter_mut().zip(&locations) {
+        let sid = |i: usize| s.by_id[&ids[i]];
+        let (s0, s1, s2, s3, s4) = (sid(0), sid(1), sid(2), sid(3), sid(4));
+        let db = &s.db;
+        let mut log: Vec<String> = Vec::new();
+        log.push(format!("{:?}", shown(lease::holder(db, s0).unwrap())));
+        // A on another host takes s0; B (a third host) cannot while A renews it.
+        log.push(got(lease::acquire_as(db, s0, &a)));
+        log.push(got(lease::acquire_as(db, s0, &b)));
+        log.push(got(lease::acquire(db, s0)));
+        log.push(format!("{:?}", shown(lease::live_holder(db, s0).unwrap())));
+        log.push(format!(
+            "renew b {} a {}",
+            lease::renew_as(db, s0, &b).unwrap(),
+            lease::renew_as(db, s0, &a).unwrap()
+        ));
+        lease::release_as(db, s0, &b).unwrap();
+        log.push(format!("{:?}", shown(lease::holder(db, s0).unwrap())));
+        let h = lease::holder(db, s0).unwrap().unwrap();
+        assert!(h.age_ms >= 0 && h.age_ms < 10_000, "{}: age {}", s.name, h.age_ms);
+        assert!(h.describe().starts_with("process 1 on host-a (since 20"), "{}", h.describe());
+        // A stops renewing: past the TTL its lease is taken over.
+        let sql_age = |sid: SessionKey| {
+            if s.name == "SQLite" {
+                let c = rusqlite::Connection::open(location).unwrap();
+                c.execute("UPDATE session_leases SET renewed_ms = renewed_ms - 100000 WHERE sid = ?1", [sid.0])
+                    .unwrap();
+            } else {
+                common::pg::execute(
+                    location.to_str().unwrap(),
+                    &format!(
+                        "UPDATE session_leases SET renewed = renewed - interval '100 seconds' WHERE skey = {}",
+                        sid.0
+                    ),
+                );
+            }
+        };
+        sql_age(s0);
+        log.push(format!("{:?}", shown(lease::live_holder(db, s0).unwrap())));
+        log.push(got(lease::acquire_as(db, s0, &b)));
+        log.push(format!("{:?}", shown(lease::holder(db, s0).unwrap())));
+        // This host: a pid that runs no process, and this process's pid with another start
+        // time (a recycled pid), have lost their leases; a live process (pid 1) keeps its own,
+        // however long since it renewed it.
+        log.push(got(lease::acquire_as(db, s1, &same_host(i64::from(u32::MAX), "boot:1"))));
+        log.push(got(lease::acquire(db, s1)));
+        log.push(got(lease::acquire_as(db, s2, &same_host(me.pid, "another start"))));
+        log.push(got(lease::acquire(db, s2)));
+        log.push(format!("{:?}", shown(lease::holder(db, s2).unwrap())));
+        let init = same_host(1, &lease::start_of(1).unwrap());
+        log.push(got(lease::acquire_as(db, s3, &init)));
+        sql_age(s3);
+        log.push(got(lease::acquire(db, s3)));
+        // Released: free for the next one; this process asking again keeps what it holds.
+        lease::release(db, s1).unwrap();
+        log.push(format!("{:?}", shown(lease::holder(db, s1).unwrap())));
+        log.push(got(lease::acquire(db, s2)));
+        // A lease goes with its session.
+        log.push(got(lease::acquire_as(db, s4, &a)));
+        let tx = s.db.write().unwrap();
+        sessions::delete(&tx, s4).unwrap();
+        tx.commit().unwrap();
+        log.push(format!("{:?}", shown(lease::holder(&s.db, s4).unwrap())));
+        let want = [
+            "None".to_string(),
+            "held".into(),
+            "held by 1 on host-a live=true mine=false".into(),
+            "held by 1 on host-a live=true mine=false".into(),
+            "Some((1, \"host-a\", true, false))".into(),
+            "renew b false a true".into(),
+            "Some((1, \"host-a\", true, false))".into(),
+            "None".into(),
+            "held".into(),
+            "Some((2, \"host-b\", true, false))".into(),
+            "held".into(),
+            "held".into(),
+            "held".into(),
+            "held".into(),
+            format!("Some(({}, {:?}, true, true))", me.pid, me.host),
+            "held".into(),
+            format!("held by 1 on {} live=true mine=false", me.host),
+            "None".into(),
+            "held".into(),
+            "held".into(),
+            "None".into(),
+        ];
+        assert_eq!(log, want, "{}", s.name);
+    }
+}

@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::store::interface::discovery::Discovery;
 use crate::store::interface::entries::Entries;
 use crate::store::interface::integrity::Integrity;
+use crate::store::interface::lease::Leases;
 use crate::store::interface::replica::{Receiver, Replica};
 use crate::store::interface::search::SearchIndex;
 use crate::store::interface::sessions::Sessions;
@@ -43,6 +44,7 @@ pub(crate) trait Store:
     + Discovery
     + Entries
     + Integrity
+    + Leases
     + Replica
     + Receiver
     + Sessions

@@ -23,6 +23,7 @@ pub mod entries;
 pub mod files;
 pub mod integrity;
 mod keys;
+pub mod lease;
 mod one_trip;
 pub mod push;
 pub mod replica;
@@ -224,7 +225,7 @@ fn check_server(s: &mut Server) -> Result<()> {
 
 /// Newest migration this build knows (`postgres/migrations/`; a unit test keeps them equal). A
 /// constant: asking refinery compiles its migration-name regex, on every connection.
-pub const KNOWN_VERSION: i64 = 15;
+pub const KNOWN_VERSION: i64 = 16;
 
 /// Newest migration applied to the server's database (`None` for a new one).
 fn applied_version(s: &mut Server) -> Result<Option<i64>> {

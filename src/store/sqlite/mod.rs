@@ -8,6 +8,7 @@ pub mod entries;
 pub mod extract;
 pub mod integrity;
 mod keys;
+pub mod lease;
 pub mod lines;
 pub mod open;
 pub mod replica;
