@@ -278,3 +278,32 @@ fn a_killed_move_leaves_one_copy_and_the_next_command_settles_it() {
         }
     }
 }
+
+/// A session a live process holds (pi writing it through `sessiondb-pi`) is not moved: one
+/// line names the holder and nothing changes; once released, it moves.
+#[test]
+fn refuses_a_session_a_live_process_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    for backend in common::backends(dir.path(), "move_leased") {
+        let s = Setup::new(Some(backend.db.clone()));
+        // This test's process takes the lease: a live process on this host.
+        let db = sessiondb::db::open_existing(&s.db).unwrap();
+        let sid = sessiondb::resolve::resolve(&db, ID).unwrap().sid;
+        assert_eq!(sessiondb::lease::acquire(&db, sid).unwrap(), sessiondb::lease::Acquired::Held);
+        let (code, out, err) = s.run(&s.move_args().iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!((code, out.as_str()), (2, ""), "{}", backend.name);
+        let holder = format!("process {} on ", std::process::id());
+        assert!(
+            err.starts_with(&format!("sessiondb: error: session {ID} is being written by {holder}"))
+                && err.ends_with("; quit it first\n")
+                && err.lines().count() == 1,
+            "{}: {err}",
+            backend.name
+        );
+        s.assert_not_moved();
+        sessiondb::lease::release(&db, sid).unwrap();
+        let (code, _, err) = s.run(&s.move_args().iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(code, 0, "{}: {err}", backend.name);
+        s.assert_moved();
+    }
+}

@@ -100,12 +100,17 @@ fn finish_one(db: &mut Db, intent: &Intent) -> Result<()> {
     if committed {
         roll_forward(&intent.from, &intent.to)?;
     } else {
-        remove_if_there(&with_suffix(&intent.to, TEMPORARY))?;
-        remove_if_there(&with_suffix(&intent.to, INTENT))?;
-        sync_folder(&intent.to)?;
+        undo(&intent.to)?;
     }
     drop(tx);
     Ok(())
+}
+
+/// Undoes a move to `to` that did not commit: its temporary file, then its intent.
+pub(crate) fn undo(to: &Path) -> Result<()> {
+    remove_if_there(&with_suffix(to, TEMPORARY))?;
+    remove_if_there(&with_suffix(to, INTENT))?;
+    sync_folder(to)
 }
 
 fn remove_if_there(path: &Path) -> Result<()> {

@@ -30,7 +30,9 @@
 
 use crate::error::{Error, Result};
 use crate::ingest::import::tail_hash;
-use crate::ingest::move_leftovers::{crash_point, roll_forward, sync_folder, with_suffix, Intent, INTENT, TEMPORARY};
+use crate::ingest::move_leftovers::{
+    crash_point, roll_forward, sync_folder, undo, with_suffix, Intent, INTENT, TEMPORARY,
+};
 use crate::ingest::route;
 use crate::ingest::sync::SyncSummary;
 use crate::js::json;
@@ -40,7 +42,7 @@ use crate::store::discovery::{self, SessionRef};
 use crate::store::handle::Db;
 use crate::store::keys::SessionKey;
 use crate::store::sessions::{self, SessionPlace};
-use crate::store::{entries, signatures, sync_state};
+use crate::store::{entries, lease, signatures, sync_state};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -64,7 +66,7 @@ pub struct Moved {
 
 /// Moves `session` to the project folder `cwd` (made absolute as pi resolves it), its file to
 /// pi's folder for `cwd` below `sessions_dir`. Refuses when the new file exists or a session is
-/// recorded there, and when another process holds the session.
+/// recorded there, and when another live process holds the session's lease.
 pub fn move_session(db: &mut Db, session: &SessionRef, cwd: &str, sessions_dir: &Path) -> Result<Moved> {
     if session.origin.as_deref().is_some_and(|o| !o.is_empty()) {
         return Err(Error::InvalidArgument(format!(
@@ -73,7 +75,7 @@ pub fn move_session(db: &mut Db, session: &SessionRef, cwd: &str, sessions_dir: 
             session.place()
         )));
     }
-    refuse_if_held(db, session.sid)?;
+    refuse_if_held(db, session.sid, &session.id)?;
     let from = PathBuf::from(&session.path);
     let has_file = from.is_file();
     // Lines pi appended since the last sync go with the session: bring the row up to date first.
@@ -116,6 +118,7 @@ pub fn move_session(db: &mut Db, session: &SessionRef, cwd: &str, sessions_dir: 
     };
     if !has_file {
         let tx = db.write()?;
+        refuse_if_held(&tx, sid, &row.id)?;
         sessions::relocate(&tx, sid, &place)?;
         tx.commit()?;
         return Ok(moved);
@@ -137,6 +140,11 @@ pub fn move_session(db: &mut Db, session: &SessionRef, cwd: &str, sessions_dir: 
             intent.display()
         )));
     }
+    if let Err(e) = refuse_if_held(&tx, sid, &row.id) {
+        drop(tx);
+        undo(&to)?;
+        return Err(e);
+    }
     sessions::relocate(&tx, sid, &place)?;
     signatures::set(&tx, sid, sig)?;
     if sync_state::keeps_file_states(&tx) {
@@ -148,11 +156,17 @@ pub fn move_session(db: &mut Db, session: &SessionRef, cwd: &str, sessions_dir: 
     Ok(moved)
 }
 
-/// The single place a move asks whether a live process holds the session (pi writing it
-/// through `sessiondb-pi`): moving the file under a writer would split the session. Until
-/// the database keeps leases, no session is held.
-fn refuse_if_held(_db: &Db, _sid: SessionKey) -> Result<()> {
-    Ok(())
+/// Refuses when a live process other than this one holds the session's lease (pi writing it
+/// through `sessiondb-pi`): moving the file from under a writer would split the session. Asked
+/// before anything is done, and again inside the transaction that moves the row, so that the
+/// check and the move see one state (on SQLite a writer taking a lease waits for it).
+fn refuse_if_held(db: &Db, sid: SessionKey, id: &str) -> Result<()> {
+    match lease::live_holder(db, sid)? {
+        Some(h) => {
+            Err(Error::InvalidArgument(format!("session {id} is being written by {}; quit it first", h.describe())))
+        }
+        None => Ok(()),
+    }
 }
 
 /// Syncs the session's file so the database holds every line in it; returns the session's key
