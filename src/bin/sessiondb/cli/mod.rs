@@ -63,6 +63,15 @@ enum Command {
     /// Keep the database in step with pi's sessions directory.
     Sync(sync::Args),
     /// Move a session to another project folder (its cwd, its file and its row).
+    ///
+    /// The header's cwd becomes DIR (as pi writes a header), the file moves into pi's folder
+    /// for DIR under the sessions folder (`--<DIR with / as ->--/<timestamp>_<id>.jsonl`), and
+    /// the database follows: `pi -c` and `/resume` in DIR, `list --cwd DIR`, search and stats
+    /// find it there. SESSION is a session id, a unique id prefix (4+ characters) or its file's
+    /// path. Refuses, changing nothing, when the new file exists and when a live process holds
+    /// the session (`sessiondb-pi` writing it). A session already there is left as it is. A
+    /// move killed midway is finished or undone by the next `move` or `sync`. A session kept in
+    /// the database only moves in the database alone.
     Move(r#move::Args),
     /// Replicate the local database into a PostgreSQL server.
     Push(push::Args),

@@ -5,14 +5,7 @@ use super::output::outln;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 
-/// Move a session to another project folder (a worktree, a renamed checkout): its header's cwd
-/// becomes DIR, its file moves into pi's folder for DIR under the sessions folder
-/// (`--<DIR with / as ->--/<timestamp>_<id>.jsonl`), and the database follows, so `pi -c` and
-/// `/resume` in DIR, `list --cwd DIR`, search and stats find it there. SESSION is a session id,
-/// a unique id prefix (4+ characters) or its file's path. Refuses when the new file exists.
-/// A session already there is left as it is (exit 0). A move killed midway is finished or
-/// undone by the next `move` or `sync`. A session kept in the database only moves in the
-/// database alone.
+/// The arguments of `sessiondb move` (its help is on `Command::Move`).
 #[derive(clap::Args)]
 pub struct Args {
     /// The session to move.
