@@ -22,6 +22,9 @@
 //! A finisher and a move decide inside a write transaction (on SQLite the database's write
 //! lock), and a move checks that its intent and temporary file are still there before it
 //! commits, so a `sync` finishing leftovers meanwhile cannot undo a move that then commits.
+//! (A PostgreSQL transaction locks nothing here: a full `sync` of the same folder at the very
+//! moment of a move's commit could undo its files after the check; the session's row is then
+//! at the new path and its file at the old one, which `sync --prune` and a move back repair.)
 //! Every step after the commit is idempotent: either of the two may finish it.
 //!
 //! What a killed move leaves is finished or undone by `move_leftovers`.
@@ -39,7 +42,7 @@ use crate::js::json;
 use crate::jsonl::signature::file_signature;
 use crate::pi::layout;
 use crate::store::discovery::{self, SessionRef};
-use crate::store::handle::Db;
+use crate::store::handle::{Db, Tx};
 use crate::store::keys::SessionKey;
 use crate::store::sessions::{self, SessionPlace};
 use crate::store::{entries, lease, signatures, sync_state};
@@ -92,9 +95,10 @@ pub fn move_session(db: &mut Db, session: &SessionRef, cwd: &str, sessions_dir: 
         if header == row.header {
             return Ok(Moved { session_id: row.id, from, to, cwd, file_moved: false });
         }
-        // Another cwd whose folder name is the same (`/a/b` and `/a-b`): the file stays.
+        // Its file is already where pi keeps DIR's (another cwd with the same folder name,
+        // `/a/b` and `/a-b`): a header rewritten in place is not a move.
         return Err(Error::InvalidArgument(format!(
-            "session {} is already at {}, the file {cwd} would have",
+            "session {}: its file {} is already in the folder of {cwd}, with another cwd in its header",
             row.id,
             to.display()
         )));
@@ -109,51 +113,72 @@ pub fn move_session(db: &mut Db, session: &SessionRef, cwd: &str, sessions_dir: 
     let dir_str = dir.to_string_lossy().into_owned();
     let rel_path = format!("{folder}/{name}");
     let place = SessionPlace { path: &to_str, dir: &dir_str, rel_path: &rel_path, cwd: &cwd, header: &header };
-    let moved = Moved {
-        session_id: row.id.clone(),
-        from: from.clone(),
-        to: to.clone(),
-        cwd: cwd.clone(),
-        file_moved: has_file,
-    };
-    if !has_file {
+    if has_file {
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        move_with_file(db, sid, &row.id, &place, &from, &to)?;
+    } else {
         let tx = db.write()?;
         refuse_if_held(&tx, sid, &row.id)?;
         sessions::relocate(&tx, sid, &place)?;
         tx.commit()?;
-        return Ok(moved);
     }
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let intent = with_suffix(&to, INTENT);
-    write_intent(&intent, &Intent { from: from.clone(), to: to.clone(), id: row.id.clone() })?;
+    Ok(Moved { session_id: row.id, from, to, cwd, file_moved: has_file })
+}
+
+/// Steps 1 to 6 of the order above, for a session whose file is at `from`. A failure before the
+/// commit undoes what was written; a commit that fails may have committed all the same (a
+/// server's connection lost), so its leftovers stay for the finisher, which asks the database.
+fn move_with_file(
+    db: &mut Db,
+    sid: SessionKey,
+    id: &str,
+    place: &SessionPlace<'_>,
+    from: &Path,
+    to: &Path,
+) -> Result<()> {
+    let intent = with_suffix(to, INTENT);
+    write_intent(&intent, &Intent { from: from.to_path_buf(), to: to.to_path_buf(), id: id.to_string() })?;
     crash_point("intent-written");
-    let temporary = with_suffix(&to, TEMPORARY);
-    write_new_file(db, sid, &header, &temporary)?;
+    let tx = match stage(db, sid, id, place, &intent, to) {
+        Ok(tx) => tx,
+        Err(e) => {
+            undo(to)?;
+            return Err(e);
+        }
+    };
+    tx.commit()?;
+    crash_point("committed");
+    roll_forward(from, to)
+}
+
+/// Step 2 and the writes of step 3, in a transaction left for the caller to commit.
+fn stage<'a>(
+    db: &'a mut Db,
+    sid: SessionKey,
+    id: &str,
+    place: &SessionPlace<'_>,
+    intent: &Path,
+    to: &Path,
+) -> Result<Tx<'a>> {
+    let temporary = with_suffix(to, TEMPORARY);
+    write_new_file(db, sid, place.header, &temporary)?;
     crash_point("temp-written");
     let sig = file_signature(&temporary)?;
     let tail = tail_hash(&temporary, sig.size as u64)?;
     let tx = db.write()?;
     if !intent.is_file() || !temporary.is_file() {
         return Err(Error::InvalidArgument(format!(
-            "moving {}: {} was removed meanwhile (a sync undid this move); nothing moved",
-            row.id,
+            "moving {id}: {} was removed meanwhile (a sync undid this move); nothing moved",
             intent.display()
         )));
     }
-    if let Err(e) = refuse_if_held(&tx, sid, &row.id) {
-        drop(tx);
-        undo(&to)?;
-        return Err(e);
-    }
-    sessions::relocate(&tx, sid, &place)?;
+    refuse_if_held(&tx, sid, id)?;
+    sessions::relocate(&tx, sid, place)?;
     signatures::set(&tx, sid, sig)?;
     if sync_state::keeps_file_states(&tx) {
         sync_state::set_position(&tx, sid, sig.size, tail)?;
     }
-    tx.commit()?;
-    crash_point("committed");
-    roll_forward(&from, &to)?;
-    Ok(moved)
+    Ok(tx)
 }
 
 /// Refuses when a live process other than this one holds the session's lease (pi writing it
