@@ -24,7 +24,8 @@
 //! commits, so a `sync` finishing leftovers meanwhile cannot undo a move that then commits.
 //! (A PostgreSQL transaction locks nothing here: a full `sync` of the same folder at the very
 //! moment of a move's commit could undo its files after the check; the session's row is then
-//! at the new path and its file at the old one, which `sync --prune` and a move back repair.)
+//! at the new path and its file at the old one: `sync --prune` imports the file again and drops
+//! the row, and the move can be run again.)
 //! Every step after the commit is idempotent: either of the two may finish it.
 //!
 //! What a killed move leaves is finished or undone by `move_leftovers`.
