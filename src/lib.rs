@@ -49,6 +49,12 @@ pub mod import {
     pub use crate::ingest::route::import_targets;
 }
 
+/// `sessiondb move`: a session moved to another project folder, and finishing a killed move.
+pub mod relocate {
+    pub use crate::ingest::move_leftovers::{finish_interrupted_moves, CRASH_STEPS};
+    pub use crate::ingest::move_session::{move_session, Moved};
+}
+
 /// Following a sessions folder pi is still writing: `sync_dir`, `sync_paths` into any database.
 pub mod sync {
     pub use crate::ingest::route::{sync_dir, sync_paths};

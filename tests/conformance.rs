@@ -507,6 +507,40 @@ fn deleting_a_session_agrees() {
 }
 
 #[test]
+fn moving_a_session_agrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sides = sides(dir.path());
+    let id = same("a session to move", &sides, |s| {
+        let mut ids: Vec<&String> = s.by_id.keys().collect();
+        ids.sort();
+        ids[0].clone()
+    });
+    let header = r#"{"type":"session","version":3,"id":"moved","cwd":"/elsewhere"}"#;
+    let place = sessions::SessionPlace {
+        path: "/sessions/--elsewhere--/moved.jsonl",
+        dir: "/sessions/--elsewhere--",
+        rel_path: "--elsewhere--/moved.jsonl",
+        cwd: "/elsewhere",
+        header,
+    };
+    for s in sides.iter_mut() {
+        let tx = s.db.write().unwrap();
+        sessions::relocate(&tx, s.by_id[&id], &place).unwrap();
+        tx.commit().unwrap();
+    }
+    let moved = same("moved", &sides, |s| {
+        let sid = s.by_id[&id];
+        let row = sessions::session_row(&s.db, sid).unwrap();
+        let at: Vec<String> = discovery::refs_by_path(&s.db, place.path).unwrap().into_iter().map(|r| r.id).collect();
+        let in_dir = discovery::infos_in_dir(&s.db, place.dir, Origins::Every).unwrap().len();
+        let for_cwd = discovery::infos_for_cwd(&s.db, place.cwd, Origins::Every).unwrap().len();
+        (row.header, row.rel_path, row.cwd, at, in_dir, for_cwd)
+    });
+    let expected = (header.to_string(), Some(place.rel_path.to_string()), Some(place.cwd.to_string()), vec![id], 1, 1);
+    assert_eq!(moved, expected);
+}
+
+#[test]
 fn what_one_backend_cannot_do_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let mut sides = sides(dir.path());

@@ -465,7 +465,11 @@ fn per_session_queries_use_an_index() {
     let append: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![
         key, key, text, text, text, text, b, text, key, key, key, key, key, key, b, key, b, f, key, key, b, t, key, t,
     ];
-    let cases: Vec<_> = cases.into_iter().chain([("append", local_write::PG_APPEND_AT, append)]).collect();
+    let relocate: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![key, text, text, text, text, b];
+    let cases: Vec<_> = cases
+        .into_iter()
+        .chain([("append", local_write::PG_APPEND_AT, append), ("move", sessions::PG_RELOCATE_SESSION, relocate)])
+        .collect();
     for (what, sql, params) in cases {
         let plan: Vec<String> =
             c.query(&format!("EXPLAIN {sql}"), &params).unwrap().iter().map(|r| r.get::<_, String>(0)).collect();

@@ -3,6 +3,8 @@
 //! databases and push (`route` chooses).
 
 pub mod import;
+pub mod move_leftovers;
+pub mod move_session;
 pub mod push;
 pub mod readahead;
 pub mod route;

@@ -5,6 +5,7 @@
 
 use crate::error::Result;
 use crate::ingest::import::{self, FileReport, ImportOptions, ImportSummary, ImportTarget};
+use crate::ingest::move_leftovers;
 use crate::ingest::sync::{self, SyncOptions, SyncSummary};
 use crate::ingest::to_server;
 use crate::store::handle::Db;
@@ -25,8 +26,10 @@ pub fn import_targets(
     Ok(import::import_direct(db, targets, opts, progress))
 }
 
-/// Syncs every `*.jsonl` below `dir`; `progress(done, total)` after each file.
+/// Syncs every `*.jsonl` below `dir`; `progress(done, total)` after each file. What a killed
+/// `sessiondb move` left there is finished or undone first, so no session is read twice.
 pub fn sync_dir(db: &mut Db, dir: &Path, opts: SyncOptions, progress: impl FnMut(usize, usize)) -> Result<SyncSummary> {
+    move_leftovers::finish_interrupted_moves(db, dir)?;
     if replica::imports_by_push(db) {
         return to_server::sync_dir(db, dir, opts, progress);
     }

@@ -33,6 +33,11 @@ pub fn delete(db: &Db, sid: SessionKey) -> Result<()> {
     db.store().delete_session(sid)
 }
 
+/// Moves session `sid` to `place` (its path, folder, cwd and header line).
+pub fn relocate(db: &Db, sid: SessionKey, place: &SessionPlace<'_>) -> Result<()> {
+    db.store().relocate_session(sid, place)
+}
+
 /// The session recorded at `path`, with its file's signature.
 pub fn file_at(db: &Db, path: &str) -> Result<Option<SessionFile>> {
     db.store().file_at(path)

@@ -1,5 +1,5 @@
 // sessiondb inside pi: keeps the sessiondb database in step with pi's sessions, and gives the
-// user /search and /usage and the model session_search and session_read.
+// user /search, /usage and /move and the model session_search and session_read.
 //
 // Everything goes through the sessiondb CLI's --json output, run asynchronously with a
 // timeout. A missing binary or a failing sync is a warning, never an exception in pi.
@@ -103,6 +103,16 @@ export default function sessiondb(pi: ExtensionAPI) {
 		// Never rejects: an unhandled rejection would take pi down.
 		chain = chain.then(job).catch(() => {});
 		return chain;
+	}
+
+	/** Runs `job` in the queue of syncs; its result or error is the caller's (the chain goes on). */
+	function inQueue<T>(job: () => Promise<T>): Promise<T> {
+		const p = chain.then(job);
+		chain = p.then(
+			() => {},
+			() => {},
+		);
+		return p;
 	}
 
 	/** A notice from background work; the ctx may be stale by then (the session was replaced). */
@@ -503,6 +513,54 @@ export default function sessiondb(pi: ExtensionAPI) {
 		}
 		await ctx.switchSession(hit.sessionFile, { withSession: goTo });
 	}
+
+	pi.registerCommand("move", {
+		description: "Move this session to another project folder (a worktree, a moved checkout): /move DIR; pi continues it there",
+		handler: guarded(async (args, ctx) => {
+			const arg = args.trim() || (await ctx.ui.input("Move this session to the project folder:", "a directory path"))?.trim();
+			if (!arg) return;
+			const dir = expandHome(arg, ctx.cwd);
+			if (!existsSync(dir)) {
+				ctx.ui.notify(`sessiondb: ${dir} does not exist; /move takes the project folder the session belongs to from now on`, "error");
+				return;
+			}
+			const id = ctx.sessionManager.getSessionId();
+			if (launcher) {
+				// The launcher's SessionManager writes this session to the database as it goes: moving
+				// it from under that writer would split it.
+				ctx.ui.notify(`sessiondb: under sessiondb-pi, quit first, then run \`sessiondb move ${id} ${dir}\` and continue with \`sessiondb-pi --session ${id}\` in ${dir}`, "warning");
+				return;
+			}
+			const file = ctx.sessionManager.getSessionFile();
+			if (!file || !existsSync(file)) {
+				ctx.ui.notify("sessiondb: this session has no file yet (pi writes it with the first reply): nothing to move; start it in the other folder instead", "info");
+				return;
+			}
+			// A move under a running turn would lose the turn's last entries to the old path.
+			await ctx.waitForIdle();
+			const c = cli(ctx.cwd);
+			// The database learns this session's newest entries first (the move finds it by its file).
+			await syncCurrent(ctx);
+			type Moved = { sessionId: string; from: string; to: string; cwd: string; fileMoved: boolean };
+			const root = resolve(getAgentDir(), "sessions");
+			// In the sync queue: no sync reads the file while it moves.
+			const moved = await inQueue(() => runJson<Moved>(c, ["move", file, dir, "--sessions-dir", root], { timeoutMs: SYNC_TIMEOUT }));
+			const to = moved.to;
+			if (moved.from === to) {
+				ctx.ui.notify(`sessiondb: this session is already in ${moved.cwd}`, "info");
+				return;
+			}
+			const done = `sessiondb: moved this session to ${moved.cwd} (${to})`;
+			// pi appends to the file it opened: it must continue from the moved one, in its folder.
+			const switched = await ctx
+				.switchSession(to, { withSession: async (next) => next.ui.notify(`${done}; continuing it there`, "info") })
+				.catch((e: Error) => ({ cancelled: true, error: e }));
+			if (switched.cancelled) {
+				const why = "error" in switched ? `: ${(switched.error as Error).message}` : "";
+				ctx.ui.notify(`${done}, but pi could not switch to it${why}. Quit and continue it with \`pi --session ${to}\` (or \`pi -c\` in ${moved.cwd})`, "warning");
+			}
+		}),
+	});
 
 	pi.registerCommand("usage", {
 		description: `Token and cost totals of every session: /usage [${USAGE_GROUPS.join("|")}] (default day)`,

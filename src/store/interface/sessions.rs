@@ -21,6 +21,20 @@ pub struct SessionRow {
     pub origin: String,
 }
 
+/// Where a moved session is (`sessiondb move`): its file and the header naming its new cwd.
+pub struct SessionPlace<'a> {
+    /// Absolute path of the session's file.
+    pub path: &'a str,
+    /// The folder holding that file.
+    pub dir: &'a str,
+    /// The path below the sessions folder.
+    pub rel_path: &'a str,
+    /// The header's new `cwd`.
+    pub cwd: &'a str,
+    /// The new exact header line.
+    pub header: &'a str,
+}
+
 /// A session's key, and its file's size and modification time when it was imported from one.
 pub type SessionFile = (SessionKey, Option<i64>, Option<i64>);
 
@@ -36,6 +50,8 @@ pub(crate) trait Sessions {
     fn distinct_entry_ids(&self, sid: SessionKey) -> Result<i64>;
     /// Removes session `sid` with its entries.
     fn delete_session(&self, sid: SessionKey) -> Result<()>;
+    /// Moves session `sid` to `place`: its path, folder, cwd and header line; its entries stay.
+    fn relocate_session(&self, sid: SessionKey, place: &SessionPlace<'_>) -> Result<()>;
     /// The session recorded at `path`, with its file's signature.
     fn file_at(&self, path: &str) -> Result<Option<SessionFile>>;
 }

@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::store::keys::SessionKey;
-use crate::store::sessions::{SessionFile, SessionRow, Sessions};
+use crate::store::sessions::{SessionFile, SessionPlace, SessionRow, Sessions};
 use crate::store::sqlite::Sqlite;
 use rusqlite::{named_params, OptionalExtension};
 
@@ -24,6 +24,10 @@ pub const DISTINCT_ENTRY_IDS: &str = "SELECT count(DISTINCT id) + EXISTS (SELECT
 /// Removes a session (its entries go by cascade; copies sharing its lines keep them, see the
 /// `sessions_keep_shared_lines` trigger).
 pub const DELETE_SESSION: &str = "DELETE FROM sessions WHERE sid = :sid";
+
+/// Moves a session: the columns that say where it is, and the header naming its new cwd.
+pub const RELOCATE_SESSION: &str = "UPDATE sessions SET path = :path, dir = :dir, rel_path = :rel_path, \
+    cwd = :cwd, header = :header WHERE sid = :sid";
 
 /// A session's key and its file's signature, by path.
 pub const SESSION_FILE_BY_PATH: &str = "SELECT sid, file_size, file_mtime_ns FROM sessions WHERE path = :path";
@@ -67,6 +71,14 @@ impl Sessions for Sqlite {
 
     fn delete_session(&self, sid: SessionKey) -> Result<()> {
         self.conn.prepare_cached(DELETE_SESSION)?.execute(named_params! { ":sid": sid })?;
+        Ok(())
+    }
+
+    fn relocate_session(&self, sid: SessionKey, p: &SessionPlace<'_>) -> Result<()> {
+        let params = named_params! {
+            ":sid": sid, ":path": p.path, ":dir": p.dir, ":rel_path": p.rel_path, ":cwd": p.cwd, ":header": p.header,
+        };
+        self.conn.prepare_cached(RELOCATE_SESSION)?.execute(params)?;
         Ok(())
     }
 

@@ -6,6 +6,7 @@ mod context;
 mod discover;
 mod export;
 mod import;
+mod r#move;
 mod output;
 mod push;
 pub(crate) mod render;
@@ -61,6 +62,17 @@ enum Command {
     Stats(stats::StatsArgs),
     /// Keep the database in step with pi's sessions directory.
     Sync(sync::Args),
+    /// Move a session to another project folder (its cwd, its file and its row).
+    ///
+    /// The header's cwd becomes DIR (as pi writes a header), the file moves into pi's folder
+    /// for DIR under the sessions folder (`--<DIR with / as ->--/<timestamp>_<id>.jsonl`), and
+    /// the database follows: `pi -c` and `/resume` in DIR, `list --cwd DIR`, search and stats
+    /// find it there. SESSION is a session id, a unique id prefix (4+ characters) or its file's
+    /// path. Refuses, changing nothing, when the new file exists and when a live process holds
+    /// the session (`sessiondb-pi` writing it). A session already there is left as it is. A
+    /// move killed midway is finished or undone by the next `move` or `sync`. A session kept in
+    /// the database only moves in the database alone.
+    Move(r#move::Args),
     /// Replicate the local database into a PostgreSQL server.
     Push(push::Args),
     /// Measure sessiondb on a pi sessions folder or a synthetic corpus.
@@ -111,6 +123,7 @@ fn run_local(db: &std::path::Path, command: Command) -> anyhow::Result<i32> {
         Command::Index(a) => search::run_index(db, a),
         Command::Stats(a) => stats::run(db, a),
         Command::Sync(a) => sync::run(db, a),
+        Command::Move(a) => r#move::run(db, a),
         Command::Push(a) => push::run(db, a),
         Command::Bench(a) => bench::run(a, None),
         Command::Check(a) => check::run(db, a),
