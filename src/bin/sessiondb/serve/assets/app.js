@@ -10,9 +10,13 @@ document.addEventListener("click", (ev) => {
     () => { button.textContent = "Select and copy"; }
   );
 });
+// `#ID` names an entry by its id: the article whose id it is (not another element of the page
+// a planted id could share its name with).
 function reveal() {
-  if (!location.hash.startsWith("#entry-")) return;
-  const el = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  if (location.hash.length < 2) return;
+  let id;
+  try { id = decodeURIComponent(location.hash.slice(1)); } catch { return; }
+  const el = [...document.querySelectorAll("article.entry")].find((a) => a.dataset.entryId === id);
   if (!el) return;
   el.classList.add("target");
   el.querySelectorAll("details").forEach((d) => { d.open = true; });
