@@ -334,7 +334,7 @@ fn sessions_are_addressed_by_id_and_old_key_urls_redirect() {
     let (_, paths, _) = common::run(&db, &["find", id]);
     assert_eq!(paths.lines().count(), 2, "two sessions share the id: {paths}");
     let first = sessiondb::resolve::by_id(&conn, id).unwrap().unwrap();
-    let copy = sessiondb::resolve::resolve(&conn, &paths.lines().find(|p| p.ends_with("copy.jsonl")).unwrap()).unwrap();
+    let copy = sessiondb::resolve::resolve(&conn, paths.lines().find(|p| p.ends_with("copy.jsonl")).unwrap()).unwrap();
     assert!(first.sid < copy.sid && !first.path.ends_with("copy.jsonl"));
     let s = serve(&db, &["--listen", "127.0.0.1:0"]);
     let p = s.port;

@@ -84,7 +84,7 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
         let text = transcript_of(&conn, &session, &args)?;
         match &args.output {
             Some(path) => {
-                std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
+                write_atomically(path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
                 if args.json {
                     output::print_json(
                         &serde_json::json!({"sessionId": session.id, "path": path, "bytes": text.len()}),
@@ -133,4 +133,18 @@ fn transcript_of(
         Format::Html => transcript::document::page(&info, &path.entries, args.thinking),
         _ => transcript::markdown::document(&info, &path.entries, args.thinking),
     })
+}
+
+/// `bytes` to `path` as the JSONL export writes it: a file beside it, renamed over it once
+/// whole (a reader never sees half a transcript).
+fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path)?;
+    Ok(())
 }
