@@ -18,20 +18,10 @@ pub fn int(n: i64) -> String {
     }
 }
 
-/// A cost in dollars, four decimals (as `sessiondb stats`).
-pub fn cost(c: f64) -> String {
-    format!("${c:.4}")
-}
-
 /// A time (ms since the epoch) as `2026-11-30 18:00` UTC.
 pub fn time(ms: Option<i64>) -> String {
     ms.and_then(chrono::DateTime::from_timestamp_millis)
         .map_or_else(|| "—".to_string(), |t| t.format("%Y-%m-%d %H:%M").to_string())
-}
-
-/// A time as an ISO string (for `datetime` attributes).
-pub fn iso(ms: Option<i64>) -> String {
-    ms.and_then(chrono::DateTime::from_timestamp_millis).map_or_else(String::new, |t| t.to_rfc3339())
 }
 
 /// The first `max` characters of `s`.

@@ -3,6 +3,16 @@
 
 pub use crate::transcript::format::*;
 
+/// A cost in dollars, four decimals (as `sessiondb stats`).
+pub fn cost(c: f64) -> String {
+    format!("${c:.4}")
+}
+
+/// A time as an ISO string (for `datetime` attributes).
+pub fn iso(ms: Option<i64>) -> String {
+    ms.and_then(chrono::DateTime::from_timestamp_millis).map_or_else(String::new, |t| t.to_rfc3339())
+}
+
 /// A date given as `YYYY-MM-DD` (or an age like `7d`) as ms: the start of that day (UTC).
 pub fn parse_day(s: &str) -> Option<i64> {
     if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
