@@ -23,9 +23,13 @@ pub fn document(info: &SessionInfo, rows: &[Row], thinking: bool) -> String {
     let leaf = rows.last().and_then(|r| r.id.as_deref()).unwrap_or("(empty)");
     let _ = writeln!(out, "- Branch: {} entries, to {}", rows.len(), inline(leaf));
     for row in rows {
-        out.push_str("\n---\n\n");
+        // A blank line before the rule: right under a line of text it would make a heading.
+        out.truncate(out.trim_end_matches('\n').len());
+        out.push_str("\n\n---\n\n");
         entry(&mut out, row, thinking);
     }
+    out.truncate(out.trim_end_matches('\n').len());
+    out.push('\n');
     out
 }
 
