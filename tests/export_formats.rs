@@ -144,6 +144,11 @@ fn markdown_keeps_planted_text_out_of_markup_and_fences_intact() {
     let headings: Vec<&str> = outside.lines().filter(|l| l.starts_with('#')).collect();
     assert_eq!(headings.len(), 1 + 7, "{headings:#?}");
     assert!(outside.lines().all(|l| !l.starts_with("    ") && !l.starts_with('\t')));
+    // Each rule between entries follows a blank line (under text it would be a heading).
+    let lines: Vec<&str> = outside.lines().collect();
+    let rules: Vec<usize> = (1..lines.len()).filter(|&i| lines[i] == "---").collect();
+    assert_eq!(rules.len(), 8, "one per entry of the branch");
+    assert!(rules.iter().all(|&i| lines[i - 1].is_empty()), "a rule under text");
     assert!(outside
         .lines()
         .filter(|l| l.starts_with('>'))
