@@ -254,6 +254,8 @@ fn hostile_files_import_and_every_command_answers() {
         let f = f.to_str().unwrap();
         for args in [
             vec!["export", f],
+            vec!["export", "--format", "markdown", "--thinking", f],
+            vec!["export", "--format", "html", "--thinking", f],
             vec!["context", "--json", f],
             vec!["context", f],
             vec!["branch", "--json", f],
@@ -269,6 +271,13 @@ fn hostile_files_import_and_every_command_answers() {
     // Exports are the stored lines, byte for byte: the deep lines come back whole.
     let (_, out, _) = run(&db, &["export", input.join("deep.jsonl").to_str().unwrap()]);
     assert!(out.contains(&nested(DEPTH)));
+    // The transcripts hold a line too deep to parse as it is: fenced in Markdown; in HTML its
+    // first 4 KB, the rest folded under <details>.
+    let (_, md, _) = run(&db, &["export", "--format", "markdown", input.join("deep.jsonl").to_str().unwrap()]);
+    assert!(md.contains(&nested(DEPTH)));
+    let (_, page, _) = run(&db, &["export", "--format", "html", input.join("deep.jsonl").to_str().unwrap()]);
+    assert!(page.contains(&format!("{}1{}", "[".repeat(DEPTH - 4096), "]".repeat(DEPTH))));
+    assert!(page.contains("A line too deeply nested to show as a tree") && page.contains("<details class=\"fold\">"));
     for args in [
         vec!["list", "--json"],
         vec!["list"],

@@ -296,3 +296,118 @@ fn on_postgresql_serve_connections_cannot_write() {
         .unwrap();
     assert_eq!(serde_json::to_value(&got).unwrap(), want["groups"]);
 }
+
+/// A database of the examples, a session holding a 10 MB message and a copy of one example
+/// under another path (two sessions with one id).
+fn addressed_db() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, db) = sample_db();
+    let folder = dir.path().join("more/--h--");
+    std::fs::create_dir_all(&folder).unwrap();
+    let big = format!("start {} end", "x".repeat(10 << 20));
+    let lines = [
+        serde_json::json!({"type": "session", "version": 3, "id": "huge-message", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/h"}),
+        serde_json::json!({"type": "message", "id": "u1", "parentId": null, "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": big, "timestamp": 1}}),
+        serde_json::json!({"type": "message", "id": "u2", "parentId": "u1", "timestamp": "2026-01-01T00:00:02.000Z",
+            "message": {"role": "user", "content": "short", "timestamp": 2}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(folder.join("2026-01-01T00-00-00-000Z_huge-message.jsonl"), text).unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sessions");
+    let original = std::fs::read_dir(&example)
+        .unwrap()
+        .flat_map(|d| std::fs::read_dir(d.unwrap().path()).into_iter().flatten())
+        .map(|f| f.unwrap().path())
+        .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("01a23953-e42c-718a-bccb-569788a91100")))
+        .expect("the example session");
+    std::fs::copy(&original, folder.join("copy.jsonl")).unwrap();
+    let (code, _, err) = common::run(&db, &["import", folder.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    (dir, db)
+}
+
+#[test]
+fn sessions_are_addressed_by_id_and_old_key_urls_redirect() {
+    let (_dir, db) = addressed_db();
+    let id = "01a23953-e42c-718a-bccb-569788a91100";
+    let conn = sessiondb::db::open_existing(&db).unwrap();
+    let (_, paths, _) = common::run(&db, &["find", id]);
+    assert_eq!(paths.lines().count(), 2, "two sessions share the id: {paths}");
+    let first = sessiondb::resolve::by_id(&conn, id).unwrap().unwrap();
+    let copy = sessiondb::resolve::resolve(&conn, paths.lines().find(|p| p.ends_with("copy.jsonl")).unwrap()).unwrap();
+    assert!(first.sid < copy.sid && !first.path.ends_with("copy.jsonl"));
+    let s = serve(&db, &["--listen", "127.0.0.1:0"]);
+    let p = s.port;
+    // The page by id: the first stored of the two.
+    let page = get(p, &format!("/s/{id}"));
+    assert_eq!(page.status, 200);
+    assert_eq!(get_id(&page.body), id);
+    assert!(page.body.contains(&format!("<dd class=\"mono\">{}</dd>", first.path)), "the first stored is shown");
+    // Entries are anchors by id; the tree and the leaf links name ids, never keys.
+    let tree = sessiondb::tree::SessionTree::open(&conn, first.sid).unwrap();
+    let last = tree.last_entry().unwrap().unwrap().id.unwrap();
+    assert!(page.body.contains(&format!(" id=\"{last}\" data-entry-id=\"{last}\"")));
+    assert!(page.body.contains(&format!("href=\"#{last}\"")));
+    assert!(page.body.contains(&format!("href=\"/s/{id}?leaf=")), "tree links by id");
+    assert!(!page.body.contains("href=\"/s/1") && !page.body.contains(&format!("/s/{}", first.sid)));
+    // The old address by key: a permanent redirect, the rest of the address kept.
+    let old = get(p, &format!("/s/{}?leaf={last}", first.sid));
+    assert_eq!(old.status, 308);
+    assert_eq!(old.header("location"), Some(format!("/s/{id}?leaf={last}").as_str()));
+    assert_eq!(old.header("content-security-policy"), Some(CSP));
+    let old = get(p, &format!("/s/{}/export.jsonl", first.sid));
+    assert_eq!(old.header("location"), Some(format!("/s/{id}/export.jsonl").as_str()));
+    // The copy has no address of its own: its key is not redirected to the first.
+    assert_eq!(get(p, &format!("/s/{}", copy.sid)).status, 404);
+    assert_eq!(get(p, "/s/no-such-session").status, 404);
+    // Search hits link by ids: the session, the branch to the entry, the entry.
+    let hits = get(p, "/?q=emoji");
+    let at = hits.body.find("class=\"snippet\" href=\"").expect("a hit") + 22;
+    let href = hits.body[at..].split('"').next().unwrap();
+    let (path, entry) = href.split_once('#').unwrap();
+    assert!(path.starts_with("/s/") && path.ends_with(&format!("?leaf={entry}")), "{href}");
+    assert!(!path[3..].starts_with(|c: char| c.is_ascii_digit()) || path[3..].contains('-'), "{href}");
+    assert_eq!(get(p, path).status, 200);
+}
+
+#[test]
+fn a_huge_message_is_folded_and_the_branch_downloads_as_markdown_and_html() {
+    let (_dir, db) = addressed_db();
+    let s = serve(&db, &["--listen", "127.0.0.1:0"]);
+    let p = s.port;
+    let page = get(p, "/s/huge-message?leaf=u1");
+    assert_eq!(page.status, 200);
+    assert!(page.body.len() < 100_000, "{} bytes", page.body.len());
+    assert!(page.body.contains("<p class=\"fold\">Folded: 10,481,674 more bytes. "), "{}", &page.body[..3000]);
+    assert!(page.body.contains("href=\"/s/huge-message/full?id=u1\""));
+    let full = get(p, "/s/huge-message/full?id=u1");
+    assert_eq!(full.status, 200);
+    assert!(full.body.contains(&format!("start {} end", "x".repeat(10 << 20))));
+    assert!(!full.body.contains("class=\"fold\""));
+    // The downloads are the CLI's exports, attachments.
+    for (name, format, leaf) in
+        [("export.md", "markdown", None), ("export.html", "html", None), ("export.md", "markdown", Some("u1"))]
+    {
+        let url = match leaf {
+            Some(l) => format!("/s/huge-message/{name}?leaf={l}"),
+            None => format!("/s/huge-message/{name}"),
+        };
+        let r = get(p, &url);
+        assert_eq!(r.status, 200, "{url}");
+        let ext = name.rsplit('.').next().unwrap();
+        assert_eq!(
+            r.header("content-disposition"),
+            Some(format!("attachment; filename=\"huge-message.{ext}\"").as_str())
+        );
+        let mut args = vec!["export", "huge-message", "--format", format];
+        args.extend(leaf.iter().flat_map(|l| ["--leaf", l]));
+        let (_, want, _) = common::run(&db, &args);
+        assert!(r.body == want, "{url} is not `sessiondb {}`", args.join(" "));
+        assert_eq!(r.body.contains("short"), leaf.is_none());
+    }
+    let page = get(p, "/s/huge-message");
+    assert!(page.body.contains("href=\"/s/huge-message/export.md\""));
+    assert!(page.body.contains("href=\"/s/huge-message/export.html\""));
+    let page = get(p, "/s/huge-message?leaf=u1");
+    assert!(page.body.contains("href=\"/s/huge-message/export.html?leaf=u1\""));
+}

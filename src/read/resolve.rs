@@ -48,3 +48,10 @@ pub fn resolve(db: &Db, reference: &str) -> Result<SessionRef> {
         None => Err(Error::NotFound(format!("no session with id or id prefix {reference}"))),
     }
 }
+
+/// The session a link by header id names (`serve`'s `/s/ID`): of several sessions with that
+/// id (a file imported from two paths, a session pushed from two machines), the one with the
+/// lowest internal key, the first stored, so that the link always opens the same one.
+pub fn by_id(db: &Db, id: &str) -> Result<Option<SessionRef>> {
+    Ok(stored::refs_by_id(db, id)?.into_iter().min_by_key(|r| r.sid))
+}

@@ -133,10 +133,13 @@ test("search: hits with snippets; a hit opens its entry", async () => {
     assert.ok(h.text.toLowerCase().includes("refactor"));
   }
   const target = want.findIndex((h) => h.entryId);
-  await Promise.all([page.waitForURL(/#entry-/), page.click(`#hits li.hit:nth-child(${target + 1}) a.snippet`)]);
   const entryId = want[target].entryId;
-  assert.ok(page.url().endsWith(`#entry-${entryId}`));
-  const article = page.locator(`article#entry-${entryId}`);
+  // By ids: /s/<session id>?leaf=<entry id>#<entry id>.
+  await Promise.all([page.waitForURL((u) => u.hash === `#${encodeURIComponent(entryId)}`), page.click(`#hits li.hit:nth-child(${target + 1}) a.snippet`)]);
+  const url = new URL(page.url());
+  assert.equal(decodeURIComponent(url.pathname), `/s/${want[target].sessionId}`);
+  assert.equal(url.searchParams.get("leaf"), entryId);
+  const article = page.locator(`article[data-entry-id="${entryId}"]`);
   await article.waitFor();
   assert.ok((await article.getAttribute("class")).includes("target"), "the entry is highlighted");
   assert.ok((await article.innerText()).toLowerCase().includes("refactor"));
@@ -155,7 +158,7 @@ test("a branched session: another leaf's branch equals branch --json and context
   }
   assert.ok(best, "the oracle corpus has a branched session");
   await page.goto(oracle.url);
-  await Promise.all([page.waitForURL(/\/s\/\d+$/), page.click(`#sessions tr[data-session-id="${best.s.id}"] td.title a`)]);
+  await Promise.all([page.waitForURL((u) => decodeURIComponent(u.pathname) === `/s/${best.s.id}`), page.click(`#sessions tr[data-session-id="${best.s.id}"] td.title a`)]);
   await page.screenshot({ path: path.join(shots, "session.png"), fullPage: false });
   const active = await page.getAttribute("#transcript", "data-leaf");
   const other = best.leaves.find((l) => l !== active);
@@ -173,8 +176,14 @@ test("a branched session: another leaf's branch equals branch --json and context
     const m = e.type === "message" ? e.message : null;
     if (!m || !["user", "assistant"].includes(m.role)) continue;
     const texts = typeof m.content === "string" ? [m.content] : (m.content || []).filter((b) => b.type === "text").map((b) => b.text);
-    const got = await page.locator(`article[data-entry-id="${e.id}"] > div.text`).allTextContents();
-    assert.deepEqual(got, texts.map(html), `entry ${e.id}`);
+    const article = page.locator(`article[data-entry-id="${e.id}"]`);
+    const got = await article.locator(":scope > div.text").allTextContents();
+    if (await article.locator("p.fold").count()) {
+      // Folded (over 4 KB or 60 lines): what is shown is the start of the texts.
+      assert.ok(texts.map(html).join("").startsWith(got.join("")), `entry ${e.id}`);
+    } else {
+      assert.deepEqual(got, texts.map(html), `entry ${e.id}`);
+    }
     compared += 1;
   }
   assert.ok(compared > 0);
@@ -224,11 +233,23 @@ test("hostile corpus: nothing planted runs, nothing hangs", async () => {
   };
   for (const href of links) await visit(href);
   await visit(`${links.find((l) => l)}`);
-  // The 10 MB line is cut, with the whole line one link away.
+  // The 10 MB message is folded: the page stays small, the whole message one link away.
   await page.goto(hostile.url);
   const huge = await page.$eval('#sessions tr[data-session-id="hostile-huge-line"] td.title a', (a) => a.getAttribute("href"));
-  await visit(huge);
-  assert.ok(await page.locator("p.cut").count() >= 1);
+  assert.equal(huge, "/s/hostile-huge-line");
+  const hugePage = await page.request.get(new URL(`${huge}?leaf=u1`, hostile.url).href);
+  assert.ok((await hugePage.body()).length < 100_000, `${(await hugePage.body()).length} bytes`);
+  await visit(`${huge}?leaf=u1`);
+  assert.equal(await page.locator("p.fold").count(), 1);
+  assert.match(await page.locator("p.fold").innerText(), /^Folded: 10,481,705 more bytes\. Show all of it$/);
+  // SESSIONDB_SHOTS=DIR keeps a screenshot of the folded message (to look at).
+  if (process.env.SESSIONDB_SHOTS) await page.screenshot({ path: path.join(process.env.SESSIONDB_SHOTS, "folded.png") });
+  await Promise.all([page.waitForURL(/\/full\?id=u1/), page.click("p.fold a.unfold")]);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  assert.ok((await page.locator("#transcript div.text").innerText()).length > 10 * 1024 * 1024);
+  // The old address by key leads to the address by id.
+  await page.goto(new URL("/s/1", hostile.url).href);
+  assert.match(decodeURIComponent(new URL(page.url()).pathname), /^\/s\/hostile-/);
   // Invalid UTF-8 shows as U+FFFD.
   const utf8 = await page.goto(hostile.url).then(() => page.$eval('#sessions tr[data-session-id="hostile-utf8"] td.title a', (a) => a.getAttribute("href")));
   await visit(utf8);
@@ -255,6 +276,43 @@ test("hostile corpus: nothing planted runs, nothing hangs", async () => {
   await visit("/usage?by=model");
   assert.ok(!responses.some((r) => r.dialog), "no dialog opened");
   await page.close();
+});
+
+test("HTML exports of the hostile corpus, opened offline: planted text as text, nothing runs or loads", async () => {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  const requests = [];
+  const problems = [];
+  // Every request but the file itself is refused.
+  await context.route("**/*", (route) => (route.request().url().startsWith("file:") ? route.continue() : route.abort()));
+  for (const id of ["hostile-markup", "hostile-huge-line", "hostile-utf8"]) {
+    const file = path.join(tmp, `${id}.html`);
+    cli(hostileDb, "export", id, "--format", "html", "--thinking", "-o", file);
+    const page = await context.newPage();
+    const fileUrl = `file://${file}`;
+    page.on("request", (r) => { if (r.url() !== fileUrl) requests.push(r.url()); });
+    page.on("dialog", (d) => { problems.push(`dialog: ${d.message()}`); d.dismiss(); });
+    page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+    page.on("console", (m) => { if (m.type() === "error") problems.push(`console: ${m.text()}`); });
+    await page.goto(fileUrl, { waitUntil: "load" });
+    await page.$$eval("details", (d) => d.forEach((x) => { x.open = true; }));
+    await page.hover("article.entry summary").catch(() => {});
+    assert.equal(await page.evaluate(() => window.__pwned), undefined, id);
+    assert.equal(await page.locator("script, iframe, a[href^='javascript:'], img, link, object, embed").count(), 0, id);
+    const shown = await page.locator("#transcript").innerText();
+    if (id === "hostile-markup") {
+      for (const planted of ["<script>window.__pwned=3</script>", "[click me](javascript:window.__pwned=4)", '<a href="javascript:window.__pwned=5">link</a>', "<svg onload=\"window.__pwned=7\"></svg>", "<style>body{display:none}</style>"]) {
+        assert.ok(shown.includes(planted), `${id}: ${planted}`);
+      }
+      assert.ok((await page.locator("h1").innerText()).includes("<script>window.__pwned=15</script>name"));
+      await page.screenshot({ path: path.join(shots, "export.png") });
+    }
+    if (id === "hostile-huge-line") assert.ok(shown.length > 10 * 1024 * 1024 && shown.includes("<script>window.__pwned=17</script>"));
+    if (id === "hostile-utf8") assert.ok(shown.includes("\uFFFD"));
+    await page.close();
+  }
+  await context.close();
+  assert.deepEqual(requests, [], "no request but the file");
+  assert.deepEqual(problems, []);
 });
 
 test("every response carries the Content-Security-Policy", () => {

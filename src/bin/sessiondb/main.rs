@@ -4,6 +4,7 @@ mod bench;
 mod cli;
 #[cfg(feature = "serve")]
 mod serve;
+mod transcript;
 
 fn main() {
     std::process::exit(cli::run());

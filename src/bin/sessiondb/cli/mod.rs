@@ -34,7 +34,7 @@ pub struct Cli {
 enum Command {
     /// Import pi session files (.jsonl) and directories of them into the database.
     Import(import::Args),
-    /// Write a session (or all of them) back as pi JSONL.
+    /// Write a session (or all of them) back as pi JSONL, or a branch as Markdown or HTML.
     Export(export::Args),
     /// Print the model context at a leaf (pi's buildSessionProjection).
     Context(context::ContextArgs),

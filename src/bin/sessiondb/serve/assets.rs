@@ -2,7 +2,8 @@
 
 use super::http::Response;
 
-const STYLE: &str = include_str!("assets/style.css");
+/// The transcript's stylesheet, which an HTML export inlines (one copy of the look).
+const STYLE: &str = crate::transcript::STYLE;
 const SCRIPT: &str = include_str!("assets/app.js");
 
 /// `/assets/NAME`.

@@ -50,6 +50,13 @@ impl Response {
         r
     }
 
+    /// A permanent redirect (an old address of a page).
+    pub fn moved(to: String) -> Response {
+        let mut r = Response::text(308, "");
+        r.headers.push(("Location", to));
+        r
+    }
+
     pub fn with(mut self, name: &'static str, value: impl Into<String>) -> Response {
         self.headers.push((name, value.into()));
         self
@@ -90,19 +97,30 @@ fn header(name: &str, value: &str) -> tiny_http::Header {
 
 /// A request's path and query parameters (the first value of each name).
 pub struct Query {
+    /// The path, percent-decoded.
     pub path: String,
+    /// The path as sent (its segments are decoded one by one where one may hold a `/`).
+    pub raw_path: String,
+    raw_query: Option<String>,
     params: HashMap<String, String>,
 }
 
 impl Query {
     pub fn parse(url: &str) -> Query {
         let (path, query) = url.split_once('?').unwrap_or((url, ""));
+        let raw_path = path.to_string();
+        let raw_query = url.split_once('?').map(|(_, q)| q.to_string()).filter(|q| !q.is_empty());
         let path = percent_decode(path);
         let mut params = HashMap::new();
         for (k, v) in form_urlencoded::parse(query.as_bytes()) {
             params.entry(k.into_owned()).or_insert_with(|| v.into_owned());
         }
-        Query { path, params }
+        Query { path, raw_path, raw_query, params }
+    }
+
+    /// The query string as sent, when there is one.
+    pub fn raw_query(&self) -> Option<&str> {
+        self.raw_query.as_deref()
     }
 
     /// A parameter, `None` when absent or blank.
@@ -120,7 +138,7 @@ impl Query {
     }
 }
 
-fn percent_decode(path: &str) -> String {
+pub fn percent_decode(path: &str) -> String {
     form_urlencoded::parse(format!("p={}", path.replace('+', "%2B")).as_bytes())
         .next()
         .map(|(_, v)| v.into_owned())

@@ -2,7 +2,7 @@
 //! checks of `security` first, then the path.
 
 use super::cache::Cache;
-use super::http::{Query, Response};
+use super::http::{percent_decode, Query, Response};
 use super::security::{Policy, Refusal};
 use super::{assets, pages, token, Opener};
 use sessiondb::db::Db;
@@ -80,14 +80,21 @@ fn route(db: &Db, cache: &Cache, q: &Query) -> anyhow::Result<Response> {
     if path == "/usage" {
         return pages::usage::page(db, cache, q);
     }
-    if let Some(rest) = path.strip_prefix("/s/") {
-        let (sid, tail) = rest.split_once('/').unwrap_or((rest, ""));
-        let Ok(sid) = sid.parse::<i64>().map(SessionKey) else { return Ok(pages::layout::not_found()) };
+    if let Some(rest) = q.raw_path.strip_prefix("/s/") {
+        // The id is one segment, decoded alone: a session id may hold a `/`.
+        let (segment, tail) = rest.split_once('/').unwrap_or((rest, ""));
+        let id = percent_decode(segment);
+        let session = match sessiondb::resolve::by_id(db, &id)? {
+            Some(s) => pages::session::Session { sid: s.sid, id: s.id },
+            None => return Ok(old_key(db, &id, tail, q)?.unwrap_or_else(pages::layout::not_found)),
+        };
         return match tail {
-            "" => pages::session::page(db, cache, sid, q),
-            "export.jsonl" => pages::session::export(db, sid),
-            "entry" => pages::session::raw_entry(db, sid, q),
-            "tree" => pages::session::tree_fragment(db, cache, sid, q),
+            "" => pages::session::page(db, cache, &session, q),
+            "export.jsonl" => pages::session::export(db, &session),
+            "export.md" | "export.html" => pages::session::transcript_export(db, &session, tail, q),
+            "entry" => pages::session::raw_entry(db, &session, q),
+            "full" => pages::session::full_entry(db, &session, q),
+            "tree" => pages::session::tree_fragment(db, cache, &session, q),
             _ => Ok(pages::layout::not_found()),
         };
     }
@@ -95,6 +102,26 @@ fn route(db: &Db, cache: &Cache, q: &Query) -> anyhow::Result<Response> {
         return Ok(Response::text(404, ""));
     }
     Ok(pages::layout::not_found())
+}
+
+/// `/s/KEY...`, the address of a session by its internal key before sessions were addressed
+/// by id: a permanent redirect to the same page by id. An id is looked up first, so a session
+/// whose id is a number is never shadowed by a key.
+fn old_key(db: &Db, segment: &str, tail: &str, q: &Query) -> anyhow::Result<Option<Response>> {
+    let Ok(key) = segment.parse::<i64>() else { return Ok(None) };
+    let Some(info) = sessiondb::discovery::info(db, SessionKey(key))? else { return Ok(None) };
+    // Only the first of several sessions sharing an id has an address by id.
+    if sessiondb::resolve::by_id(db, &info.id)?.map(|s| s.sid) != Some(info.sid) {
+        return Ok(None);
+    }
+    let mut to = pages::session::base(&info.id);
+    if !tail.is_empty() {
+        to = format!("{to}/{tail}");
+    }
+    if let Some(query) = q.raw_query() {
+        to = format!("{to}?{query}");
+    }
+    Ok(Some(Response::moved(to)))
 }
 
 /// Fills the cache with what the first visit asks for: the session list. (Usage answers are

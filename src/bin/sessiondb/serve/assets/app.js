@@ -10,9 +10,13 @@ document.addEventListener("click", (ev) => {
     () => { button.textContent = "Select and copy"; }
   );
 });
+// `#ID` names an entry by its id: the article whose id it is (not another element of the page
+// a planted id could share its name with).
 function reveal() {
-  if (!location.hash.startsWith("#entry-")) return;
-  const el = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  if (location.hash.length < 2) return;
+  let id;
+  try { id = decodeURIComponent(location.hash.slice(1)); } catch { return; }
+  const el = [...document.querySelectorAll("article.entry")].find((a) => a.dataset.entryId === id);
   if (!el) return;
   el.classList.add("target");
   el.querySelectorAll("details").forEach((d) => { d.open = true; });
@@ -20,12 +24,14 @@ function reveal() {
 }
 window.addEventListener("hashchange", reveal);
 // A huge session's tree comes after its first screen (our own escaped markup, same origin).
+// Found by element and class, not by id alone: an entry's article has its entry's id, which a
+// session may name "tree".
 function loadTree() {
-  const lazy = document.getElementById("tree-lazy");
+  const lazy = document.querySelector("aside.tree > p#tree-lazy");
   if (!lazy) return;
   fetch(lazy.getAttribute("data-src"), { credentials: "same-origin" })
     .then((r) => (r.ok ? r.text() : Promise.reject(new Error(String(r.status)))))
-    .then((html) => { document.getElementById("tree").innerHTML = html; })
+    .then((html) => { lazy.parentElement.innerHTML = html; })
     .catch(() => { lazy.append(" (could not load: follow the link)"); });
 }
 document.addEventListener("DOMContentLoaded", loadTree);

@@ -1,53 +1,16 @@
-//! Numbers, times and text as pages show them.
+//! Numbers, times and text as pages show them (the transcript's rules, shared with the
+//! exports), and the days a usage filter names.
 
-/// `1234567` as `1,234,567`.
-pub fn int(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 {
-        format!("-{out}")
-    } else {
-        out
-    }
-}
+pub use crate::transcript::format::*;
 
 /// A cost in dollars, four decimals (as `sessiondb stats`).
 pub fn cost(c: f64) -> String {
     format!("${c:.4}")
 }
 
-/// A time (ms since the epoch) as `2026-11-30 18:00` UTC.
-pub fn time(ms: Option<i64>) -> String {
-    ms.and_then(chrono::DateTime::from_timestamp_millis)
-        .map_or_else(|| "—".to_string(), |t| t.format("%Y-%m-%d %H:%M").to_string())
-}
-
 /// A time as an ISO string (for `datetime` attributes).
 pub fn iso(ms: Option<i64>) -> String {
     ms.and_then(chrono::DateTime::from_timestamp_millis).map_or_else(String::new, |t| t.to_rfc3339())
-}
-
-/// The first `max` characters of `s`.
-pub fn head(s: &str, max: usize) -> &str {
-    s.char_indices().nth(max).map_or(s, |(i, _)| &s[..i])
-}
-
-/// At most `max` characters of `s`, with `…` when cut, on one line.
-pub fn short(s: &str, max: usize) -> String {
-    // Only the start is read: a 10 MB first message costs what 120 characters cost.
-    let one_line: String = head(s, max.saturating_mul(4)).split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= max {
-        return one_line;
-    }
-    let mut out: String = one_line.chars().take(max).collect();
-    out.push('…');
-    out
 }
 
 /// A date given as `YYYY-MM-DD` (or an age like `7d`) as ms: the start of that day (UTC).
@@ -76,12 +39,8 @@ pub fn parse_day_end(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn numbers_and_days() {
-        assert_eq!(super::int(1234567), "1,234,567");
-        assert_eq!(super::int(-1000), "-1,000");
-        assert_eq!(super::int(12), "12");
+    fn days() {
         assert_eq!(super::parse_day("1970-01-02"), Some(86_400_000));
         assert_eq!(super::parse_day_end("1970-01-01"), Some(86_400_000));
-        assert_eq!(super::short("a\n b  c", 10), "a b c");
     }
 }

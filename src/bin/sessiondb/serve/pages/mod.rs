@@ -6,6 +6,5 @@ pub mod format;
 pub mod layout;
 pub mod session;
 pub mod sessions;
-pub mod transcript;
 pub mod tree;
 pub mod usage;

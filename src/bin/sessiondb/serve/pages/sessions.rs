@@ -5,11 +5,11 @@ use super::super::cache::{Cache, Listed};
 use super::super::http::{link, Query, Response};
 use super::format;
 use super::layout::{self, Section};
+use crate::transcript::html::anchor;
 use maud::{html, Markup};
 use sessiondb::db::Db;
 use sessiondb::search::{self, SearchFilter};
-use sessiondb::SessionKey;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// Sessions on one page.
 pub const PAGE: usize = 50;
@@ -116,7 +116,7 @@ pub fn page(db: &Db, cache: &Cache, q: &Query) -> anyhow::Result<Response> {
                     @let s = &l.info;
                     tr data-session-id=(s.id) {
                         td.title {
-                            a href={ "/s/" (s.sid) } { (format::short(s.name.as_deref().unwrap_or(&s.first_message), 120)) }
+                            a href=(super::session::base(&s.id)) { (format::short(s.name.as_deref().unwrap_or(&s.first_message), 120)) }
                             @if s.name.is_some() { span.sub { (format::short(&s.first_message, 100)) } }
                             span.sub.mono { (s.id) }
                         }
@@ -187,16 +187,9 @@ fn search_page(db: &Db, text: &str, f: &Filters<'_>, since: Option<i64>) -> anyh
     let started = std::time::Instant::now();
     let hits = search::search(db, text, &filter);
     let took = started.elapsed();
-    let mut sids: HashMap<String, Option<SessionKey>> = HashMap::new();
     let body = match hits {
         Err(e) => html! { h1 { "Search" } p.error { (e.to_string()) } },
         Ok(hits) => {
-            for h in &hits {
-                if !sids.contains_key(&h.session_file) {
-                    let sid = sessiondb::resolve::resolve(db, &h.session_file).ok().map(|r| r.sid);
-                    sids.insert(h.session_file.clone(), sid);
-                }
-            }
             html! {
                 h1 { "Search" }
                 p.summary #count {
@@ -207,18 +200,18 @@ fn search_page(db: &Db, text: &str, f: &Filters<'_>, since: Option<i64>) -> anyh
                 ol.hits #hits {
                     @for h in &hits {
                         li.hit {
-                            @let href = match (sids.get(&h.session_file).copied().flatten(), &h.entry_id) {
-                                (Some(sid), Some(e)) => Some(format!("{}#entry-{}", link(&format!("/s/{sid}"), &[("leaf", Some(e.as_str()))]), e)),
-                                (Some(sid), None) => Some(format!("/s/{sid}")),
-                                _ => None,
+                            // By ids: the session's page with the branch to the entry, at the entry.
+                            @let base = super::session::base(&h.session_id);
+                            @let href = match &h.entry_id {
+                                Some(e) => format!("{}{}", link(&base, &[("leaf", Some(e.as_str()))]), anchor(e)),
+                                None => base,
                             };
                             div.meta {
                                 span.role { (h.role) }
                                 " · " time { (format::time(h.timestamp)) }
                                 " · " span.project { (h.cwd.as_deref().unwrap_or("")) }
                             }
-                            @if let Some(href) = href { a.snippet href=(href) { (snippet(&h.snippet)) } }
-                            @else { span.snippet { (snippet(&h.snippet)) } }
+                            a.snippet href=(href) { (snippet(&h.snippet)) }
                             div.sub.mono { (h.session_id) @if let Some(e) = &h.entry_id { " · " (e) } }
                         }
                     }
