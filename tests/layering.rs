@@ -1,11 +1,12 @@
 //! The shape of the source tree, checked so that it stays true (ARCHITECTURE.md describes it):
 //! the library's folders are layers and every import points down the order below; no two
 //! modules import each other, directly or through a loop, in the library or the binary; and
-//! SQL text appears only under `src/store/` (and `migrations/`); no module outside the two
-//! backends' folders (`src/store/sqlite/`, `src/store/postgres/`) names a database driver or
+//! SQL text appears only in the two backends' folders (`src/store/sqlite/`,
+//! `src/store/postgres/`, and in migrations); no module outside them names a database driver or
 //! asks which backend a database is; no key is packed or unpacked outside `store::keys`, and
-//! no key is a raw integer; no file under `src/` is over 800 lines; and only `src/hash.rs`
-//! hashes with a crate, no file with a hasher of its own.
+//! no key is a raw integer, and SQL shifts a key by 32 only in the backends' folders; no file
+//! under `src/` is over 800 lines; only `src/hash.rs` hashes with a crate, no file with a hasher
+//! of its own; and the Node binding takes nothing from `sessiondb::internals` but `sessions`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -269,15 +270,18 @@ fn sql_literals(code: &str) -> Vec<String> {
 }
 
 #[test]
-fn sql_only_in_the_store() {
+fn sql_only_in_the_backends() {
     let mut problems = Vec::new();
     for (label, c) in [("src", library()), ("src/bin/sessiondb", binary())] {
         for (module, code) in &c.files {
-            if label == "src" && (module == "store" || module.starts_with("store::")) {
+            if label == "src" && in_backend(module) {
                 continue;
             }
             for s in sql_literals(code) {
-                problems.push(format!("{label}/{}: SQL outside src/store/: {s}", module.replace("::", "/")));
+                problems.push(format!(
+                    "{label}/{}: SQL outside src/store/sqlite/ and src/store/postgres/: {s}",
+                    module.replace("::", "/")
+                ));
             }
         }
     }
@@ -434,6 +438,63 @@ fn keys_are_packed_only_in_store_keys() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// The library modules outside the two backends' folders whose SQL text shifts a key by 32
+/// (statements computing a session's key range): SQL packs keys only where its backend does.
+fn key_shifts_in_sql_outside_backends(c: &Crate) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (module, code) in &c.files {
+        if in_backend(module) || module == "store::keys" {
+            continue;
+        }
+        for word in ["<< 32", ">> 32"] {
+            for (at, _) in code.match_indices(word) {
+                let line = code[at..].lines().next().unwrap_or("");
+                problems.push(format!("src/{}: a key shifted outside the backends: {line}", module.replace("::", "/")));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn sql_shifts_keys_only_in_the_backends() {
+    let mut problems = key_shifts_in_sql_outside_backends(&library());
+    problems.extend(
+        key_shifts_in_sql_outside_backends(&binary()).into_iter().map(|p| p.replacen("src/", "src/bin/sessiondb/", 1)),
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// What the Node binding may take from `sessiondb::internals` (the rest of what it uses is the
+/// public API): `sessions`, to delete a session by its path.
+const BINDING_INTERNALS: &[&str] = &["sessions"];
+
+/// The names the Node binding's code takes from `sessiondb::internals` beyond
+/// [`BINDING_INTERNALS`].
+fn binding_internals_beyond_allowed(c: &Crate) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (module, code) in &c.files {
+        for (at, word) in code.match_indices("internals::") {
+            let rest = &code[at + word.len()..];
+            let name: String = rest.chars().take_while(|ch| ch.is_alphanumeric() || *ch == '_').collect();
+            if !BINDING_INTERNALS.contains(&name.as_str()) {
+                let line = rest.lines().next().unwrap_or("");
+                problems.push(format!("bindings/node/src/{module}: sessiondb::internals::{line}"));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn the_node_binding_uses_the_public_api_and_internals_sessions_only() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("bindings").join("node").join("src");
+    let binding = load(&root, None);
+    assert!(binding.files.values().any(|code| code.contains("sessiondb::")), "the binding's code was not found");
+    let problems = binding_internals_beyond_allowed(&binding);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 /// The names a session or entry key goes by (`sid`, `skey`, `key`, `owner`, `parent_key`,
 /// `keys`, `local_sid`, ...).
 fn names_a_key(name: &str) -> bool {
@@ -586,6 +647,17 @@ fn the_checks_find_planted_violations() {
     let problems = keys_by_hand(&c);
     assert_eq!(problems.len(), 2, "{problems:?}");
     assert!(problems.iter().all(|p| p.starts_with("src/read/search: a key packed by hand")), "{problems:?}");
+
+    let mut c = library();
+    c.files.get_mut("read::tree").unwrap().push_str("\nconst Q: &str = \"SELECT key >> 32 FROM entries\";\n");
+    c.files.get_mut("store::sqlite::entries").unwrap().push_str("\nconst R: &str = \"SELECT ?1 << 32\";\n");
+    let problems = key_shifts_in_sql_outside_backends(&c);
+    assert!(problems.len() == 1 && problems[0].starts_with("src/read/tree: a key shifted"), "{problems:?}");
+
+    let mut files = BTreeMap::new();
+    files.insert("".to_owned(), "use sessiondb::internals::sessions;\nuse sessiondb::internals::journal;\n".to_owned());
+    let problems = binding_internals_beyond_allowed(&Crate { files });
+    assert!(problems.len() == 1 && problems[0].ends_with("internals::journal;"), "{problems:?}");
 
     let mut c = library();
     c.files.get_mut("read::tree").unwrap().push_str(
