@@ -1,7 +1,8 @@
 //! Full-text search over every session: case-insensitive substrings in any script.
 //!
-//! The index (src/store/search_index.rs) holds, for each word token (src/store/tokens.rs),
-//! the keys of the entries holding it; a line shared by copies is indexed once. A query is
+//! The word index (src/store/search/, each backend's `search.rs` holding its statements)
+//! holds, for each word token (src/store/search/tokens.rs), the keys of the entries holding
+//! it; a line shared by copies is indexed once. A query is
 //! split into terms (words, or "quoted phrases"), all of which must occur. Each term names
 //! the tokens a matching entry must hold; a word the term cuts is looked up in the vocabulary
 //! of indexed tokens (a key range for a prefix, a scan otherwise). The keys holding them all,
