@@ -11,6 +11,7 @@ const path = require("node:path");
 const { FileMirror, Folders } = require("./files.cjs");
 const leases = require("./leases.cjs");
 const platform = require("./platform.cjs");
+const parses = require("./parse-count.cjs");
 
 const native = loadNative();
 
@@ -277,6 +278,7 @@ class SessionManager {
 		if (m === null || m.epoch !== epoch) m = this.#mirror = { epoch, lastKey: undefined, entries: [], byId: new Map() };
 		for (;;) {
 			const [keys, lines] = JSON.parse(this.#n.linesAfter(m.lastKey, BATCH).toString());
+			parses.count("lines", lines.length);
 			// Entries getBranch() parsed already stay the same objects, as with pi.
 			const known = this.#parsed?.epoch === epoch ? this.#parsed.byKey : null;
 			for (let i = 0; i < lines.length; i++) {
@@ -463,6 +465,7 @@ class SessionManager {
 		const missing = keys.filter((k) => !byKey.has(k));
 		if (missing.length > 0) {
 			const lines = JSON.parse(this.#n.linesAt(missing).toString());
+			parses.count("lines", missing.length);
 			for (let i = 0; i < missing.length; i++) byKey.set(missing[i], this.#own(lines[i], epoch));
 		}
 		return keys.map((k) => byKey.get(k));
@@ -543,20 +546,29 @@ class SessionManager {
 		const from = Math.max(0, i - 16);
 		const keys = branch.keys.slice(from, Math.min(branch.keys.length, from + USAGE_WINDOW));
 		const got = JSON.parse(this.#n.usagesAt(keys).toString());
+		parses.count("usages", keys.length);
 		for (let k = 0; k < keys.length; k++) branch.usages.set(from + k, [got[2 * k], got[2 * k + 1]]);
 		return branch.usages.get(i);
 	}
 	getTree() {
-		return this.#call("getTree");
+		const tree = this.#call("getTree");
+		if (parses.on) parses.count("results", parses.treeSize(tree));
+		return tree;
 	}
 	buildContextEntries() {
-		return this.#call("buildContextEntries");
+		const entries = this.#call("buildContextEntries");
+		parses.count("results", entries?.length ?? 0);
+		return entries;
 	}
 	buildSessionProjection() {
-		return this.#call("buildSessionProjection");
+		const projection = this.#call("buildSessionProjection");
+		parses.count("results", projection?.entries?.length ?? 0);
+		return projection;
 	}
 	buildSessionContext() {
-		return this.#call("buildSessionContext");
+		const context = this.#call("buildSessionContext");
+		parses.count("results", context?.messages?.length ?? 0);
+		return context;
 	}
 	branch(branchFromId) {
 		this.#call("branch", branchFromId);

@@ -1,0 +1,42 @@
+// A count of the entry bodies this process's binding read, for the test that resuming a long
+// session costs its context and screen, not its length (test/parsed-bodies.test.mjs). Off
+// unless $SESSIONDB_COUNT_PARSES names a file when the binding loads; then the counts are
+// written there as JSON when the process exits. Not part of the API.
+"use strict";
+const fs = require("node:fs");
+
+const file = process.env.SESSIONDB_COUNT_PARSES || null;
+const counts = { lines: 0, usages: 0, results: 0 };
+
+if (file !== null) {
+	process.on("exit", () => {
+		try {
+			fs.writeFileSync(file, `${JSON.stringify(counts)}\n`);
+		} catch {
+			// a count lost rather than an exit that throws
+		}
+	});
+}
+
+/**
+ * Adds `n` to the count of `kind`: "lines" (stored lines parsed by JSON.parse), "usages"
+ * (stored lines scanned natively for their usages) or "results" (entries or messages parsed
+ * from a native answer: a tree, a context).
+ */
+function count(kind, n) {
+	if (file !== null) counts[kind] += n;
+}
+
+/** The number of nodes of pi's getTree() answer (iterative: a session's tree can be deep). */
+function treeSize(roots) {
+	let n = 0;
+	const stack = Array.isArray(roots) ? [...roots] : [];
+	while (stack.length > 0) {
+		const node = stack.pop();
+		n++;
+		if (Array.isArray(node?.children)) for (const c of node.children) stack.push(c);
+	}
+	return n;
+}
+
+module.exports = { on: file !== null, count, treeSize };
