@@ -599,7 +599,7 @@ fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
 }
 
 mod schema_v6 {
-    refinery::embed_migrations!("migrations");
+    refinery::embed_migrations!("migrations/sqlite");
 }
 
 #[test]

@@ -312,7 +312,7 @@ fn search_stays_exact_over_forks_branched_sessions_and_deletes() {
 }
 
 mod schema_v9 {
-    refinery::embed_migrations!("migrations");
+    refinery::embed_migrations!("migrations/sqlite");
 }
 
 #[test]

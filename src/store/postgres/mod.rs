@@ -1,7 +1,7 @@
-//! The PostgreSQL store: connecting (server checks, schema migrations under an advisory lock),
-//! the storage interface's implementation (one file per capability) and the typed statements
-//! of `push` ([`push`]) and of the files a server's `import` and `sync` read ([`files`]). The schema is in `src/store/postgres/migrations/` (not `migrations/`: refinery's
-//! `embed_migrations!` walks its folder recursively, and that one holds SQLite's).
+//! The PostgreSQL store: connecting (server checks, schema migrations of `migrations/postgres/`
+//! under an advisory lock), the storage interface's implementation (one file per capability)
+//! and the typed statements of `push` ([`push`]) and of the files a server's `import` and
+//! `sync` read ([`files`]).
 
 /// SQL for the whole `allMessagesText` of session row `s`: its `all_text`, joined up to line
 /// `text_seq`, and the message texts appends left in their entry rows since (see
@@ -43,7 +43,7 @@ use crate::store::postgres::one_trip::OneTrip;
 use postgres::{Client, Config};
 
 mod embedded {
-    refinery::embed_migrations!("src/store/postgres/migrations");
+    refinery::embed_migrations!("migrations/postgres");
 }
 
 /// Oldest server accepted (`server_version_num`): `COPY … BINARY`, `bigserial` and
@@ -223,7 +223,7 @@ fn check_server(s: &mut Server) -> Result<()> {
     Ok(())
 }
 
-/// Newest migration this build knows (`postgres/migrations/`; a unit test keeps them equal). A
+/// Newest migration this build knows (`migrations/postgres/`; a unit test keeps them equal). A
 /// constant: asking refinery compiles its migration-name regex, on every connection.
 pub const KNOWN_VERSION: i64 = 16;
 

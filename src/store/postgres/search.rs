@@ -1,4 +1,4 @@
-//! The search index on PostgreSQL (migrations 8 and 10 of `postgres/migrations/`): the same
+//! The search index on PostgreSQL (migrations 8 and 10 of `migrations/postgres/`): the same
 //! postings (merged as on SQLite: `search_merge`), vocabulary and counters as SQLite's, and the
 //! text and usage rows SQLite writes at import,
 //! extracted here from the stored lines by a catch-up (push's COPY and the manager's appends
@@ -21,7 +21,7 @@ use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
 use std::collections::HashMap;
 
-// PostgreSQL (migration V5 of src/store/postgres/migrations/): the same postings, vocabulary and
+// PostgreSQL (migration V5 of migrations/postgres/): the same postings, vocabulary and
 // counters, and the text and usage rows SQLite writes at import, extracted here from the
 // stored lines by a catch-up (push's COPY and the manager's appends write lines only).
 

@@ -1,4 +1,4 @@
-//! Merging the postings on PostgreSQL (migration V10 of `postgres/migrations/`): the batches
+//! Merging the postings on PostgreSQL (migration V10 of `migrations/postgres/`): the batches
 //! and their sizes (`search_batches`), the lines whose search rows a catch-up dropped
 //! (`search_deleted`), and the merge the policy of `store::search::merge` asks for, inside
 //! the catch-up's transaction.

@@ -1,4 +1,4 @@
-//! The SQLite store: opening a database file (pragmas, migrations of `migrations/`), what only
+//! The SQLite store: opening a database file (pragmas, migrations of `migrations/sqlite/`), what only
 //! SQLite has (the rollback-journal bulk mode), and the SQLite implementation of the storage
 //! interface (`store::backend`).
 

@@ -1,4 +1,4 @@
-//! Opening a SQLite database file: file mode, pragmas, schema migrations (`migrations/`), the
+//! Opening a SQLite database file: file mode, pragmas, schema migrations (`migrations/sqlite/`), the
 //! maintenance they leave, the append journal's leftovers, and the pool of open connections.
 
 use crate::error::{Error, Result};
@@ -8,7 +8,7 @@ use crate::store::sqlite::Sqlite;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
-refinery::embed_migrations!("migrations");
+refinery::embed_migrations!("migrations/sqlite");
 
 /// Opens (creating if needed) the database at `path` for writing and brings its schema up to
 /// date. A database that cannot be written is refused with the reason.
@@ -164,11 +164,11 @@ pub fn open_in_memory() -> Result<Db> {
     Ok(Sqlite::db_in_memory(conn))
 }
 
-/// The schema (and seeded rows) every migration of `migrations/` leaves, as one script:
+/// The schema (and seeded rows) every migration of `migrations/sqlite/` leaves, as one script:
 /// generated, and checked against the migrations by `tests/current_schema.rs`. Replaying the
 /// migrations takes 5-7 ms (tables rebuilt, the schema parsed again after each), this about
 /// 1 ms; a sync to a server makes an in-memory staging database on every run.
-const CURRENT_SCHEMA: &str = include_str!("../../../migrations/current_schema.sql");
+const CURRENT_SCHEMA: &str = include_str!("../../../migrations/sqlite/current_schema.sql");
 
 fn with_path(path: &Path, e: rusqlite::Error) -> Error {
     Error::Io { path: path.to_path_buf(), source: std::io::Error::other(e.to_string()) }
@@ -232,7 +232,7 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Newest migration version this build knows: `migrations/`'s highest `V<n>__`. A constant
+/// Newest migration version this build knows: `migrations/sqlite/`'s highest `V<n>__`. A constant
 /// because asking refinery compiles a regular expression to parse the file names, about 1 ms
 /// of every command's start (the test below keeps the two equal).
 const KNOWN_VERSION: i64 = 19;
