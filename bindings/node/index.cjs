@@ -47,7 +47,7 @@ function folderOf(cwd, sessionDir) {
 
 /** The folder holding every project's session folder (pi's getSessionsDir()). */
 function sessionsRoot() {
-	return path.dirname(native.defaultSessionDir("/"));
+	return native.sessionsRoot();
 }
 
 /** Before a session file is opened: the database catches up with it (a file gone: its folder). */
@@ -143,7 +143,7 @@ class SessionManager {
 	static useDatabase(file) {
 		if (typeof file !== "string" || file === "") throw new TypeError("useDatabase(path): path must be a non-empty string");
 		// A PostgreSQL URL is not a path: resolving it would name a local file "postgres:".
-		const p = /^postgres(ql)?:\/\//i.test(file) ? file : path.resolve(file);
+		const p = native.isServerUrl(file) ? file : path.resolve(file);
 		native.checkDatabase(p);
 		database = p;
 	}
@@ -656,4 +656,16 @@ function report(infos, onProgress) {
 	for (let i = 1; i <= total; i++) onProgress(i, total);
 }
 
-module.exports = { SessionManager, default: SessionManager };
+/**
+ * The rules the Rust library owns, for this package's own modules (the launcher) and tests:
+ * whether a database names a PostgreSQL server, and where pi keeps its folders.
+ */
+const layout = Object.freeze({
+	isServerUrl: (text) => native.isServerUrl(String(text)),
+	agentDir: () => native.agentDir(),
+	sessionsRoot: () => native.sessionsRoot(),
+	sessionsDir: () => native.sessionsDir(),
+});
+
+module.exports = { SessionManager, default: SessionManager, layout };
+
