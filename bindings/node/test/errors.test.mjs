@@ -70,6 +70,21 @@ test("entries are parsed once and kept: getBranch() returns the same objects", (
 	assert.equal(sm.getEntries().length, 3);
 });
 
+test("getEntries() first, getBranch() after: one object per line, as with pi", () => {
+	const sm = SessionManager.create(path.join(W, "entries-first"));
+	const a = sm.appendMessage({ role: "user", content: "one", timestamp: 1 });
+	const reopened = SessionManager.open(sm.getSessionFile());
+	const all = reopened.getEntries();
+	assert.equal(reopened.getBranch()[0], all[0]);
+	// A line appended after getEntries(): getBranch() parses it once, getEntries() gets that one.
+	reopened.appendMessage({ role: "assistant", content: "two", timestamp: 2 });
+	const branch = reopened.getBranch();
+	assert.deepEqual(branch.map((e) => e.message.content), ["one", "two"]);
+	assert.equal(branch[0].id, a);
+	assert.equal(reopened.getEntries()[1], branch[1]);
+	assert.equal(reopened.getBranch()[1], branch[1]);
+});
+
 test("list and listAll give pi's SessionInfo with Dates and report progress", async () => {
 	const cwd = path.join(W, "listed");
 	const sm = SessionManager.create(cwd);
