@@ -403,7 +403,9 @@ pub fn lease_renew_ms() -> f64 {
     sessiondb::lease::RENEW_EVERY_MS as f64
 }
 
-/// Panics inside the addon, to prove a panic reaches JS as an exception (tests only).
+/// Panics inside the addon, to prove a panic reaches JS as an exception. Compiled only with
+/// the `test-panic` feature (the test copy `test.sh` builds): the published addon lacks it.
+#[cfg(feature = "test-panic")]
 #[napi]
 pub fn panic_for_test() -> Result<()> {
     guard("panicForTest", || -> sessiondb::Result<()> { panic!("deliberate test panic") })

@@ -42,7 +42,10 @@ test("pi's errors for bad arguments", () => {
 });
 
 test("a Rust panic becomes a JS exception and the process goes on", () => {
-	const native = require("../sessiondb.node");
+	// panicForTest is compiled only into the test copy test.sh builds (the `test-panic` feature).
+	const copy = path.join(import.meta.dirname, "..", "sessiondb-test.node");
+	assert.ok(fs.existsSync(copy), `${copy} is missing: bash test.sh builds it (cargo build -p sessiondb-node --features test-panic)`);
+	const native = require(copy);
 	assert.throws(() => native.panicForTest(), { message: /internal error in panicForTest: deliberate test panic/ });
 	const sm = SessionManager.inMemory(W);
 	assert.ok(sm.appendMessage({ role: "user", content: "after the panic", timestamp: 2 }));
