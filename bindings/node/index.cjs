@@ -2,9 +2,9 @@
 //
 // Each SessionManager holds a native rpc server (src/lib.rs) whose current session is this
 // instance; calls go over as JSON and answers come back through JSON.parse, so entries are
-// exactly what JavaScript makes of the stored lines. Parsed lines are immutable: the first
-// getBranch()/getEntries() parses the session once, later ones only lines written since, and
-// getBranch() walks parents in JavaScript as pi does.
+// exactly what JavaScript makes of the stored lines. Parsed lines are immutable: each is parsed
+// once and kept by its storage key; getEntries() reads only lines written since, and getBranch()
+// takes the path from Rust (branchSteps) and parses only lines not seen yet.
 "use strict";
 const fs = require("node:fs");
 const path = require("node:path");
@@ -48,7 +48,7 @@ function folderOf(cwd, sessionDir) {
 
 /** The folder holding every project's session folder (pi's getSessionsDir()). */
 function sessionsRoot() {
-	return path.dirname(native.defaultSessionDir("/"));
+	return native.sessionsRoot();
 }
 
 /** Before a session file is opened: the database catches up with it (a file gone: its folder). */
@@ -96,9 +96,9 @@ const BATCH = 20000; // lines per crossing: one JSON text stays far below V8's s
 
 class SessionManager {
 	#n;
-	#mirror = null; // { epoch, lastKey, entries, byId }: the parsed session, see #sync
+	#mirror = null; // { epoch, lastKey, entries }: the parsed session, see #sync
 	#file = null; // FileMirror writing the session's JSONL file, in files mode
-	#parsed = null; // { epoch, byKey }: entries parsed by key for getBranch, see #linesAt
+	#parsed = null; // { epoch, byKey }: every entry parsed, by storage key, see #linesAt and #sync
 	#steps = null; // { epoch, start, keys, ids, types }: the last path getBranch read, see #branchSteps
 	#messages = null; // { epoch, byId }: messages appended by this manager, see #own
 	#all = null; // { epoch, lazy }: a long session's entries, see getEntries
@@ -144,7 +144,7 @@ class SessionManager {
 	static useDatabase(file) {
 		if (typeof file !== "string" || file === "") throw new TypeError("useDatabase(path): path must be a non-empty string");
 		// A PostgreSQL URL is not a path: resolving it would name a local file "postgres:".
-		const p = /^postgres(ql)?:\/\//i.test(file) ? file : path.resolve(file);
+		const p = native.isServerUrl(file) ? file : path.resolve(file);
 		native.checkDatabase(p);
 		database = p;
 	}
@@ -275,16 +275,17 @@ class SessionManager {
 	#sync() {
 		const epoch = this.#n.epoch();
 		let m = this.#mirror;
-		if (m === null || m.epoch !== epoch) m = this.#mirror = { epoch, lastKey: undefined, entries: [], byId: new Map() };
+		if (m === null || m.epoch !== epoch) m = this.#mirror = { epoch, lastKey: undefined, entries: [] };
+		if (this.#parsed === null || this.#parsed.epoch !== epoch) this.#parsed = { epoch, byKey: new Map() };
+		const { byKey } = this.#parsed;
 		for (;;) {
 			const [keys, lines] = JSON.parse(this.#n.linesAfter(m.lastKey, BATCH).toString());
 			parses.count("lines", lines.length);
-			// Entries getBranch() parsed already stay the same objects, as with pi.
-			const known = this.#parsed?.epoch === epoch ? this.#parsed.byKey : null;
+			// One object per line, whichever of getBranch() and getEntries() parsed it, as with pi.
 			for (let i = 0; i < lines.length; i++) {
-				const e = known?.get(keys[i]) ?? this.#own(lines[i], epoch);
+				let e = byKey.get(keys[i]);
+				if (e === undefined) byKey.set(keys[i], (e = this.#own(lines[i], epoch)));
 				m.entries.push(e);
-				m.byId.set(e?.id, e);
 			}
 			if (keys.length > 0) m.lastKey = keys[keys.length - 1];
 			if (keys.length < BATCH) return m;
@@ -405,27 +406,19 @@ class SessionManager {
 		return undef(this.#call("getLabel", id));
 	}
 	getBranch(fromId) {
-		if (this.#mirror === null || this.#mirror.epoch !== this.#n.epoch()) {
-			// Not parsed yet: the branch's keys, then its lines, parsed as they are looked at
-			// when the branch is long (pi's callers mostly look at a few entries at one end).
-			const steps = this.#branchSteps(fromId);
-			if (steps.keys.length <= LAZY_BRANCH) return this.#linesAt(steps.keys);
-			steps.lazy ??= this.#lazy(steps);
-			return steps.lazy.slice();
+		// The path is Rust's walk (pi's: the later line of a repeated id wins, a cycle stops it);
+		// its lines are the entries parsed already, and the others parsed now. A long branch of
+		// a session not parsed yet is parsed as its entries are looked at (pi's callers mostly
+		// look at a few entries at one end).
+		const steps = this.#branchSteps(fromId);
+		if (steps.keys.length <= LAZY_BRANCH || this.#mirror?.epoch === this.#n.epoch()) {
+			// The entries of the path it extends are kept: an append costs its own lines only.
+			const kept = steps.entries ?? [];
+			if (steps.entries === undefined || kept.length < steps.keys.length) steps.entries = kept.concat(this.#linesAt(steps.keys.slice(kept.length)));
+			return steps.entries.slice();
 		}
-		// pi's walk over its index (the later line of a repeated id wins), stopping at a cycle.
-		const { byId } = this.#sync();
-		const path = [];
-		const startId = fromId ?? this.getLeafId();
-		const seen = new Set();
-		let current = startId ? byId.get(startId) : undefined;
-		while (current && !seen.has(current)) {
-			seen.add(current);
-			path.push(current);
-			current = current.parentId ? byId.get(current.parentId) : undefined;
-		}
-		path.reverse();
-		return path;
+		steps.lazy ??= this.#lazy(steps);
+		return steps.lazy.slice();
 	}
 	/**
 	 * Keys, ids and types of the path to `fromId` (default: the leaf). The last path asked for
@@ -449,6 +442,7 @@ class SessionManager {
 					types: held.types.concat(tail.types.slice(at + 1)),
 					roles: held.roles.concat(tail.roles.slice(at + 1)),
 					prefix: held.lazy, // the entries of the path it extends, kept (see #lazy)
+					entries: held.entries, // the same, parsed (see getBranch)
 				};
 			} else if (tail.keys.length < STEPS_TAIL) steps = tail; // the whole path
 		}
@@ -668,4 +662,15 @@ function report(infos, onProgress) {
 	for (let i = 1; i <= total; i++) onProgress(i, total);
 }
 
-module.exports = { SessionManager, default: SessionManager };
+/**
+ * The rules the Rust library owns, for this package's own modules (the launcher) and tests:
+ * whether a database names a PostgreSQL server, and where pi keeps its folders.
+ */
+const layout = Object.freeze({
+	isServerUrl: (text) => native.isServerUrl(String(text)),
+	agentDir: () => native.agentDir(),
+	sessionsRoot: () => native.sessionsRoot(),
+	sessionsDir: () => native.sessionsDir(),
+});
+
+module.exports = { SessionManager, default: SessionManager, layout };

@@ -10,6 +10,12 @@ NODE="$(bash "$root/.ci/node.sh")"
 export PATH="$(dirname "$NODE"):$PATH"
 cd "$here"
 npm install --no-audit --no-fund --loglevel=error
+# A test copy of the addon with `panicForTest` (the `test-panic` feature), for test/errors.test.mjs;
+# the published addon npm just built lacks it (test/exports.test.mjs).
+cargo build --release -p sessiondb-node --features test-panic --manifest-path "$here/Cargo.toml"
+for lib in "${CARGO_TARGET_DIR:-$root/target}"/release/libsessiondb_node.{so,dylib}; do
+	if [ -f "$lib" ]; then cp "$lib" "$here/sessiondb-test.node"; break; fi
+done
 cargo build --release --bin sessiondb --manifest-path "$root/Cargo.toml"
 export SESSIONDB_BIN="${CARGO_TARGET_DIR:-$root/target}/release/sessiondb"
 # The TUI test (test/launcher-tui.test.mjs) drives sessiondb-pi in tmux; it is skipped without it.

@@ -49,7 +49,7 @@ pub fn normalize(p: &Path) -> PathBuf {
     out
 }
 
-/// pi's agent dir: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
+/// pi's agent dir (pi's `getAgentDir`): `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
 pub fn agent_dir() -> PathBuf {
     match std::env::var("PI_CODING_AGENT_DIR") {
         Ok(d) if !d.is_empty() => resolve_path(&d),
@@ -57,11 +57,21 @@ pub fn agent_dir() -> PathBuf {
     }
 }
 
-/// pi's sessions folder: `$PI_CODING_AGENT_SESSION_DIR`, else `<agent dir>/sessions`.
+/// The folder holding every project's session folder (pi's `getSessionsDir`):
+/// `<agent dir>/sessions`. pi keeps a folder per cwd only here (`default_session_dir`), so
+/// `sessiondb move` moves files below it.
+pub fn sessions_root() -> PathBuf {
+    agent_dir().join("sessions")
+}
+
+/// The folder pi writes sessions in when started without `--session-dir`, as far as the
+/// environment says: `$PI_CODING_AGENT_SESSION_DIR` (pi's override: every session in that
+/// one folder), else [`sessions_root`]. What `sessiondb sync` and the first import of
+/// `sessiondb-pi` read by default.
 pub fn sessions_dir() -> PathBuf {
     match std::env::var("PI_CODING_AGENT_SESSION_DIR") {
         Ok(d) if !d.is_empty() => resolve_path(&d),
-        _ => agent_dir().join("sessions"),
+        _ => sessions_root(),
     }
 }
 
@@ -74,7 +84,7 @@ pub fn encode_cwd_dir(cwd: &str) -> String {
 
 /// pi's default session folder for a cwd: `<agent dir>/sessions/--<cwd>--`.
 pub fn default_session_dir(cwd: &str) -> PathBuf {
-    agent_dir().join("sessions").join(encode_cwd_dir(cwd))
+    sessions_root().join(encode_cwd_dir(cwd))
 }
 
 /// pi's file name for a session: `<timestamp with : and . as ->_<id>.jsonl`.

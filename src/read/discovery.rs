@@ -209,7 +209,7 @@ pub fn list_everything(db: &Db) -> Result<Vec<SessionInfo>> {
 
 /// pi's `listAll()`: sessions in the folders directly below pi's sessions folder.
 pub fn list_all(db: &Db) -> Result<Vec<SessionInfo>> {
-    let root = layout::agent_dir().join("sessions").to_string_lossy().into_owned();
+    let root = layout::sessions_root().to_string_lossy().into_owned();
     let direct: Vec<SessionInfo> = infos(stored::infos_under(db, &root)?)
         .into_iter()
         .filter(|i| {

@@ -7,7 +7,6 @@
 // bindings/node/README.md, "sessiondb-pi".
 import fs from "node:fs";
 import module from "node:module";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createHash } from "node:crypto";
@@ -91,8 +90,9 @@ const filesOff = /^(off|0|false|no)$/i.test(process.env.SESSIONDB_PI_FILES ?? ""
 
 const require = module.createRequire(import.meta.url);
 let SessionManager;
+let layout; // pi's folders, as the Rust library decides them
 try {
-	({ SessionManager } = require("../index.cjs"));
+	({ SessionManager, layout } = require("../index.cjs"));
 	if (dbArg !== undefined) SessionManager.useDatabase(dbArg);
 } catch (e) {
 	fail(e.message);
@@ -253,8 +253,8 @@ async function runUnbundled() {
  * (a progress line on a terminal). A marker beside pi's settings remembers it per database.
  */
 function firstStart() {
-	const agentDir = process.env.PI_CODING_AGENT_DIR ? path.resolve(expandHome(process.env.PI_CODING_AGENT_DIR)) : path.join(os.homedir(), ".pi", "agent");
-	const sessionsDir = process.env.PI_CODING_AGENT_SESSION_DIR ? path.resolve(expandHome(process.env.PI_CODING_AGENT_SESSION_DIR)) : path.join(agentDir, "sessions");
+	const agentDir = layout.agentDir();
+	const sessionsDir = layout.sessionsDir();
 	const marker = path.join(agentDir, "sessiondb-pi.json");
 	const key = createHash("sha256").update(`${db}\0${sessionsDir}`).digest("hex");
 	let state = { imported: [] };
@@ -316,8 +316,4 @@ function releaseLeasesOnSignals() {
 		};
 		process.on(signal, handler);
 	}
-}
-
-function expandHome(p) {
-	return p === "~" ? os.homedir() : p.startsWith("~/") ? path.join(os.homedir(), p.slice(2)) : p;
 }

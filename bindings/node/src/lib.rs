@@ -9,6 +9,7 @@
 use napi::bindgen_prelude::Buffer;
 use napi::{Error, Result};
 use napi_derive::napi;
+use sessiondb::internals::layout;
 use sessiondb::manager::SessionManager;
 use sessiondb::rpc::RpcServer;
 use sessiondb::tree::PathStep;
@@ -402,7 +403,9 @@ pub fn lease_renew_ms() -> f64 {
     sessiondb::lease::RENEW_EVERY_MS as f64
 }
 
-/// Panics inside the addon, to prove a panic reaches JS as an exception (tests only).
+/// Panics inside the addon, to prove a panic reaches JS as an exception. Compiled only with
+/// the `test-panic` feature (the test copy `test.sh` builds): the published addon lacks it.
+#[cfg(feature = "test-panic")]
 #[napi]
 pub fn panic_for_test() -> Result<()> {
     guard("panicForTest", || -> sessiondb::Result<()> { panic!("deliberate test panic") })
@@ -412,6 +415,32 @@ pub fn panic_for_test() -> Result<()> {
 #[napi]
 pub fn default_session_dir(cwd: String) -> Result<String> {
     guard("usesDefaultSessionDir", || Ok(sessiondb::default_session_dir(&cwd).to_string_lossy().into_owned()))
+}
+
+/// Whether `text` names a PostgreSQL server rather than a SQLite file (`sessiondb::pg::is_url`:
+/// `postgres://` or `postgresql://`, the scheme in any case).
+#[napi]
+pub fn is_server_url(text: String) -> bool {
+    sessiondb::pg::is_url(&text)
+}
+
+/// pi's agent dir (`getAgentDir`): `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
+#[napi]
+pub fn agent_dir() -> Result<String> {
+    guard("agentDir", || Ok(layout::agent_dir().to_string_lossy().into_owned()))
+}
+
+/// The folder of every project's session folder (pi's `getSessionsDir`).
+#[napi]
+pub fn sessions_root() -> Result<String> {
+    guard("sessionsRoot", || Ok(layout::sessions_root().to_string_lossy().into_owned()))
+}
+
+/// The folder pi writes sessions in, as the environment says (`$PI_CODING_AGENT_SESSION_DIR`,
+/// else the sessions root): what `sessiondb sync` reads by default.
+#[napi]
+pub fn sessions_dir() -> Result<String> {
+    guard("sessionsDir", || Ok(layout::sessions_dir().to_string_lossy().into_owned()))
 }
 
 /// Steps as the JSON text `{"keys": [...], "ids": [...], "types": [...], "roles": [...]}`,

@@ -42,7 +42,10 @@ test("pi's errors for bad arguments", () => {
 });
 
 test("a Rust panic becomes a JS exception and the process goes on", () => {
-	const native = require("../sessiondb.node");
+	// panicForTest is compiled only into the test copy test.sh builds (the `test-panic` feature).
+	const copy = path.join(import.meta.dirname, "..", "sessiondb-test.node");
+	assert.ok(fs.existsSync(copy), `${copy} is missing: bash test.sh builds it (cargo build -p sessiondb-node --features test-panic)`);
+	const native = require(copy);
 	assert.throws(() => native.panicForTest(), { message: /internal error in panicForTest: deliberate test panic/ });
 	const sm = SessionManager.inMemory(W);
 	assert.ok(sm.appendMessage({ role: "user", content: "after the panic", timestamp: 2 }));
@@ -68,6 +71,21 @@ test("entries are parsed once and kept: getBranch() returns the same objects", (
 	assert.deepEqual(b2.map((e) => e.id), [a, c]);
 	assert.equal(b2[0], first[0]);
 	assert.equal(sm.getEntries().length, 3);
+});
+
+test("getEntries() first, getBranch() after: one object per line, as with pi", () => {
+	const sm = SessionManager.create(path.join(W, "entries-first"));
+	const a = sm.appendMessage({ role: "user", content: "one", timestamp: 1 });
+	const reopened = SessionManager.open(sm.getSessionFile());
+	const all = reopened.getEntries();
+	assert.equal(reopened.getBranch()[0], all[0]);
+	// A line appended after getEntries(): getBranch() parses it once, getEntries() gets that one.
+	reopened.appendMessage({ role: "assistant", content: "two", timestamp: 2 });
+	const branch = reopened.getBranch();
+	assert.deepEqual(branch.map((e) => e.message.content), ["one", "two"]);
+	assert.equal(branch[0].id, a);
+	assert.equal(reopened.getEntries()[1], branch[1]);
+	assert.equal(reopened.getBranch()[1], branch[1]);
 });
 
 test("list and listAll give pi's SessionInfo with Dates and report progress", async () => {

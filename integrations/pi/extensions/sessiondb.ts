@@ -10,11 +10,11 @@
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import {
 	type Cli,
-	dbExists,
+	type Paths,
+	paths,
 	type Progress,
 	expandHome,
 	findBinary,
@@ -45,14 +45,20 @@ const ANSWER_WAIT = 15_000;
 
 type Json = Record<string, unknown>;
 
+/** Session folders named by pi's settings and by the session open (`sessionRoots`). */
+interface OwnRoots {
+	listed: string[];
+	current?: string;
+}
+
 /** A tool error the model reads: thrown from execute(), pi reports it as an error result. */
 class ToolInputError extends Error {}
 
 /** The sync of every session folder while it runs, and how far it got. */
 interface FullSync {
 	promise: Promise<void>;
-	/** No database before it: the first import. */
-	first: boolean;
+	/** No database before it: the first import (asked of the binary as the sync starts). */
+	first: Promise<boolean>;
 	/** The last `--progress-json` line, counted over every folder synced so far. */
 	phase: string;
 	done: number;
@@ -88,13 +94,34 @@ export default function sessiondb(pi: ExtensionAPI) {
 		return { bin: found.bin, db: s.db ? expandHome(s.db, cwd) : undefined };
 	}
 
-	/** pi's session folders: the agent dir's `sessions`, a custom sessionDir (env or setting), extra configured ones, and the current session's folder when it is elsewhere (`--session-dir`). */
-	function sessionRoots(ctx: ExtensionContext): string[] {
-		const roots: string[] = [resolve(getAgentDir(), "sessions")];
-		const custom = process.env.PI_CODING_AGENT_SESSION_DIR || (pi.getSettings() as Json).sessionDir;
-		if (typeof custom === "string" && custom) roots.push(expandHome(custom, ctx.cwd));
-		for (const d of settings().sessionDirs ?? []) roots.push(expandHome(d, ctx.cwd));
-		const current = ctx.sessionManager.getSessionDir();
+	/** pi's folders as the binary finds them, asked once per binary and database (they do not change while pi runs). */
+	let known: { key: string; paths: Promise<Paths> } | null = null;
+	function folders(c: Cli): Promise<Paths> {
+		const key = `${c.bin}\0${c.db ?? ""}`;
+		let asked = known;
+		if (asked?.key !== key) {
+			const fresh = { key, paths: paths(c) };
+			fresh.paths.catch(() => {
+				if (known === fresh) known = null; // asked again next time
+			});
+			known = asked = fresh;
+		}
+		return asked.paths;
+	}
+
+	/** The session folders pi's settings and this session add (read while the context is current). */
+	function ownRoots(ctx: ExtensionContext): OwnRoots {
+		const listed: string[] = [];
+		const custom = (pi.getSettings() as Json).sessionDir;
+		if (typeof custom === "string" && custom) listed.push(expandHome(custom, ctx.cwd));
+		for (const d of settings().sessionDirs ?? []) listed.push(expandHome(d, ctx.cwd));
+		return { listed, current: ctx.sessionManager.getSessionDir() || undefined };
+	}
+
+	/** pi's session folders: the sessions root and the sessions dir as the binary finds them (pi's rules, kept in Rust), the sessionDir setting, extra configured ones, and the current session's folder when it is elsewhere (`--session-dir`). */
+	function sessionRoots(p: Paths, own: OwnRoots): string[] {
+		const roots: string[] = [p.sessionsRoot, p.sessionsDir, ...own.listed];
+		const { current } = own;
 		if (current && !roots.some((r) => isBelow(current, r))) roots.push(resolve(current));
 		return [...new Set(roots)].filter((r) => existsSync(r));
 	}
@@ -142,17 +169,27 @@ export default function sessiondb(pi: ExtensionAPI) {
 		startedFull = true;
 		if (full) return full.promise;
 		let c: Cli;
-		let roots: string[];
+		let own: OwnRoots;
 		try {
 			c = cli(ctx.cwd);
-			roots = sessionRoots(ctx);
+			own = ownRoots(ctx);
 		} catch (e) {
 			warnMissing(ctx, e);
 			return chain;
 		}
-		const state: FullSync = { promise: chain, first: !dbExists(c), phase: "sync", done: 0, total: 0 };
+		// Asked now, before a sync can create the database.
+		const now = paths(c);
+		const state: FullSync = { promise: chain, first: now.then((p) => !p.exists, () => false), phase: "sync", done: 0, total: 0 };
 		state.promise = enqueue(async () => {
-			if (state.first) tell(ctx, `sessiondb: importing your pi sessions (${roots.join(", ")}) for /search; this runs in the background`, "info");
+			let roots: string[];
+			try {
+				roots = sessionRoots(await now, own);
+			} catch (e) {
+				warnMissing(ctx, e);
+				return;
+			}
+			const first = await state.first;
+			if (first) tell(ctx, `sessiondb: importing your pi sessions (${roots.join(", ")}) for /search; this runs in the background`, "info");
 			const started = Date.now();
 			let sessions = 0;
 			let before = 0; // files of the folders already synced
@@ -172,7 +209,7 @@ export default function sessiondb(pi: ExtensionAPI) {
 					return;
 				}
 			}
-			if (state.first) {
+			if (first) {
 				// Fold the sessions' texts for `list` now rather than on the first search.
 				state.phase = "index";
 				await run(c, ["index"], { timeoutMs: SYNC_TIMEOUT }).catch(() => {});
@@ -189,21 +226,21 @@ export default function sessiondb(pi: ExtensionAPI) {
 	function syncCurrent(ctx: ExtensionContext): Promise<void> {
 		if (fileSyncQueued) return fileSyncQueued;
 		let file: string | undefined;
-		let roots: string[];
+		let own: OwnRoots;
 		let c: Cli;
 		try {
 			file = ctx.sessionManager.getSessionFile();
-			roots = sessionRoots(ctx);
+			own = ownRoots(ctx);
 			c = cli(ctx.cwd);
 		} catch (e) {
 			warnMissing(ctx, e);
 			return chain;
 		}
 		if (!file || !existsSync(file)) return chain; // pi writes the file once the first reply is in
-		const root = roots.find((r) => isBelow(file as string, r)) ?? dirname(file);
 		const p = enqueue(async () => {
 			fileSyncQueued = null;
 			try {
+				const root = sessionRoots(await folders(c), own).find((r) => isBelow(file as string, r)) ?? dirname(file as string);
 				if (!held || held.cli.bin !== c.bin || held.cli.db !== c.db || held.root !== root) {
 					held?.close();
 					held = new HeldSync(c, root);
@@ -275,12 +312,14 @@ export default function sessiondb(pi: ExtensionAPI) {
 				: f.phase === "index"
 					? `indexing ${n(f.done)} of ${n(f.total)} texts`
 					: `importing ${n(f.done)} of ${n(f.total)} files`;
-		return `sessiondb: ${f.first ? "the first import of your pi sessions" : "a sync of your pi sessions"} is still running (${what}); results so far:`;
+		return `sessiondb: ${(await f.first) ? "the first import of your pi sessions" : "a sync of your pi sessions"} is still running (${what}); results so far:`;
 	}
 
 	/** True while the first import runs and has not created the database yet. */
-	function noDatabaseYet(c: Cli): boolean {
-		return full?.first === true && !dbExists(c);
+	async function noDatabaseYet(c: Cli): Promise<boolean> {
+		if (!full || !(await full.first)) return false;
+		// A binary that cannot answer: the search that follows says why.
+		return paths(c).then((p) => !p.exists, () => false);
 	}
 
 	async function search(ctx: ExtensionContext, c: Cli, query: string, o: { cwd?: string; role?: string; since?: string; limit: number; signal?: AbortSignal }) {
@@ -353,7 +392,7 @@ export default function sessiondb(pi: ExtensionAPI) {
 			const byPath = project && (isAbsolute(project) || project.startsWith("~") || project.startsWith("."));
 			const here = ctx.sessionManager.getSessionId();
 			const filtering = (project && !byPath) || !params.includeCurrent;
-			const raw = noDatabaseYet(c) ? [] : await search(ctx, c, query, {
+			const raw = (await noDatabaseYet(c)) ? [] : await search(ctx, c, query, {
 				cwd: byPath ? expandHome(project, ctx.cwd) : undefined,
 				role: params.role,
 				since: params.since,
@@ -473,7 +512,7 @@ export default function sessiondb(pi: ExtensionAPI) {
 			if (!query) return;
 			const c = cli(ctx.cwd);
 			const note = await ready(ctx);
-			const hits = noDatabaseYet(c) ? [] : await search(ctx, c, query, { limit: 30 });
+			const hits = (await noDatabaseYet(c)) ? [] : await search(ctx, c, query, { limit: 30 });
 			if (hits.length === 0) {
 				ctx.ui.notify(`${note ? `${note} none yet.\n` : ""}sessiondb: nothing matches "${query}"`, "info");
 				return;
@@ -542,9 +581,9 @@ export default function sessiondb(pi: ExtensionAPI) {
 			// The database learns this session's newest entries first (the move finds it by its file).
 			await syncCurrent(ctx);
 			type Moved = { sessionId: string; from: string; to: string; cwd: string; fileMoved: boolean };
-			const root = resolve(getAgentDir(), "sessions");
-			// In the sync queue: no sync reads the file while it moves.
-			const moved = await inQueue(() => runJson<Moved>(c, ["move", file, dir, "--sessions-dir", root], { timeoutMs: SYNC_TIMEOUT }));
+			// In the sync queue: no sync reads the file while it moves. Its folder is the binary's
+			// default, pi's sessions root.
+			const moved = await inQueue(() => runJson<Moved>(c, ["move", file, dir], { timeoutMs: SYNC_TIMEOUT }));
 			const to = moved.to;
 			if (moved.from === to) {
 				ctx.ui.notify(`sessiondb: this session is already in ${moved.cwd}`, "info");
@@ -576,7 +615,7 @@ export default function sessiondb(pi: ExtensionAPI) {
 			}
 			const c = cli(ctx.cwd);
 			const note = await ready(ctx);
-			if (noDatabaseYet(c)) {
+			if (await noDatabaseYet(c)) {
 				ctx.ui.notify(`${note} nothing imported yet.`, "info");
 				return;
 			}

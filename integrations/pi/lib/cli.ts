@@ -1,7 +1,7 @@
 // Finding and running the sessiondb CLI. Everything goes through `sessiondb ... --json`, run
 // asynchronously with a timeout (progress read from stderr as it comes), so a slow or broken sessiondb never blocks or crashes pi.
 import { type ChildProcess, spawn } from "node:child_process";
-import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
@@ -205,9 +205,25 @@ export async function runJson<T>(cli: Cli, args: string[], opts: RunOptions): Pr
 	}
 }
 
-export function dbExists(cli: Cli): boolean {
-	const db = cli.db || process.env.SESSIONDB_PATH || join(homedir(), ".pi", "agent", "sessiondb.sqlite");
-	return /^postgres(ql)?:\/\//.test(db) || existsSync(db);
+/** What `sessiondb paths --json` answers: the database and pi's folders, as the binary decides them. */
+export interface Paths {
+	/** The database `--db` names, else the CLI's default (a URL without its password). */
+	database: string;
+	/** Whether it is a PostgreSQL URL (`postgres://` or `postgresql://`, the scheme in any case). */
+	server: boolean;
+	/** Whether the database file exists (a server: true). */
+	exists: boolean;
+	/** pi's agent dir. */
+	agentDir: string;
+	/** The folder of every project's session folder (pi's getSessionsDir). */
+	sessionsRoot: string;
+	/** The folder pi writes sessions in as the environment says ($PI_CODING_AGENT_SESSION_DIR, else the root). */
+	sessionsDir: string;
+}
+
+/** The database and pi's folders, asked of the binary: these rules are its own, not restated here. */
+export function paths(cli: Cli, opts: RunOptions = { timeoutMs: 10_000 }): Promise<Paths> {
+	return runJson<Paths>(cli, ["paths"], opts);
 }
 
 /** A request written to a `sync --stdin` process and not answered yet. */

@@ -56,9 +56,28 @@ const MIGRATION_LOCK: i64 = 0x5e55_10db_0001;
 /// How the cause of a broken unique constraint starts.
 const UNIQUE_VIOLATION: &str = "already taken: ";
 
-/// Whether `text` names a PostgreSQL database rather than a SQLite file.
+/// Whether `text` names a PostgreSQL database rather than a SQLite file: it starts with
+/// `postgres://` or `postgresql://`, the scheme in any case (RFC 3986 §3.1: schemes are
+/// case-insensitive). The one test of it: the Node binding exports it (`isServerUrl`) and the
+/// pi package asks `sessiondb paths --json`.
 pub fn is_url(text: &str) -> bool {
-    text.starts_with("postgres://") || text.starts_with("postgresql://")
+    scheme_len(text).is_some()
+}
+
+/// The length of `text`'s PostgreSQL scheme with its `://`, if it has one.
+fn scheme_len(text: &str) -> Option<usize> {
+    ["postgres://", "postgresql://"]
+        .into_iter()
+        .find(|scheme| text.get(..scheme.len()).is_some_and(|head| head.eq_ignore_ascii_case(scheme)))
+        .map(str::len)
+}
+
+/// `url` with its scheme in lower case, the only case the driver's parser knows.
+fn lowercase_scheme(url: &str) -> String {
+    match scheme_len(url) {
+        Some(n) => format!("{}{}", url[..n].to_ascii_lowercase(), &url[n..]),
+        None => url.to_owned(),
+    }
 }
 
 /// A connection to a sessiondb database on a PostgreSQL server.
@@ -179,7 +198,8 @@ pub fn connect_read_only(url: &str) -> Result<Server> {
 /// schema up to date. Each failure is one line naming the server and the cause.
 pub fn connect(url: &str) -> Result<Server> {
     let shown = without_password(url);
-    let (url, tls) = tls::split(url).map_err(|e| server_error(&shown, e))?;
+    let url = lowercase_scheme(url);
+    let (url, tls) = tls::split(&url).map_err(|e| server_error(&shown, e))?;
     let mut config: Config =
         url.parse().map_err(|e: postgres::Error| server_error(&shown, format!("not a PostgreSQL URL: {e}")))?;
     config.ssl_mode(tls.ssl_mode());

@@ -8,6 +8,7 @@ mod export;
 mod import;
 mod r#move;
 mod output;
+mod paths;
 mod push;
 pub(crate) mod render;
 mod rpc;
@@ -79,6 +80,14 @@ enum Command {
     Bench(bench::Args),
     /// Check the database and its sessions for problems (exit 1 when some are found).
     Check(check::Args),
+    /// Print the database and pi's folders as this binary finds them (nothing is opened).
+    ///
+    /// The database: --db, else $SESSIONDB_PATH, else ~/.pi/agent/sessiondb.sqlite; a
+    /// `postgres://` or `postgresql://` URL (the scheme in any case) is a server. pi's agent
+    /// dir: $PI_CODING_AGENT_DIR, else ~/.pi/agent; the sessions root, which holds a folder per
+    /// project (pi's getSessionsDir): <agent dir>/sessions, where `move` puts files; the
+    /// sessions dir `sync` reads by default: $PI_CODING_AGENT_SESSION_DIR, else the root.
+    Paths(paths::Args),
     /// Serve every session, search and usage in the browser (read-only).
     #[cfg(feature = "serve")]
     Serve(crate::serve::Args),
@@ -127,6 +136,7 @@ fn run_local(db: &std::path::Path, command: Command) -> anyhow::Result<i32> {
         Command::Push(a) => push::run(db, a),
         Command::Bench(a) => bench::run(a, None),
         Command::Check(a) => check::run(db, a),
+        Command::Paths(a) => paths::run(db, a),
         #[cfg(feature = "serve")]
         Command::Serve(a) => crate::serve::run(db, a),
     }

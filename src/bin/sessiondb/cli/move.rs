@@ -27,7 +27,7 @@ pub fn run(db: &Path, args: Args) -> anyhow::Result<i32> {
     if !args.dir.is_dir() {
         bail!("{}: not a directory", shown(dir));
     }
-    let sessions_dir = args.sessions_dir.unwrap_or_else(|| sessiondb::internals::layout::agent_dir().join("sessions"));
+    let sessions_dir = args.sessions_dir.unwrap_or_else(sessiondb::internals::layout::sessions_root);
     let mut conn = sessiondb::db::open_existing(db)?;
     sessiondb::relocate::finish_interrupted_moves(&mut conn, &sessions_dir)
         .with_context(|| format!("finishing an interrupted move in {}", sessions_dir.display()))?;
