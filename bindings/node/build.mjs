@@ -6,6 +6,7 @@
 // debug build.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -15,16 +16,25 @@ const cargo = process.env.CARGO || "cargo";
 
 /** The folder holding the binding's Cargo.toml: this one in the repository, source/bindings/node when packed. */
 function crateDir() {
-	const packed = path.join(here, "source", "bindings", "node");
-	return fs.existsSync(path.join(packed, "Cargo.toml")) ? packed : here;
+	const inPackage = path.join(here, "source", "bindings", "node");
+	return fs.existsSync(path.join(inPackage, "Cargo.toml")) ? inPackage : here;
 }
+
+// A packed package builds in a temporary target folder, removed afterwards: a global install must
+// not keep gigabytes of build products inside node_modules. The repository uses its own target/.
+const packed = crateDir() !== here;
+const scratch = packed && !process.env.CARGO_TARGET_DIR ? fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-build-")) : null;
+const cargoEnv = scratch ? { ...process.env, CARGO_TARGET_DIR: scratch } : process.env;
+process.on("exit", () => {
+	if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
+});
 
 /** Runs one cargo build and returns the files of the artifact named `name` of kind `kind`. */
 function build(args, name, kind) {
 	const run = spawnSync(
 		cargo,
-		["build", ...(debug ? [] : ["--release"]), ...args, "--message-format=json-render-diagnostics"],
-		{ cwd: crateDir(), stdio: ["ignore", "pipe", "inherit"], encoding: "utf8", maxBuffer: 256 << 20 },
+		["build", ...(debug ? [] : ["--release"]), ...(packed ? ["--locked"] : []), ...args, "--message-format=json-render-diagnostics"],
+		{ cwd: crateDir(), env: cargoEnv, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8", maxBuffer: 256 << 20 },
 	);
 	if (run.error) {
 		console.error(`sessiondb: cannot run ${cargo} (${run.error.message}); install Rust from https://rustup.rs`);
