@@ -200,9 +200,35 @@ fn import_problems(c: &Crate, layers: Option<&[&[&str]]>) -> Vec<String> {
     problems
 }
 
+/// Every `crate::` path of a module naming what the crate root re-exports (`crate::Error`,
+/// `crate::SessionManager`) rather than the module that defines it: the root sits above every
+/// layer, so such a path is an arrow running back up.
+fn root_reexports_named(c: &Crate) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (module, code) in &c.files {
+        if module.is_empty() {
+            continue;
+        }
+        for (at, _) in code.match_indices("crate::") {
+            if code[..at].ends_with(|ch: char| ch.is_alphanumeric() || matches!(ch, '_' | ':' | '$')) {
+                continue;
+            }
+            let rest = ident_path(&code[at + "crate::".len()..]);
+            let Some(first) = rest.first() else { continue };
+            if !c.files.contains_key(*first) {
+                problems
+                    .push(format!("{module} names crate::{first}, a re-export of lib.rs: import it from its module"));
+            }
+        }
+    }
+    problems
+}
+
 #[test]
 fn library_imports_point_down_without_loops() {
-    let problems = import_problems(&library(), Some(LAYERS));
+    let library = library();
+    let mut problems = import_problems(&library, Some(LAYERS));
+    problems.extend(root_reexports_named(&library));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 

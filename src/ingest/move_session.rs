@@ -33,7 +33,6 @@
 //! A session kept in the database only (its file is not there) moves in the database alone.
 
 use crate::error::{Error, Result};
-use crate::ingest::import::tail_hash;
 use crate::ingest::move_leftovers::{
     crash_point, roll_forward, sync_folder, undo, with_suffix, Intent, INTENT, TEMPORARY,
 };
@@ -41,6 +40,7 @@ use crate::ingest::route;
 use crate::ingest::sync::SyncSummary;
 use crate::js::json;
 use crate::jsonl::signature::file_signature;
+use crate::jsonl::signature::tail_hash;
 use crate::pi::layout;
 use crate::store::discovery::{self, SessionRef};
 use crate::store::handle::{Db, Tx};

@@ -8,7 +8,8 @@
 //! leaves whole files only and two syncs at once do not both act on one file.
 
 use crate::error::{Error, Result};
-use crate::ingest::import::{self, tail_hash, FileReport, FileStatus, ImportOptions, Source};
+use crate::ingest::import::{self, FileReport, FileStatus, ImportOptions, Source};
+use crate::jsonl::signature::tail_hash;
 use crate::jsonl::signature::{file_signature, FileSignature};
 use crate::jsonl::{classify, LineKind};
 use crate::store::derive::EntryFields;

@@ -4,8 +4,8 @@
 
 use super::{Persistence, SessionManager};
 use crate::error::Result;
-use crate::ingest::import::tail_hash;
 use crate::jsonl::signature::file_signature;
+use crate::jsonl::signature::tail_hash;
 use crate::read::tree::SessionTree;
 use crate::store::keys::EntryKey;
 use crate::store::{sessions, signatures, sync_state};

@@ -14,7 +14,7 @@ pub struct SyncState {
     pub mtime: Option<i64>,
     /// Bytes of the file read and dealt with.
     pub offset: Option<i64>,
-    /// FNV-1a of the bytes before `offset` (see `ingest::import::tail_hash`).
+    /// FNV-1a of the bytes before `offset` (see `jsonl::signature::tail_hash`).
     pub tail: Option<i64>,
     pub missing: bool,
 }

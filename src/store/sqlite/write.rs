@@ -499,7 +499,7 @@ impl Writes for Sqlite {
                 })
             })
             .optional()?;
-        row.ok_or_else(|| crate::Error::NotFound(format!("no session with internal key {sid}")))
+        row.ok_or_else(|| crate::error::Error::NotFound(format!("no session with internal key {sid}")))
     }
 
     fn append_entry(&self, sid: SessionKey, text: &str, parent: Option<(EntryKey, Derived)>) -> Result<EntryKey> {
@@ -508,7 +508,7 @@ impl Writes for Sqlite {
         let obj = json::scan_object(text.as_bytes())
             .ok()
             .flatten()
-            .ok_or_else(|| crate::Error::InvalidArgument("entry is not a JSON object".into()))?;
+            .ok_or_else(|| crate::error::Error::InvalidArgument("entry is not a JSON object".into()))?;
         let ParsedLine { fields: f, extras, seen, .. } = ParsedLine::of(&obj);
         let seq = last_seq + 1;
         let key = entry_key(sid, seq);
