@@ -111,6 +111,46 @@ impl Db {
     }
 }
 
+/// An open database lent to its holder: when dropped, it goes back where it came from (a
+/// SQLite file's connection to the process's pool, `store::sqlite::pool`), or is closed.
+pub struct Pooled {
+    db: Option<Db>,
+    give_back: Option<Box<dyn FnOnce(Db) + Send>>,
+}
+
+impl Pooled {
+    /// A database closed when dropped (in memory, on a server).
+    pub fn unpooled(db: Db) -> Self {
+        Pooled { db: Some(db), give_back: None }
+    }
+
+    /// A database handed to `give_back` when dropped.
+    pub(in crate::store) fn returning(db: Db, give_back: Box<dyn FnOnce(Db) + Send>) -> Self {
+        Pooled { db: Some(db), give_back: Some(give_back) }
+    }
+}
+
+impl std::ops::Deref for Pooled {
+    type Target = Db;
+    fn deref(&self) -> &Db {
+        self.db.as_ref().expect("a pooled database is present until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Pooled {
+    fn deref_mut(&mut self) -> &mut Db {
+        self.db.as_mut().expect("a pooled database is present until dropped")
+    }
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        if let (Some(db), Some(give_back)) = (self.db.take(), self.give_back.take()) {
+            give_back(db);
+        }
+    }
+}
+
 /// True for an error of a write that broke a constraint (a unique path already taken, say).
 pub fn is_constraint_violation(e: &Error) -> bool {
     matches!(e, Error::Database { kind: crate::error::DbFailure::Constraint, .. })

@@ -11,6 +11,7 @@ mod keys;
 pub mod lease;
 pub mod lines;
 pub mod open;
+pub mod pool;
 pub mod replica;
 pub mod search;
 pub mod search_merge;
