@@ -81,7 +81,7 @@ pub mod internals {
     pub use crate::js::{canonical, collate, jstime};
     pub use crate::pi::{entries, ids, layout, migrate, projection, system};
     pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
-    pub use crate::store::journal;
+    pub use crate::store::sqlite::journal;
     pub use crate::store::sqlite::open::create_at_version;
     pub use crate::store::sqlite::{bulk, lines};
     pub use crate::store::{derive, keys, replica, stats, tokens};

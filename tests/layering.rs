@@ -224,11 +224,23 @@ fn root_reexports_named(c: &Crate) -> Vec<String> {
     problems
 }
 
+/// Modules outside `store/` that name the append journal: how an append is made durable is
+/// the store's business (SQLite's journal is `store::sqlite::journal`).
+fn journal_named_above_store(c: &Crate) -> Vec<String> {
+    c.files
+        .iter()
+        .filter(|(module, _)| !module.is_empty() && *module != "store" && !module.starts_with("store::"))
+        .filter(|(_, code)| code.contains("journal::") || code.contains("Journal"))
+        .map(|(module, _)| format!("{module} names the append journal, which is the store's"))
+        .collect()
+}
+
 #[test]
 fn library_imports_point_down_without_loops() {
     let library = library();
     let mut problems = import_problems(&library, Some(LAYERS));
     problems.extend(root_reexports_named(&library));
+    problems.extend(journal_named_above_store(&library));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 

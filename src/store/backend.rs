@@ -38,7 +38,7 @@ impl std::fmt::Display for Backend {
 }
 
 /// A backend: every capability, and its transactions.
-pub(crate) trait Store:
+pub trait Store:
     Any
     + Send
     + Discovery

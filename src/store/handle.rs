@@ -20,8 +20,9 @@ impl Db {
         Db { store: Box::new(store) }
     }
 
-    /// The backend's implementation of the storage interface.
-    pub(in crate::store) fn store(&self) -> &dyn Store {
+    /// The backend's implementation of the storage interface: every capability, called as
+    /// `db.store().entry_by_id(…)`.
+    pub fn store(&self) -> &dyn Store {
         &*self.store
     }
 

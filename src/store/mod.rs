@@ -2,7 +2,7 @@
 //! migrations, the connection pool), the append journal, bulk mode, and the typed reads and
 //! writes of session and entry rows.
 
-pub(crate) mod backend;
+pub mod backend;
 pub mod codec;
 pub mod db;
 pub mod derive;
@@ -12,8 +12,7 @@ pub mod extract;
 pub mod files;
 pub mod handle;
 pub mod integrity;
-pub(crate) mod interface;
-pub mod journal;
+pub mod interface;
 pub mod keys;
 pub mod lease;
 pub mod parallel;

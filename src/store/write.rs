@@ -64,11 +64,6 @@ pub fn copy_session(db: &Db, source: SessionKey, copy: SessionKey) -> Result<()>
     db.store().copy_session(source, copy)
 }
 
-/// Whether a saved session's appends on `db` go to the append journal first.
-pub fn appends_through_journal(db: &Db) -> bool {
-    db.store().appends_through_journal()
-}
-
 /// Whether [`append_new_entry`] on `db` checks itself that the new entry's id is free.
 pub fn append_checks_id(db: &Db) -> bool {
     db.store().append_checks_id()

@@ -65,7 +65,7 @@ impl SessionRef {
 }
 
 /// Discovery's reads.
-pub(crate) trait Discovery {
+pub trait Discovery {
     /// The sessions whose file is in folder `dir`, in no particular order.
     fn infos_in_dir(&self, dir: &str, origins: Origins) -> Result<Vec<InfoRow>>;
     /// Every session, in no particular order.

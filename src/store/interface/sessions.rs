@@ -39,7 +39,7 @@ pub struct SessionPlace<'a> {
 pub type SessionFile = (SessionKey, Option<i64>, Option<i64>);
 
 /// Reads of one session's row and its entry ids.
-pub(crate) trait Sessions {
+pub trait Sessions {
     /// The stored row of session `sid`.
     fn session_row(&self, sid: SessionKey) -> Result<SessionRow>;
     /// The key of the session whose file is at the absolute `path`.

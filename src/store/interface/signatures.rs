@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// File signatures.
-pub(crate) trait Signatures {
+pub trait Signatures {
     /// The signature of every imported file, by path.
     fn known_signatures(&self) -> crate::error::Result<HashMap<PathBuf, FileSignature>>;
     /// Records that session `sid`'s file now has signature `sig`.

@@ -29,7 +29,7 @@ pub struct Position {
 }
 
 /// What `sync` keeps per session file.
-pub(crate) trait SyncStates {
+pub trait SyncStates {
     /// Whether this database keeps the read position and signature of local session files
     /// (a server keeps those of its own sessions elsewhere).
     fn keeps_file_states(&self) -> bool;

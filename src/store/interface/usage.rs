@@ -30,7 +30,7 @@ pub struct Totals {
 }
 
 /// Usage totals.
-pub(crate) trait Usage {
+pub trait Usage {
     /// Totals per group (`group` is one of the names [`USAGE_TOTALS`] takes), ordered by group.
     fn usage_totals(
         &self,

@@ -275,11 +275,6 @@ impl Writes for Pg {
         Ok(Box::new(Appends { pg: self, sid }))
     }
 
-    /// An append is one statement on a server, durable when it returns: no journal.
-    fn appends_through_journal(&self) -> bool {
-        false
-    }
-
     /// [`PG_APPEND_AT`] checks that the id is free (saving a round trip).
     fn append_checks_id(&self) -> bool {
         true
@@ -332,7 +327,10 @@ impl Writes for Pg {
     fn append_entry(&self, sid: SessionKey, text: &str, parent: Option<(EntryKey, Derived)>) -> Result<EntryKey> {
         match pg_append_entry(self, sid, text, parent, &mut AppendState::default(), false)? {
             Appended::Key(key) => Ok(key),
-            Appended::IdTaken => Err(crate::error::Error::InvalidArgument("entry id already in the session".into())),
+            // A server's append reaches its tables at once: never `Pending`.
+            Appended::IdTaken | Appended::Pending => {
+                Err(crate::error::Error::InvalidArgument("entry id already in the session".into()))
+            }
         }
     }
 

@@ -288,6 +288,8 @@ pub fn compress_stored_lines(conn: &mut Connection) -> Result<()> {
         unpacker: Default::default(),
         bulk: Default::default(),
         rows_counted: None,
+        path: None,
+        journal: Default::default(),
     };
     let result = pack_all(&store, total, show);
     *conn = store.conn;

@@ -7,6 +7,7 @@ pub mod discovery;
 pub mod entries;
 pub mod extract;
 pub mod integrity;
+pub mod journal;
 mod keys;
 pub mod lease;
 pub mod lines;
@@ -42,12 +43,28 @@ pub struct Sqlite {
     pub(in crate::store) bulk: std::cell::RefCell<Option<bulk::BulkJournal>>,
     /// The entry rows counted since [`Store::start_counting_entry_rows`], while counting.
     rows_counted: Option<Arc<AtomicU64>>,
+    /// The database file, when it is one opened for writing: a saved session's appends then go
+    /// to its append journal ([`journal`]).
+    pub(in crate::store) path: Option<std::path::PathBuf>,
+    /// The journal this connection appends to (opened at its first append), and how many
+    /// appends it made since it last settled.
+    pub(in crate::store) journal: std::cell::RefCell<(Option<journal::Journal>, usize)>,
 }
 
 impl Sqlite {
     /// Wraps an open connection, giving it the function that reads stored lines.
     pub(in crate::store) fn db(conn: Connection) -> Db {
         Self::wrap(conn, lines::Packing::default())
+    }
+
+    /// [`Sqlite::db`] for the database file at `path`, opened for writing: its saved sessions'
+    /// appends go through the append journal.
+    pub(in crate::store) fn db_at(conn: Connection, path: &std::path::Path) -> Db {
+        let mut db = Self::db(conn);
+        if let Some(s) = db.downcast_mut::<Sqlite>() {
+            s.path = Some(path.to_path_buf());
+        }
+        db
     }
 
     /// [`Sqlite::db`] for a database in memory, which keeps its lines as text.
@@ -68,6 +85,8 @@ impl Sqlite {
             unpacker: Default::default(),
             bulk: Default::default(),
             rows_counted: None,
+            path: None,
+            journal: Default::default(),
         })
     }
 }

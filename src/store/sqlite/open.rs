@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use crate::store::files::BUSY_TIMEOUT;
 use crate::store::handle::Db;
-use crate::store::sqlite::Sqlite;
+use crate::store::sqlite::{journal, Sqlite};
 use rusqlite::Connection;
 use std::path::Path;
 
@@ -27,7 +27,7 @@ fn open_file(path: &Path) -> Result<Db> {
     crate::store::sqlite::lines::register(&conn)?;
     migrate(&mut conn, path)?;
     run_maintenance(&mut conn)?;
-    let db = Sqlite::db(conn);
+    let db = Sqlite::db_at(conn, path);
     settle_journal(&db, path)?;
     Ok(db)
 }
@@ -36,9 +36,9 @@ fn open_file(path: &Path) -> Result<Db> {
 /// the tables, so that whoever opens the database sees them. A read-only database is left
 /// as it is.
 pub(super) fn settle_journal(db: &Db, path: &Path) -> Result<()> {
-    let Some(conn) = db.downcast::<Sqlite>().map(|s| &s.conn) else { return Ok(()) };
-    if crate::store::journal::has_pending(path) && !conn.is_readonly(rusqlite::MAIN_DB)? {
-        crate::store::journal::settle(db, path)?;
+    let Some(store) = db.downcast::<Sqlite>() else { return Ok(()) };
+    if journal::has_pending(path) && !store.conn.is_readonly(rusqlite::MAIN_DB)? {
+        journal::settle_into(store, path)?;
     }
     Ok(())
 }

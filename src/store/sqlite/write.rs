@@ -10,11 +10,11 @@ use crate::store::discovery::Discovery;
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sqlite::extract::ExtrasWriter;
 use crate::store::sqlite::lines::Stored;
-use crate::store::sqlite::{columns, Named, Sqlite};
+use crate::store::sqlite::{columns, journal, Named, Sqlite};
 use crate::store::stats::{Observation, SessionStats};
 use crate::store::write::{
-    entry_key, key_range, now_ns, place_appended, AppendState, Appended, LineWriter, NewSession, ParsedLine,
-    SharedLine, StoredStats, Writes, COPY_SLICE, LIST_TEXT_MAX,
+    append_now, entry_key, key_range, now_ns, place_appended, AppendState, Appended, LineWriter, NewSession,
+    ParsedLine, SharedLine, StoredStats, Writes, COPY_SLICE, LIST_TEXT_MAX,
 };
 use rusqlite::{named_params, Connection, OptionalExtension};
 
@@ -407,8 +407,42 @@ impl Writes for Sqlite {
         Ok(Box::new(BulkWriter::new(self, sid)?))
     }
 
-    fn appends_through_journal(&self) -> bool {
-        true
+    /// A database file's appends go to its journal, one `write` each, and are settled every
+    /// [`journal::BATCH`]; a database in memory (staging, sessions never saved) has none.
+    fn append_saved(
+        &self,
+        sid: SessionKey,
+        file: &str,
+        text: &str,
+        parent_id: Option<&str>,
+        state: &mut AppendState,
+    ) -> Result<Appended> {
+        let Some(db) = &self.path else { return append_now(self, sid, text, parent_id, state) };
+        let due = {
+            let mut slot = self.journal.borrow_mut();
+            let (journal, count) = &mut *slot;
+            let journal = match journal {
+                Some(j) => j,
+                None => journal.insert(journal::Journal::open(db)?),
+            };
+            journal.append(file, text)?;
+            *count += 1;
+            *count >= journal::BATCH
+        };
+        if due {
+            // The append is durable already; a failure here surfaces at the next read.
+            let _ = self.settle_appends();
+        }
+        Ok(Appended::Pending)
+    }
+
+    fn settle_appends(&self) -> Result<()> {
+        let Some(db) = &self.path else { return Ok(()) };
+        if journal::has_pending(db) {
+            journal::settle_into(self, db)?;
+        }
+        self.journal.borrow_mut().1 = 0;
+        Ok(())
     }
 
     fn append_checks_id(&self) -> bool {
