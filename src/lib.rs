@@ -81,10 +81,11 @@ pub mod internals {
     pub use crate::js::{canonical, collate, jstime};
     pub use crate::pi::{entries, ids, layout, migrate, projection, system};
     pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
+    pub use crate::store::interface::replica;
     pub use crate::store::sqlite::journal;
     pub use crate::store::sqlite::open::create_at_version;
     pub use crate::store::sqlite::{bulk, lines};
-    pub use crate::store::{derive, keys, replica, stats, tokens};
+    pub use crate::store::{derive, keys, stats, tokens};
 
     /// Discovery: the types, and each backend's statements (for tests of their plans).
     pub mod discovery {
@@ -117,13 +118,13 @@ pub mod internals {
 
     /// File signatures.
     pub mod signatures {
-        pub use crate::store::signatures::*;
+        pub use crate::store::interface::signatures::*;
     }
 
     /// What `sync` keeps per file.
     pub mod sync_state {
+        pub use crate::store::interface::sync_state::*;
         pub use crate::store::sqlite::sync_state::*;
-        pub use crate::store::sync_state::*;
     }
 
     /// The search index: the shared pipeline, and each backend's statements.

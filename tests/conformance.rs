@@ -1,8 +1,8 @@
 //! The storage interface's conformance suite: every operation the layers above `store/` call
 //! (sessions, entries, discovery, integrity, usage, writes and appends, forks, search, sync
 //! state and replication), run on a SQLite database and on a PostgreSQL one holding the same
-//! sessions, and the answers compared. An operation one backend cannot do must say so
-//! (`Error::Unsupported`, naming the operation), never answer something else.
+//! sessions, and the answers compared. A capability one backend has is an optional role of its
+//! store, present there and absent on the other, never a method that fails.
 //!
 //! Both databases are filled the same way (`sessiondb import` of the oracle corpus), so
 //! session keys may differ between them: answers are compared with keys written as
@@ -463,7 +463,8 @@ fn writes_forks_and_appends_agree() {
         let sid = s.by_id["conformance-copy"];
         let (upto, text) = discovery::list_texts_of(&s.db, &[sid]).unwrap()[0].clone().unwrap_or_default();
         if upto < write::load_stats(&s.db, sid).unwrap().last_seq {
-            discovery::append_list_texts(&s.db, sid, upto + 1, text).unwrap()
+            let cache = s.db.store().list_text_cache().expect("a joined text falls behind only in a cache");
+            cache.append_list_texts(sid, upto + 1, text).unwrap()
         } else {
             text
         }
@@ -540,8 +541,12 @@ fn moving_a_session_agrees() {
     assert_eq!(moved, expected);
 }
 
+/// A capability only one backend has is an optional role of its store, never a method that
+/// fails: a local database (SQLite) is pushed from, keeps its imported files' sync states, a
+/// joined-text cache and counts entry rows; a server (PostgreSQL) receives pushes. Each role is
+/// present on exactly that backend, and answers there.
 #[test]
-fn what_one_backend_cannot_do_is_named() {
+fn what_one_backend_has_is_a_role() {
     let dir = tempfile::tempdir().unwrap();
     let mut sides = sides(dir.path());
     for s in &mut sides {
@@ -558,33 +563,42 @@ fn what_one_backend_cannot_do_is_named() {
             assert!(read >= rows.len() as u64 && !rows.is_empty(), "{}: {read} rows read for {}", s.name, rows.len());
         }
         let _ = or_unsupported(entry_rows::all_sessions(&s.db));
-        let _ = or_unsupported(sessions::file_at(&s.db, "/nowhere.jsonl"));
-        let _ = or_unsupported(sessiondb::internals::sync_state::states_under(&s.db, Path::new("/")));
-        let _ = or_unsupported(sessiondb::internals::sync_state::position(&s.db, sid));
-        let _ = or_unsupported(sessiondb::internals::signatures::known(&s.db));
-        let _ = or_unsupported(sessiondb::internals::replica::sessions(&s.db));
-        let _ = or_unsupported(discovery::stale_list_texts(&s.db));
-        let _ = or_unsupported(discovery::last_seq(&s.db, sid));
-        // Receiving pushes: a server does; a SQLite file says it cannot, by name.
-        let receives = sessiondb::internals::replica::imports_by_push(&s.db);
-        let held = or_unsupported(sessiondb::internals::replica::origin_sessions(&s.db, "elsewhere", None));
-        assert_eq!(held.is_some(), receives, "{}", s.name);
-        if receives {
+        let local = s.name == "SQLite";
+        let store = s.db.store();
+        assert_eq!(store.replica().is_some(), local, "{}: pushed from", s.name);
+        assert_eq!(store.sync_states().is_some(), local, "{}: keeps sync states", s.name);
+        assert_eq!(store.list_text_cache().is_some(), local, "{}: caches joined texts", s.name);
+        assert_eq!(store.receiver().is_some(), !local, "{}: receives pushes", s.name);
+        if let Some(states) = store.sync_states() {
+            assert_eq!(states.file_at("/nowhere.jsonl").unwrap(), None);
+            let under = states.states_under(corpus()).unwrap();
+            assert!(under.len() > 2, "{}", s.name);
+            assert!(states.position(sid).unwrap().is_some(), "{}", s.name);
+            assert_eq!(states.known_signatures().unwrap().len(), under.len(), "{}", s.name);
+        }
+        if let Some(replica) = store.replica() {
+            assert_eq!(replica.local_sessions().unwrap().len(), s.by_id.len(), "{}", s.name);
+        }
+        if let Some(cache) = store.list_text_cache() {
+            let _ = cache.stale_list_texts().unwrap();
+            assert!(cache.last_seq(sid).unwrap() > 0, "{}", s.name);
+        }
+        if let Some(receiver) = store.receiver() {
+            assert!(receiver.origin_sessions("elsewhere", None).unwrap().is_empty(), "{}", s.name);
             // The server's own sessions (origin ''), all of them or those at some paths only.
-            use sessiondb::internals::replica::{origin_files, origin_sessions};
-            let all = origin_sessions(&s.db, "", None).unwrap();
-            let files = origin_files(&s.db, "", None).unwrap();
+            let all = receiver.origin_sessions("", None).unwrap();
+            let files = receiver.origin_files("", None).unwrap();
             assert!(all.len() > 2 && files.len() == all.len(), "{}", s.name);
             let mut some: Vec<String> = all.keys().take(2).cloned().collect();
             some.push("/nowhere.jsonl".into());
-            let at = origin_sessions(&s.db, "", Some(&some)).unwrap();
+            let at = receiver.origin_sessions("", Some(&some)).unwrap();
             let mut got: Vec<&String> = at.keys().collect();
             got.sort();
             let mut want: Vec<&String> = some[..2].iter().collect();
             want.sort();
             assert_eq!(got, want);
             assert!(at.iter().all(|(p, r)| r.skey == all[p].skey && r.last_seq == all[p].last_seq));
-            let files_at = origin_files(&s.db, "", Some(&some)).unwrap();
+            let files_at = receiver.origin_files("", Some(&some)).unwrap();
             assert_eq!(files_at.len(), 2);
             assert!(files_at.iter().all(|(p, f)| f.skey == files[p].skey && f.signature == files[p].signature));
         }

@@ -9,8 +9,9 @@ use crate::jsonl::signature::{file_signature, FileSignature};
 use crate::jsonl::{classify, LineKind, LineReader};
 use crate::pi::migrate;
 use crate::store::handle::Db;
+use crate::store::interface::sessions::SessionFile;
+use crate::store::interface::sync_state::SyncStates;
 use crate::store::keys::SessionKey;
-use crate::store::signatures;
 use crate::store::stats::SessionStats;
 use crate::store::write::{self, EntryWriter, NewSession};
 use serde::Serialize;
@@ -269,10 +270,16 @@ pub(crate) fn import_direct(
     summary
 }
 
+/// What the local database `tx` keeps per imported file (a server imports through a staging
+/// database, `ingest::to_server`).
+fn local_states(tx: &Db) -> Result<&dyn SyncStates> {
+    tx.store().sync_states().ok_or_else(|| tx.unsupported("importing files straight in"))
+}
+
 /// Size and modification time of every imported file, by path: files the reading thread
 /// need not read. (Empty if they cannot be read: the reader then reads every file.)
 fn known_signatures(conn: &Db) -> HashMap<PathBuf, FileSignature> {
-    signatures::known(conn).unwrap_or_default()
+    conn.store().sync_states().and_then(|s| s.known_signatures().ok()).unwrap_or_default()
 }
 
 /// Imports targets from the front of `targets` in one transaction, up to [`BATCH_BYTES`] or
@@ -438,7 +445,8 @@ fn import_file_inner(
     };
     let (size, mtime) = (sig.size, sig.mtime_ns);
     let path_text = path.to_string_lossy().into_owned();
-    let existing: Option<crate::store::sessions::SessionFile> = crate::store::sessions::file_at(tx, &path_text)?;
+    let states = local_states(tx)?;
+    let existing: Option<SessionFile> = states.file_at(&path_text)?;
     if let Some((_, Some(s), Some(m))) = existing {
         if !opts.force && s == size && m == mtime {
             return Ok(FileReport::new(path.to_path_buf(), FileStatus::Unchanged));
@@ -509,7 +517,7 @@ fn import_file_inner(
         (sid, writer.finish()?)
     };
     let tail = crate::jsonl::signature::tail_hash(path, source.consumed)?;
-    crate::store::sync_state::set_position(tx, sid, source.consumed as i64, tail)?;
+    local_states(tx)?.set_position(sid, source.consumed as i64, tail)?;
     report.entries = u64::try_from(stats.entry_count).unwrap_or(0);
     Ok(report)
 }

@@ -46,7 +46,7 @@ use crate::store::discovery::{self, SessionRef};
 use crate::store::handle::{Db, Tx};
 use crate::store::keys::SessionKey;
 use crate::store::sessions::{self, SessionPlace};
-use crate::store::{entries, lease, signatures, sync_state};
+use crate::store::{entries, lease};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -175,9 +175,9 @@ fn stage<'a>(
     }
     refuse_if_held(&tx, sid, id)?;
     sessions::relocate(&tx, sid, place)?;
-    signatures::set(&tx, sid, sig)?;
-    if sync_state::keeps_file_states(&tx) {
-        sync_state::set_position(&tx, sid, sig.size, tail)?;
+    tx.store().set_signature(sid, sig)?;
+    if let Some(states) = tx.store().sync_states() {
+        states.set_position(sid, sig.size, tail)?;
     }
     Ok(tx)
 }

@@ -14,9 +14,9 @@ use crate::jsonl::signature::{file_signature, FileSignature};
 use crate::jsonl::{classify, LineKind};
 use crate::store::derive::EntryFields;
 use crate::store::handle::Db;
-use crate::store::sync_state::{self, SyncState};
+use crate::store::interface::sync_state::{Position, SyncState, SyncStates};
+use crate::store::sessions;
 use crate::store::write;
-use crate::store::{sessions, signatures};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -62,12 +62,18 @@ pub struct SyncSummary {
 /// A session file as last synced.
 type Known = SyncState;
 
+/// What the local database `conn` keeps per file (a server takes a sync through
+/// `ingest::to_server`, which `ingest::route` chooses).
+fn states(conn: &Db) -> Result<&dyn SyncStates> {
+    conn.store().sync_states().ok_or_else(|| conn.unsupported("following a folder's files"))
+}
+
 fn known_under(conn: &Db, dir: &Path) -> Result<HashMap<PathBuf, Known>> {
-    sync_state::states_under(conn, dir)
+    states(conn)?.states_under(dir)
 }
 
 fn known_at(conn: &Db, path: &Path) -> Result<Option<Known>> {
-    sync_state::state_at(conn, path)
+    states(conn)?.state_at(path)
 }
 
 /// Outcome of reading only the appended part of a file.
@@ -83,7 +89,7 @@ enum Tail {
 /// Appends the complete lines written after the stored position, in one transaction.
 fn append_tail(conn: &mut Db, path: &Path, seen: &Known, sig: FileSignature) -> Result<Tail> {
     let tx = conn.write()?;
-    let Some(sync_state::Position { size, mtime, offset, tree_ok }) = sync_state::position(&tx, seen.sid)? else {
+    let Some(Position { size, mtime, offset, tree_ok }) = states(&tx)?.position(seen.sid)? else {
         return Ok(Tail::AlreadyDone);
     };
     if (size, mtime, offset) != (seen.size, seen.mtime, seen.offset) {
@@ -122,8 +128,8 @@ fn append_tail(conn: &mut Db, path: &Path, seen: &Known, sig: FileSignature) -> 
     }
     let consumed = source.consumed;
     let tail = tail_hash(path, consumed)?;
-    sync_state::set_position(&tx, seen.sid, consumed as i64, tail)?;
-    signatures::set(&tx, seen.sid, sig)?;
+    states(&tx)?.set_position(seen.sid, consumed as i64, tail)?;
+    tx.store().set_signature(seen.sid, sig)?;
     tx.commit()?;
     Ok(Tail::Done(added, skipped))
 }
@@ -157,7 +163,7 @@ fn sync_file(conn: &mut Db, path: &Path, rel: &str, seen: Option<&Known>, s: &mu
     if k.size == Some(sig.size) && k.mtime == Some(sig.mtime_ns) {
         s.unchanged += 1;
         if k.missing {
-            sync_state::set_missing(conn, k.sid, false)?;
+            states(conn)?.set_missing(k.sid, false)?;
         }
         return Ok(());
     }
@@ -227,7 +233,7 @@ pub(crate) fn sync_dir_direct(
             s.pruned += 1;
         } else {
             if !k.missing {
-                sync_state::set_missing(conn, k.sid, true)?;
+                states(conn)?.set_missing(k.sid, true)?;
             }
             s.missing += 1;
         }
@@ -247,7 +253,7 @@ pub(crate) fn sync_paths_direct(conn: &mut Db, dir: &Path, paths: &[PathBuf], s:
         let seen = seen.as_ref();
         if !p.exists() {
             if let Some(k) = seen {
-                sync_state::set_missing(conn, k.sid, true)?;
+                states(conn)?.set_missing(k.sid, true)?;
                 s.missing += 1;
             }
             continue;

@@ -8,7 +8,7 @@ use crate::jsonl::signature::file_signature;
 use crate::jsonl::signature::tail_hash;
 use crate::read::tree::SessionTree;
 use crate::store::keys::EntryKey;
-use crate::store::{sessions, signatures, sync_state};
+use crate::store::sessions;
 use std::path::Path;
 
 impl SessionManager {
@@ -34,13 +34,12 @@ impl SessionManager {
         let path = Path::new(file);
         let sig = file_signature(path)?;
         let sid = self.sid;
-        let positions = sync_state::keeps_file_states(&self.conn);
         let tx = self.conn.write()?;
-        if positions {
+        if let Some(states) = tx.store().sync_states() {
             let tail = tail_hash(path, u64::try_from(sig.size).unwrap_or(0))?;
-            sync_state::set_position(&tx, sid, sig.size, tail)?;
+            states.set_position(sid, sig.size, tail)?;
         }
-        signatures::set(&tx, sid, sig)?;
+        tx.store().set_signature(sid, sig)?;
         tx.commit()
     }
 }

@@ -132,22 +132,28 @@ fn complete_text(db: &Db, sid: SessionKey, last_seq: i64, cached: Option<(i64, S
     if upto >= last_seq {
         return Ok(text);
     }
-    stored::append_list_texts(db, sid, upto + 1, text)
+    match db.store().list_text_cache() {
+        Some(cache) => cache.append_list_texts(sid, upto + 1, text),
+        // Each append folded its text in: the joined text is whole.
+        None => Ok(text),
+    }
 }
 
 /// Folds the messages of lines appended since into the joined `allMessagesText` of every
 /// session that has one (`index`); returns how many sessions were brought up to date.
 pub fn refresh_list_texts(db: &mut Db) -> Result<usize> {
     let tx = db.write()?;
-    let stale = stored::stale_list_texts(&tx)?;
+    // Where each append folds its text in, none is ever stale.
+    let Some(cache) = tx.store().list_text_cache() else { return Ok(0) };
+    let stale = cache.stale_list_texts()?;
     for &sid in &stale {
         let cached = stored::list_text(&tx, sid)?.unwrap_or((0, String::new()));
-        let last_seq = stored::last_seq(&tx, sid)?;
+        let last_seq = cache.last_seq(sid)?;
         let text = complete_text(&tx, sid, last_seq, Some(cached))?;
         if text.len() < write::LIST_TEXT_MAX {
-            stored::save_list_text(&tx, sid, last_seq, &text)?;
+            cache.save_list_text(sid, last_seq, &text)?;
         } else {
-            stored::drop_list_text(&tx, sid)?;
+            cache.drop_list_text(sid)?;
         }
     }
     tx.commit()?;
@@ -156,7 +162,11 @@ pub fn refresh_list_texts(db: &mut Db) -> Result<usize> {
 
 /// Text of all user and assistant messages of a session, space-joined (pi's `allMessagesText`).
 pub fn all_messages_text(db: &Db, sid: SessionKey) -> Result<String> {
-    stored::append_list_texts(db, sid, 0, String::new())
+    match db.store().list_text_cache() {
+        Some(cache) => cache.append_list_texts(sid, 0, String::new()),
+        // Each append folded its text in: the joined text is whole.
+        None => Ok(stored::list_text(db, sid)?.map(|(_, text)| text).unwrap_or_default()),
+    }
 }
 
 fn file_name(path: &str) -> &str {

@@ -43,32 +43,6 @@ pub fn list_text(db: &Db, sid: SessionKey) -> Result<Option<(i64, String)>> {
     db.store().list_text(sid)
 }
 
-/// The sessions whose joined text misses lines appended since.
-pub fn stale_list_texts(db: &Db) -> Result<Vec<SessionKey>> {
-    db.store().stale_list_texts()
-}
-
-/// The number of session `sid`'s last line.
-pub fn last_seq(db: &Db, sid: SessionKey) -> Result<i64> {
-    db.store().last_seq(sid)
-}
-
-/// Stores session `sid`'s joined text, exact up to line `upto`.
-pub fn save_list_text(db: &Db, sid: SessionKey, upto: i64, text: &str) -> Result<()> {
-    db.store().save_list_text(sid, upto, text)
-}
-
-/// Forgets session `sid`'s joined text.
-pub fn drop_list_text(db: &Db, sid: SessionKey) -> Result<()> {
-    db.store().drop_list_text(sid)
-}
-
-/// `out` followed by the message texts of session `sid` from line `from_seq` on,
-/// space-joined.
-pub fn append_list_texts(db: &Db, sid: SessionKey, from_seq: i64, out: String) -> Result<String> {
-    db.store().append_list_texts(sid, from_seq, out)
-}
-
 /// The first session in folder `dir`, most recently written first, whose header cwd `pick`
 /// accepts: its key and path.
 pub fn most_recent_in_dir(

@@ -89,10 +89,21 @@ impl Db {
     /// Runs `f` and returns its result with the number of entry rows its statements returned,
     /// where the backend can count them (SQLite, through its row trace). Counting slows
     /// statements down: never time work while counting.
+    /// `Unsupported` where it cannot.
     pub fn count_entry_rows<T>(&mut self, f: impl FnOnce(&Db) -> Result<T>) -> Result<(T, u64)> {
-        self.store.start_counting_entry_rows()?;
+        let cannot = Error::Unsupported {
+            what: "counting the entry rows statements return",
+            backend: self.backend().to_string(),
+        };
+        match self.store.entry_row_counter() {
+            Some(counter) => counter.start_counting_entry_rows()?,
+            None => return Err(cannot),
+        }
         let result = f(self);
-        let rows = self.store.stop_counting_entry_rows()?;
+        let rows = match self.store.entry_row_counter() {
+            Some(counter) => counter.stop_counting_entry_rows()?,
+            None => return Err(cannot),
+        };
         Ok((result?, rows))
     }
 

@@ -18,13 +18,10 @@ pub mod lease;
 pub mod parallel;
 pub mod postgres;
 pub mod process;
-pub mod replica;
 pub mod search;
 pub mod sessions;
-pub mod signatures;
 pub mod sqlite;
 pub mod stats;
-pub mod sync_state;
 pub mod usage;
 pub mod write;
 

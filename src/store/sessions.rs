@@ -37,8 +37,3 @@ pub fn delete(db: &Db, sid: SessionKey) -> Result<()> {
 pub fn relocate(db: &Db, sid: SessionKey, place: &SessionPlace<'_>) -> Result<()> {
     db.store().relocate_session(sid, place)
 }
-
-/// The session recorded at `path`, with its file's signature.
-pub fn file_at(db: &Db, path: &str) -> Result<Option<SessionFile>> {
-    db.store().file_at(path)
-}

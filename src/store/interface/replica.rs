@@ -134,9 +134,6 @@ pub type BatchLines<'f> = dyn FnMut(usize, &mut dyn FnMut(&LocalLine<'_>) -> Res
 /// What `push` (and `import` and `sync` on a server, through push) need of the receiving
 /// database.
 pub trait Receiver {
-    /// Whether files are imported into this database through a staging SQLite database and a
-    /// push (a server), rather than written straight in.
-    fn imports_by_push(&self) -> bool;
     /// `path` as this database keeps it (the key of [`Receiver::origin_files`]).
     fn stored_path(&self, path: &str) -> String;
     /// Holds the origin's push lock until [`Receiver::unlock_origin`]: two pushes of one

@@ -52,6 +52,4 @@ pub trait Sessions {
     fn delete_session(&self, sid: SessionKey) -> Result<()>;
     /// Moves session `sid` to `place`: its path, folder, cwd and header line; its entries stay.
     fn relocate_session(&self, sid: SessionKey, place: &SessionPlace<'_>) -> Result<()>;
-    /// The session recorded at `path`, with its file's signature.
-    fn file_at(&self, path: &str) -> Result<Option<SessionFile>>;
 }

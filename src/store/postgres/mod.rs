@@ -31,7 +31,6 @@ pub mod search;
 pub mod search_merge;
 pub mod sessions;
 pub mod signatures;
-pub mod sync_state;
 pub mod tls;
 pub mod usage;
 pub mod write;

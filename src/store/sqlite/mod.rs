@@ -24,8 +24,11 @@ pub mod usage;
 pub mod write;
 
 use crate::error::{DbFailure, Error, Result, UNNAMED_DATABASE};
-use crate::store::backend::Store;
+use crate::store::backend::{EntryRowCounter, Store};
 use crate::store::handle::{Backend, Db};
+use crate::store::interface::discovery::ListTextCache;
+use crate::store::interface::replica::{Receiver, Replica};
+use crate::store::interface::sync_state::SyncStates;
 use rusqlite::trace::{TraceEvent, TraceEventCodes};
 use rusqlite::Connection;
 use std::any::Any;
@@ -151,6 +154,41 @@ impl Store for Sqlite {
 
     /// Through SQLite's row trace: every row a statement over `entries` (or its view
     /// `entry_lines`) returns is one row read.
+    fn replica(&self) -> Option<&dyn Replica> {
+        Some(self)
+    }
+
+    fn receiver(&self) -> Option<&dyn Receiver> {
+        None
+    }
+
+    fn sync_states(&self) -> Option<&dyn SyncStates> {
+        Some(self)
+    }
+
+    fn list_text_cache(&self) -> Option<&dyn ListTextCache> {
+        Some(self)
+    }
+
+    fn entry_row_counter(&mut self) -> Option<&mut dyn EntryRowCounter> {
+        Some(self)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+/// Counted through SQLite's row trace.
+impl EntryRowCounter for Sqlite {
     fn start_counting_entry_rows(&mut self) -> Result<()> {
         let count = Arc::new(AtomicU64::new(0));
         let seen = Arc::clone(&count);
@@ -171,18 +209,6 @@ impl Store for Sqlite {
     fn stop_counting_entry_rows(&mut self) -> Result<u64> {
         self.conn.trace_v2(TraceEventCodes::empty(), None::<fn(TraceEvent<'_>)>)?;
         Ok(self.rows_counted.take().map_or(0, |c| c.load(Ordering::Relaxed)))
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        self
     }
 }
 

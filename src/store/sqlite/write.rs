@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::js::json;
 use crate::pi::migrate;
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
-use crate::store::discovery::Discovery;
+use crate::store::discovery::ListTextCache;
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sqlite::extract::ExtrasWriter;
 use crate::store::sqlite::lines::Stored;
