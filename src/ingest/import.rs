@@ -8,12 +8,13 @@ use crate::js::json::{self, Value};
 use crate::jsonl::signature::{file_signature, FileSignature};
 use crate::jsonl::{classify, LineKind, LineReader};
 use crate::pi::migrate;
+use crate::store::entry_writer::EntryWriter;
 use crate::store::handle::Db;
 use crate::store::interface::sessions::SessionFile;
 use crate::store::interface::sync_state::SyncStates;
+use crate::store::interface::write::NewSession;
 use crate::store::keys::SessionKey;
 use crate::store::stats::SessionStats;
-use crate::store::write::{self, EntryWriter, NewSession};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fs::File;
@@ -229,33 +230,33 @@ pub const BATCH_FILES: usize = 512;
 /// after writing part of itself, or a batch that cannot be committed (a full disk), sends the
 /// batch back to be done again one file per transaction, so a failed file never undoes the
 /// others and every file that fits is kept. The database leaves WAL mode for the import when
-/// nothing else has it open ([`crate::store::write::enter_bulk`]).
+/// nothing else has it open ([`crate::store::interface::write::enter_bulk`]).
 pub(crate) fn import_direct(
     conn: &mut Db,
     targets: &[ImportTarget],
     opts: ImportOptions,
     mut progress: impl FnMut(&FileReport),
 ) -> ImportSummary {
-    crate::store::write::enter_bulk(conn);
+    conn.store().enter_bulk();
     // Files are read and parsed ahead on another thread (not live files: a sync reads what
     // is written while it reads).
     let mut reader = (!opts.live).then(|| {
         let known = if opts.force { HashMap::new() } else { known_signatures(conn) };
         // A store that packs its lines has them packed on the reading thread too.
-        let packer = crate::store::write::line_packer(conn).ok().flatten();
+        let packer = conn.store().line_packer().ok().flatten();
         ReadAhead::start(targets.iter().map(|t| t.path.clone()).collect(), known, packer)
     });
     let mut summary = ImportSummary::default();
     let mut rest = targets;
     while !rest.is_empty() {
-        crate::store::write::between_bulk_transactions(conn);
+        conn.store().between_bulk_transactions();
         let done = targets.len() - rest.len();
         let (batch, taken) = import_batch(conn, rest, opts, |i| reader.as_mut()?.take(done + i));
         let reports = batch.unwrap_or_else(|| {
             rest[..taken]
                 .iter()
                 .map(|t| {
-                    crate::store::write::between_bulk_transactions(conn);
+                    conn.store().between_bulk_transactions();
                     import_file(conn, &t.path, Some(&t.rel_path), opts)
                 })
                 .collect()
@@ -266,7 +267,7 @@ pub(crate) fn import_direct(
             summary.add(r);
         }
     }
-    crate::store::write::leave_bulk(conn);
+    conn.store().leave_bulk();
     summary
 }
 
@@ -386,7 +387,7 @@ impl Source {
         if from > 0 {
             std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from)).map_err(|e| Error::io(path, e))?;
         }
-        let age_ns = crate::store::write::now_ns().saturating_sub(mtime_ns);
+        let age_ns = crate::store::interface::write::now_ns().saturating_sub(mtime_ns);
         let settled = age_ns >= i64::try_from(SETTLE.as_nanos()).unwrap_or(i64::MAX);
         Ok(Source { feed: Feed::File(LineReader::starting_at(file, from)), live, settled, consumed: from })
     }
@@ -497,7 +498,7 @@ fn import_file_inner(
         _ => String::new(),
     });
     if let Some((sid, _, _)) = existing {
-        crate::store::sessions::delete(tx, sid)?;
+        tx.store().delete_session(sid)?;
     }
     let source_version = migrate::header_version(&header);
     let (sid, stats) = if migrate::needs_migration(&header) {
@@ -505,7 +506,7 @@ fn import_file_inner(
         import_migrated(tx, path, rel, sig, header, &mut source, &mut report)?
     } else {
         let sid =
-            write::insert_session(tx, &NewSession::imported(path, rel, &header, &header_line, source_version, sig))?;
+            tx.store().insert_session(&NewSession::imported(path, rel, &header, &header_line, source_version, sig))?;
         let mut writer = EntryWriter::new(tx, sid)?;
         while let Some((line, scanned)) = source.next_scanned(path)? {
             match scanned.unwrap_or_else(|| Scanned::of(&line.text)) {
@@ -558,7 +559,8 @@ fn import_migrated(
     });
     let header = header.ok_or_else(|| not_session(path, "header lost in migration"))?;
     let header_line = Value::Object(header.clone()).to_json();
-    let sid = write::insert_session(tx, &NewSession::imported(path, rel, &header, &header_line, source_version, sig))?;
+    let sid =
+        tx.store().insert_session(&NewSession::imported(path, rel, &header, &header_line, source_version, sig))?;
     let mut writer = EntryWriter::new(tx, sid)?;
     for entry in iter {
         let text = entry.to_json();

@@ -15,8 +15,6 @@ use crate::jsonl::{classify, LineKind};
 use crate::store::derive::EntryFields;
 use crate::store::handle::Db;
 use crate::store::interface::sync_state::{Position, SyncState, SyncStates};
-use crate::store::sessions;
-use crate::store::write;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -108,11 +106,11 @@ fn append_tail(conn: &mut Db, path: &Path, seen: &Known, sig: FileSignature) -> 
             LineKind::Object(obj) => {
                 let (f, _) = EntryFields::read(&obj);
                 let taken = match f.id.as_deref() {
-                    Some(id) => sessions::entry_id_exists(&tx, seen.sid, id)?,
+                    Some(id) => tx.store().entry_id_exists(seen.sid, id)?,
                     None => true,
                 };
                 let parent = match f.parent_id.as_deref() {
-                    Some(p) if !p.is_empty() => match write::entry_node(&tx, seen.sid, p)? {
+                    Some(p) if !p.is_empty() => match tx.store().entry_node(seen.sid, p)? {
                         Some(node) => Some(node),
                         None => return Ok(Tail::NeedsFullImport),
                     },
@@ -121,7 +119,7 @@ fn append_tail(conn: &mut Db, path: &Path, seen: &Known, sig: FileSignature) -> 
                 if taken && !f.is_header() {
                     return Ok(Tail::NeedsFullImport);
                 }
-                write::append_entry(&tx, seen.sid, &line.text, parent)?;
+                tx.store().append_entry(seen.sid, &line.text, parent)?;
                 added += u64::from(!f.is_header());
             }
         }
@@ -229,7 +227,7 @@ pub(crate) fn sync_dir_direct(
             continue; // never read from a file nor written to one (as on a server): no file to miss
         }
         if opts.prune {
-            sessions::delete(conn, k.sid)?;
+            conn.store().delete_session(k.sid)?;
             s.pruned += 1;
         } else {
             if !k.missing {

@@ -8,13 +8,12 @@ use crate::jsonl::signature::file_signature;
 use crate::jsonl::signature::tail_hash;
 use crate::read::tree::SessionTree;
 use crate::store::keys::EntryKey;
-use crate::store::sessions;
 use std::path::Path;
 
 impl SessionManager {
     /// The session's header line exactly as stored (and as pi writes it first in the file).
     pub fn header_line(&self) -> Result<String> {
-        Ok(sessions::session_row(self.db()?, self.sid)?.header)
+        Ok(self.db()?.store().session_row(self.sid)?.header)
     }
 
     /// The storage key of the session's last line (`None` when it has no entries): what a

@@ -27,10 +27,10 @@ use crate::pi::system;
 use crate::read::tree::{Leaf, Row, SessionTree, TreeNode};
 use crate::store::db::{self, Db};
 use crate::store::derive::{Derived, EntryFields};
+use crate::store::entry_writer::EntryWriter;
+use crate::store::interface::write::{self, NewSession};
 use crate::store::keys::{EntryKey, SessionKey};
-use crate::store::sessions;
 use crate::store::stats::Observation;
-use crate::store::write::{self, EntryWriter, NewSession};
 use branch::{branch_lines, Line, LineSink};
 use indexmap::IndexMap;
 use std::cell::RefCell;
@@ -170,7 +170,7 @@ type LineSource<'a> = dyn FnMut(&Db, &mut LineSink<'_>) -> Result<()> + 'a;
 fn write_session_from(conn: &mut Db, path: &Path, header: &Object, fill: &mut LineSource<'_>) -> Result<SessionKey> {
     let tx = conn.write()?;
     let header_line = Value::Object(header.clone()).to_json();
-    let sid = write::insert_session(&tx, &NewSession::made_now(path, header, &header_line)).map_err(|e| match e {
+    let sid = tx.store().insert_session(&NewSession::made_now(path, header, &header_line)).map_err(|e| match e {
         e if db::is_constraint_violation(&e) => {
             Error::InvalidArgument(format!("EEXIST: file already exists, open '{}'", path.display()))
         }
@@ -292,7 +292,7 @@ impl SessionManager {
 
     /// Loads the stored session `sid`.
     fn load(&mut self, sid: SessionKey, file: String) -> Result<()> {
-        let header = sessions::session_row(&self.conn, sid)?.header;
+        let header = self.conn.store().session_row(sid)?.header;
         let h = json::parse(header.as_bytes()).unwrap_or(Value::Null);
         self.session_id =
             h.as_object().and_then(|o| o.get("id")).and_then(Value::as_str).unwrap_or_default().to_string();
@@ -394,7 +394,7 @@ impl SessionManager {
             None => file_path.parent().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default(),
         };
         let header_cwd = match sid {
-            Some(s) => sessions::session_row(&conn, s)?.cwd,
+            Some(s) => conn.store().session_row(s)?.cwd,
             None => None,
         };
         let cwd = resolved(&cwd_override.map(str::to_owned).or(header_cwd).unwrap_or_else(process_cwd));
@@ -513,7 +513,7 @@ impl SessionManager {
         let t = SessionTree::open(stage, self.sid)?;
         let mut lines: Vec<String> = t.all_entries()?.into_iter().map(|r| r.body).collect();
         lines.extend(extra.map(str::to_owned));
-        let header_text = sessions::session_row(stage, self.sid)?.header;
+        let header_text = stage.store().session_row(self.sid)?.header;
         let header = match json::parse(header_text.as_bytes()) {
             Ok(Value::Object(h)) => h,
             _ => return Err(Error::InvalidArgument("staged session has no header".into())),
@@ -569,18 +569,18 @@ impl SessionManager {
 
     /// Key and derived columns of the entry with `id`.
     fn node(&self, id: &str) -> Result<Option<(EntryKey, Derived)>> {
-        write::entry_node(self.db()?, self.sid, id)
+        self.db()?.store().entry_node(self.sid, id)
     }
 
     fn new_id(&self) -> Result<String> {
-        if write::append_checks_id(self.raw_db()) {
+        if self.raw_db().store().append_checks_id() {
             // The append checks the id is free and draws another if not (`write_entry`).
             return Ok(ids::new_entry_id(|_| false));
         }
         // Not settled: unsettled ids are checked in memory, so appends stay cheap.
         let unsettled = self.unsettled.borrow();
         let mut failed = None;
-        let id = ids::new_entry_id(|c| match sessions::entry_id_exists(self.raw_db(), self.sid, c) {
+        let id = ids::new_entry_id(|c| match self.raw_db().store().entry_id_exists(self.sid, c) {
             Ok(taken) => taken || unsettled.contains(c),
             Err(e) => {
                 failed = Some(e);
@@ -718,5 +718,5 @@ impl SessionManager {
 
 /// The session recorded at an absolute path.
 fn find_path(conn: &Db, path: &str) -> Result<Option<SessionKey>> {
-    sessions::sid_by_path(conn, path)
+    conn.store().sid_by_path(path)
 }

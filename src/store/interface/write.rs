@@ -12,7 +12,7 @@ use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::stats::{Observation, SessionStats};
 use std::path::Path;
 
-/// A backend's writer of a new session's lines ([`EntryWriter`]).
+/// A backend's writer of a new session's lines (`store::entry_writer::EntryWriter`).
 pub trait LineWriter {
     /// Stores one entry line read beforehand.
     fn write_parsed(&mut self, text: &str, line: ParsedLine) -> Result<()>;

@@ -2,7 +2,7 @@
 //! the joined text is folded from the rows appends left since.
 
 use crate::error::Result;
-use crate::store::discovery::{Discovery, InfoRow, Origins, SessionRef};
+use crate::store::interface::discovery::{Discovery, InfoRow, Origins, SessionRef};
 use crate::store::keys::SessionKey;
 use crate::store::postgres::{Pg, PgParams};
 

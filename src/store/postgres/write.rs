@@ -4,13 +4,13 @@
 
 use crate::error::Result;
 use crate::store::derive::{Derived, EntryFields};
-use crate::store::keys::{EntryKey, SessionKey};
-use crate::store::postgres::{pg_text, Pg, PgParams};
-use crate::store::stats::{Observation, SessionStats};
-use crate::store::write::{
+use crate::store::interface::write::{
     entry_key, now_ns, place_appended, scan, AppendRow, AppendState, Appended, LineWriter, NewSession, ParsedLine,
     SharedLine, StoredStats, Writes,
 };
+use crate::store::keys::{EntryKey, SessionKey};
+use crate::store::postgres::{pg_text, Pg, PgParams};
+use crate::store::stats::{Observation, SessionStats};
 
 /// [`INSERT_SESSION`] on PostgreSQL: a session made on the server (origin `''`), whose
 /// derived entry columns are exact (`tree_ok`).

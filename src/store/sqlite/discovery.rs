@@ -2,7 +2,7 @@
 //! parameters) and reads its columns by name.
 
 use crate::error::Result;
-use crate::store::discovery::{Discovery, InfoRow, ListTextCache, Origins, SessionRef};
+use crate::store::interface::discovery::{Discovery, InfoRow, ListTextCache, Origins, SessionRef};
 use crate::store::keys::SessionKey;
 use crate::store::sqlite::keys::SessionKeyList;
 use crate::store::sqlite::{columns, unpack_ahead, Sqlite};

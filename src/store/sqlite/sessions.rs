@@ -2,8 +2,8 @@
 //! columns by name.
 
 use crate::error::Result;
+use crate::store::interface::sessions::{SessionPlace, SessionRow, Sessions};
 use crate::store::keys::SessionKey;
-use crate::store::sessions::{SessionPlace, SessionRow, Sessions};
 use crate::store::sqlite::Sqlite;
 use rusqlite::{named_params, OptionalExtension};
 

@@ -1,4 +1,4 @@
-//! [`Writes`] on SQLite, and [`EntryWriter`], which writes a new session's lines in bulk (an
+//! [`Writes`] on SQLite, and `EntryWriter`, which writes a new session's lines in bulk (an
 //! import, a branched session): each line with its derived columns, search and usage rows, and
 //! lines shared with a session of the same database copied as runs of rows.
 
@@ -6,16 +6,16 @@ use crate::error::Result;
 use crate::js::json;
 use crate::pi::migrate;
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
-use crate::store::discovery::ListTextCache;
+use crate::store::interface::discovery::ListTextCache;
+use crate::store::interface::write::{
+    append_now, entry_key, key_range, now_ns, place_appended, AppendState, Appended, LineWriter, NewSession,
+    ParsedLine, SharedLine, StoredStats, Writes, COPY_SLICE, LIST_TEXT_MAX,
+};
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sqlite::extract::ExtrasWriter;
 use crate::store::sqlite::lines::Stored;
 use crate::store::sqlite::{columns, journal, Named, Sqlite};
 use crate::store::stats::{Observation, SessionStats};
-use crate::store::write::{
-    append_now, entry_key, key_range, now_ns, place_appended, AppendState, Appended, LineWriter, NewSession,
-    ParsedLine, SharedLine, StoredStats, Writes, COPY_SLICE, LIST_TEXT_MAX,
-};
 use rusqlite::{named_params, Connection, OptionalExtension};
 
 /// The version as an integer column (`NULL` when it is not a whole number).
