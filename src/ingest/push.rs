@@ -1,5 +1,5 @@
 //! `push`: replicating a local database into a sessiondb database on a PostgreSQL server,
-//! incrementally and idempotently, through the store's [`Receiver`](crate::store::replica)
+//! incrementally and idempotently, through the store's [`Receiver`](crate::store::interface::replica::Receiver)
 //! capability.
 //!
 //! The server keeps, per session of an origin (machine), how many lines it holds and an

@@ -26,7 +26,7 @@ pub struct Position {
     pub size: Option<i64>,
     pub mtime: Option<i64>,
     pub offset: Option<i64>,
-    /// The session's tree is regular (see `store::write::StoredStats::tree_ok`).
+    /// The session's tree is regular (see `store::interface::write::StoredStats::tree_ok`).
     pub tree_ok: bool,
 }
 
