@@ -309,7 +309,6 @@ impl Catalog {
     pub fn delete_session(&mut self, path: String) -> Result<bool> {
         let db = &mut self.db;
         guard("deleteSession", || {
-            use sessiondb::internals::sessions;
             let Some(sid) = db.store().sid_by_path(&path)? else { return Ok(false) };
             let tx = db.write()?;
             tx.store().delete_session(sid)?;
