@@ -4,7 +4,7 @@
 //!   stored or sent: a push's lines hash (kept by the server, continued by the next push), the
 //!   append journal's record checksums, the tail hash of a sync position, a push's advisory
 //!   lock. Its values must never change: tests pin them (here, `ingest::push`,
-//!   `store::journal`, `ingest::import`).
+//!   `store::sqlite::journal`, `jsonl::signature`).
 //! - **Fast**: FxHash ([`FxHashMap`], [`FxBuildHasher`], the `rustc-hash` crate),
 //!   for tables in memory whose keys are our own data (tokens, entry ids, keys), no one's
 //!   attack surface: the standard library's SipHash cost a tenth of an index build.

@@ -81,30 +81,31 @@ pub mod internals {
     pub use crate::js::{canonical, collate, jstime};
     pub use crate::pi::{entries, ids, layout, migrate, projection, system};
     pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
-    pub use crate::store::journal;
+    pub use crate::store::interface::replica;
+    pub use crate::store::sqlite::journal;
     pub use crate::store::sqlite::open::create_at_version;
     pub use crate::store::sqlite::{bulk, lines};
-    pub use crate::store::{derive, keys, replica, stats, tokens};
+    pub use crate::store::{derive, keys, stats, tokens};
 
     /// Discovery: the types, and each backend's statements (for tests of their plans).
     pub mod discovery {
-        pub use crate::store::discovery::*;
+        pub use crate::store::interface::discovery::*;
         pub use crate::store::postgres::discovery::*;
         pub use crate::store::sqlite::discovery::*;
     }
 
     /// What `check` reads: the types, and each backend's statements.
     pub mod integrity {
-        pub use crate::store::integrity::*;
+        pub use crate::store::interface::integrity::*;
         pub use crate::store::postgres::integrity::*;
         pub use crate::store::sqlite::integrity::*;
     }
 
     /// Usage totals: the types, and each backend's statements.
     pub mod usage {
+        pub use crate::store::interface::usage::*;
         pub use crate::store::postgres::usage::*;
         pub use crate::store::sqlite::usage::*;
-        pub use crate::store::usage::*;
     }
 
     /// Session leases: the rule, the raw operations for any process, each backend's statements.
@@ -117,13 +118,13 @@ pub mod internals {
 
     /// File signatures.
     pub mod signatures {
-        pub use crate::store::signatures::*;
+        pub use crate::store::interface::signatures::*;
     }
 
     /// What `sync` keeps per file.
     pub mod sync_state {
+        pub use crate::store::interface::sync_state::*;
         pub use crate::store::sqlite::sync_state::*;
-        pub use crate::store::sync_state::*;
     }
 
     /// The search index: the shared pipeline, and each backend's statements.
@@ -143,14 +144,15 @@ pub mod internals {
 
     /// Writing sessions: the types, and each backend's statements.
     pub mod write {
+        pub use crate::store::entry_writer::EntryWriter;
+        pub use crate::store::interface::write::*;
         pub use crate::store::postgres::write::*;
         pub use crate::store::sqlite::write::*;
-        pub use crate::store::write::*;
     }
 
     /// Entry rows: the types, and each backend's statements (for tests of their plans).
     pub mod entry_rows {
-        pub use crate::store::entries::*;
+        pub use crate::store::interface::entries::*;
         pub use crate::store::postgres::entries::*;
         pub use crate::store::sqlite::entries::*;
         pub use crate::store::sqlite::unpack_ahead::STORED_LINES;
@@ -158,8 +160,8 @@ pub mod internals {
 
     /// One session's row: the types, and each backend's statements (for tests of their plans).
     pub mod sessions {
+        pub use crate::store::interface::sessions::*;
         pub use crate::store::postgres::sessions::*;
-        pub use crate::store::sessions::*;
         pub use crate::store::sqlite::sessions::*;
     }
 

@@ -162,18 +162,15 @@ impl RpcServer {
         })
     }
 
-    /// The connection list and listAll read through, with every journaled append settled
-    /// (this process's and any other's), as a fresh open would have them.
+    /// The connection list and listAll read through, with every append settled (this
+    /// process's and any other's), as a fresh open would have them.
     fn lookup_conn(&mut self) -> Result<&crate::store::handle::Db> {
         if let Some(m) = &self.current {
             m.settle()?;
         }
         match &self.lookups {
             None => self.lookups = Some(crate::store::db::open(&self.db)?),
-            Some(conn) if crate::store::journal::has_pending(&self.db) => {
-                crate::store::journal::settle(conn, &self.db)?;
-            }
-            Some(_) => {}
+            Some(conn) => conn.store().settle_appends()?,
         }
         self.lookups.as_ref().ok_or_else(|| Error::InvalidArgument("no database connection".into()))
     }

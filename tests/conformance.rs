@@ -1,8 +1,8 @@
 //! The storage interface's conformance suite: every operation the layers above `store/` call
 //! (sessions, entries, discovery, integrity, usage, writes and appends, forks, search, sync
 //! state and replication), run on a SQLite database and on a PostgreSQL one holding the same
-//! sessions, and the answers compared. An operation one backend cannot do must say so
-//! (`Error::Unsupported`, naming the operation), never answer something else.
+//! sessions, and the answers compared. A capability one backend has is an optional role of its
+//! store, present there and absent on the other, never a method that fails.
 //!
 //! Both databases are filled the same way (`sessiondb import` of the oracle corpus), so
 //! session keys may differ between them: answers are compared with keys written as
@@ -13,7 +13,7 @@ mod common;
 use sessiondb::db::Db;
 use sessiondb::discovery::Origins;
 use sessiondb::internals::keys::{EntryKey, SessionKey};
-use sessiondb::internals::{discovery, entry_rows, integrity, search_index, sessions, usage, write};
+use sessiondb::internals::{entry_rows, search_index, sessions, write};
 use sessiondb::Error;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -35,7 +35,7 @@ impl Side {
         search_index::catch_up(&mut db, |_, _| {}).unwrap();
         let mut by_id = HashMap::new();
         let mut ids = HashMap::new();
-        for info in discovery::infos_all(&db, Origins::Every).unwrap() {
+        for info in db.store().infos_all(Origins::Every).unwrap() {
             by_id.insert(info.id.clone(), info.sid);
             ids.insert(info.sid, info.id);
         }
@@ -139,7 +139,8 @@ fn or_unsupported<T>(result: sessiondb::Result<T>) -> Option<T> {
 /// Whether every entry of session `sid` has the id its line gives (lines of older versions get
 /// fresh ids when they are migrated at import, different on each side).
 fn stable(s: &Side, sid: SessionKey) -> bool {
-    entry_rows::all_entries(&s.db, sid)
+    s.db.store()
+        .all_entries(sid)
         .unwrap()
         .iter()
         .all(|e| e.id.as_ref().is_none_or(|id| e.body.contains(&format!("\"id\":\"{id}\""))))
@@ -160,25 +161,26 @@ fn sessions_entries_and_paths_agree() {
     for id in session_ids(&sides) {
         let sid = |s: &Side| s.by_id[&id];
         same("session row", &sides, |s| {
-            let r = sessions::session_row(&s.db, sid(s)).unwrap();
+            let r = s.db.store().session_row(sid(s)).unwrap();
             (r.header, r.rel_path, r.cwd, r.id, r.created)
         });
-        same("distinct ids", &sides, |s| sessions::distinct_entry_ids(&s.db, sid(s)).unwrap());
-        same("tree state", &sides, |s| entry_rows::tree_state(&s.db, sid(s)).unwrap());
-        let all = same("all entries", &sides, |s| s.rows(&entry_rows::all_entries(&s.db, sid(s)).unwrap()));
-        same("labels", &sides, |s| s.rows(&entry_rows::label_entries(&s.db, sid(s)).unwrap()));
-        same("last entry", &sides, |s| entry_rows::last_entry(&s.db, sid(s)).unwrap().map(|r| s.row(&r)));
+        same("distinct ids", &sides, |s| s.db.store().distinct_entry_ids(sid(s)).unwrap());
+        same("tree state", &sides, |s| s.db.store().tree_state(sid(s)).unwrap());
+        let all = same("all entries", &sides, |s| s.rows(&s.db.store().all_entries(sid(s)).unwrap()));
+        same("labels", &sides, |s| s.rows(&s.db.store().label_entries(sid(s)).unwrap()));
+        same("last entry", &sides, |s| s.db.store().last_entry(sid(s)).unwrap().map(|r| s.row(&r)));
         same("lines from", &sides, |s| {
             let mut out = Vec::new();
-            entry_rows::lines_from(&s.db, sid(s), EntryKey(i64::MIN), 5, &mut |k, b| {
-                out.push((s.key(k), String::from_utf8_lossy(b).into_owned()))
-            })
-            .unwrap();
+            s.db.store()
+                .lines_from(sid(s), EntryKey(i64::MIN), 5, &mut |k, b| {
+                    out.push((s.key(k), String::from_utf8_lossy(b).into_owned()))
+                })
+                .unwrap();
             out
         });
         same("written lines", &sides, |s| {
             let mut out = Vec::new();
-            or_unsupported(entry_rows::write_lines(&s.db, sid(s), |l| {
+            or_unsupported(s.db.store().write_lines(sid(s), &mut |l| {
                 out.extend_from_slice(l);
                 l.clear();
                 Ok(())
@@ -186,33 +188,36 @@ fn sessions_entries_and_paths_agree() {
             .map(|_| String::from_utf8_lossy(&out).into_owned())
         });
         same("stats", &sides, |s| {
-            let st = write::load_stats(&s.db, sid(s)).unwrap();
+            let st = s.db.store().load_stats(sid(s)).unwrap();
             (format!("{:?}", st.stats), st.last_seq, st.tree_ok)
         });
-        let entries = entry_rows::all_entries(&sides[0].db, sides[0].by_id[&id]).unwrap();
+        let entries = (sides[0].db).store().all_entries(sides[0].by_id[&id]).unwrap();
         for e in entries.iter().take(40) {
             let Some(eid) = e.id.clone() else { continue };
-            same("entry by id", &sides, |s| entry_rows::entry_by_id(&s.db, sid(s), &eid).unwrap().map(|r| s.row(&r)));
-            same("id exists", &sides, |s| sessions::entry_id_exists(&s.db, sid(s), &eid).unwrap());
-            same("children", &sides, |s| s.rows(&entry_rows::children(&s.db, sid(s), &eid).unwrap()));
+            same("entry by id", &sides, |s| s.db.store().entry_by_id(sid(s), &eid).unwrap().map(|r| s.row(&r)));
+            same("id exists", &sides, |s| s.db.store().entry_id_exists(sid(s), &eid).unwrap());
+            same("children", &sides, |s| s.rows(&s.db.store().children(sid(s), &eid).unwrap()));
             same("entry node", &sides, |s| {
-                write::entry_node(&s.db, sid(s), &eid)
+                s.db.store()
+                    .entry_node(sid(s), &eid)
                     .unwrap()
                     .map(|(k, d)| (s.key(k), s.opt_key(d.parent_key), d.depth))
             });
             // The same entry by key and the walks from it, found by id on each side.
-            let key_of = |s: &Side| entry_rows::entry_by_id(&s.db, sid(s), &eid).unwrap().unwrap().key;
-            same("entry by key", &sides, |s| entry_rows::entry_by_key(&s.db, key_of(s)).unwrap().map(|r| s.row(&r)));
-            same("walk up", &sides, |s| s.rows(&entry_rows::walk_up(&s.db, key_of(s), None, 1000).unwrap()));
+            let key_of = |s: &Side| s.db.store().entry_by_id(sid(s), &eid).unwrap().unwrap().key;
+            same("entry by key", &sides, |s| s.db.store().entry_by_key(key_of(s)).unwrap().map(|r| s.row(&r)));
+            same("walk up", &sides, |s| s.rows(&s.db.store().walk_up(key_of(s), None, 1000).unwrap()));
             same("walk up steps", &sides, |s| {
-                entry_rows::walk_up_steps(&s.db, key_of(s), 1000)
+                s.db.store()
+                    .walk_up_steps(key_of(s), 1000)
                     .unwrap()
                     .into_iter()
                     .map(|p| (s.key(p.key), p.kind, p.role))
                     .collect::<Vec<_>>()
             });
             same("branch source rows", &sides, |s| {
-                write::branch_source_rows(&s.db, &[key_of(s)])
+                s.db.store()
+                    .branch_source_rows(&[key_of(s)])
                     .unwrap()
                     .into_iter()
                     .map(|(l, body)| (s.key(l.key), l.fields.id, body))
@@ -252,50 +257,46 @@ fn discovery_and_references_agree() {
     };
     // The corpus is imported, so every session is the database's own: both scopes agree.
     for o in [Origins::Own, Origins::Every] {
-        same("infos all", &sides, |s| info(s, discovery::infos_all(&s.db, o).unwrap()));
+        same("infos all", &sides, |s| info(s, s.db.store().infos_all(o).unwrap()));
     }
-    same("session count", &sides, |s| discovery::session_count(&s.db).unwrap());
-    let all = discovery::infos_all(&sides[0].db, Origins::Own).unwrap();
+    same("session count", &sides, |s| s.db.store().session_count().unwrap());
+    let all = (sides[0].db).store().infos_all(Origins::Own).unwrap();
     for i in all.iter().take(20) {
         let dir_of = Path::new(&i.path).parent().unwrap().to_string_lossy().into_owned();
         for o in [Origins::Own, Origins::Every] {
-            same("infos in dir", &sides, |s| info(s, discovery::infos_in_dir(&s.db, &dir_of, o).unwrap()));
+            same("infos in dir", &sides, |s| info(s, s.db.store().infos_in_dir(&dir_of, o).unwrap()));
         }
-        same("infos under", &sides, |s| info(s, discovery::infos_under(&s.db, "/").unwrap()));
+        same("infos under", &sides, |s| info(s, s.db.store().infos_under("/").unwrap()));
         if let Some(cwd) = &i.cwd {
             for o in [Origins::Own, Origins::Every] {
-                same("infos for cwd", &sides, |s| info(s, discovery::infos_for_cwd(&s.db, cwd, o).unwrap()));
+                same("infos for cwd", &sides, |s| info(s, s.db.store().infos_for_cwd(cwd, o).unwrap()));
             }
         }
         same("refs by id", &sides, |s| {
-            discovery::refs_by_id(&s.db, &i.id).unwrap().into_iter().map(|r| (r.id, r.path)).collect::<Vec<_>>()
+            s.db.store().refs_by_id(&i.id).unwrap().into_iter().map(|r| (r.id, r.path)).collect::<Vec<_>>()
         });
         same("refs by id prefix", &sides, |s| {
-            discovery::refs_by_id_prefix(&s.db, &i.id[..6])
-                .unwrap()
-                .into_iter()
-                .map(|r| (r.id, r.path))
-                .collect::<Vec<_>>()
+            s.db.store().refs_by_id_prefix(&i.id[..6]).unwrap().into_iter().map(|r| (r.id, r.path)).collect::<Vec<_>>()
         });
         same("refs by path", &sides, |s| {
-            discovery::refs_by_path(&s.db, &i.path).unwrap().into_iter().map(|r| (r.id, r.path)).collect::<Vec<_>>()
+            s.db.store().refs_by_path(&i.path).unwrap().into_iter().map(|r| (r.id, r.path)).collect::<Vec<_>>()
         });
         same("path with id in dir", &sides, |s| {
-            discovery::path_with_id_in_dir(&s.db, &i.id, &dir_of, |_| true).unwrap()
+            s.db.store().path_with_id_in_dir(&i.id, &dir_of, &mut |_| true).unwrap()
         });
         same("most recent in dir", &sides, |s| {
-            discovery::most_recent_in_dir(&s.db, &dir_of, |_| true).unwrap().map(|(_, p)| p)
+            s.db.store().most_recent_in_dir(&dir_of, &mut |_| true).unwrap().map(|(_, p)| p)
         });
         same("joined text", &sides, |s| {
             let sid = s.by_id[&i.id];
-            discovery::list_text(&s.db, sid).unwrap().map(|(_, t)| t)
+            s.db.store().list_text(sid).unwrap().map(|(_, t)| t)
         });
         same("joined texts of", &sides, |s| {
             let sid = s.by_id[&i.id];
-            discovery::list_texts_of(&s.db, &[sid]).unwrap().into_iter().map(|t| t.map(|(_, t)| t)).collect::<Vec<_>>()
+            s.db.store().list_texts_of(&[sid]).unwrap().into_iter().map(|t| t.map(|(_, t)| t)).collect::<Vec<_>>()
         });
         same("sid by path", &sides, |s| {
-            or_unsupported(sessions::sid_by_path(&s.db, &i.path)).map(|k| k.map(|k| s.ids[&k].clone()))
+            or_unsupported(s.db.store().sid_by_path(&i.path)).map(|k| k.map(|k| s.ids[&k].clone()))
         });
     }
 }
@@ -305,28 +306,31 @@ fn integrity_usage_and_search_agree() {
     let dir = tempfile::tempdir().unwrap();
     let sides = sides(dir.path());
     same("checked sessions", &sides, |s| {
-        let mut out: Vec<_> = integrity::sessions(&s.db)
-            .unwrap()
-            .into_iter()
-            .map(|c| (c.id, c.path, c.cwd, c.entry_count, c.last_seq, c.tree_ok))
-            .collect();
+        let mut out: Vec<_> =
+            s.db.store()
+                .checked_sessions()
+                .unwrap()
+                .into_iter()
+                .map(|c| (c.id, c.path, c.cwd, c.entry_count, c.last_seq, c.tree_ok))
+                .collect();
         out.sort();
         out
     });
     for id in session_ids(&sides).into_iter().take(20) {
         same("checked entries", &sides, |s| {
-            integrity::entries(&s.db, s.by_id[&id])
+            s.db.store()
+                .checked_entries(s.by_id[&id])
                 .unwrap()
                 .into_iter()
                 .map(|e| (e.seq, e.id, e.parent_id, e.kind, e.body))
                 .collect::<Vec<_>>()
         });
         same("checked session", &sides, |s| {
-            integrity::session(&s.db, s.by_id[&id]).unwrap().map(|c| (c.id, c.entry_count, c.tree_ok))
+            s.db.store().checked_session(s.by_id[&id]).unwrap().map(|c| (c.id, c.entry_count, c.tree_ok))
         });
     }
     for group in ["all", "day", "week", "month", "model", "provider", "project", "session"] {
-        same(group, &sides, |s| usage::totals(&s.db, group, None, None, None).unwrap());
+        same(group, &sides, |s| s.db.store().usage_totals(group, None, None, None).unwrap());
     }
     same("text count", &sides, |s| search_index::text_count(&s.db).unwrap());
     same("pending", &sides, |s| search_index::pending(&s.db).unwrap());
@@ -416,15 +420,15 @@ fn writes_forks_and_appends_agree() {
         let src = s.by_id[&source];
         let tx = s.db.write().unwrap();
         let path = PathBuf::from("/c/copy.jsonl");
-        let copy = write::insert_session(&tx, &write::NewSession::made_now(&path, &header, &header_line)).unwrap();
-        write::copy_session(&tx, src, copy).unwrap();
-        let last = entry_rows::last_entry(&tx, copy).unwrap().unwrap();
+        let copy = tx.store().insert_session(&write::NewSession::made_now(&path, &header, &header_line)).unwrap();
+        tx.store().copy_session(src, copy).unwrap();
+        let last = tx.store().last_entry(copy).unwrap().unwrap();
         let line = format!(
             r#"{{"type":"message","id":"conf0001","parentId":{},"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"conformance words","timestamp":1}}}}"#,
             last.id.as_deref().map_or("null".into(), |i| format!("{i:?}"))
         );
-        let node = write::entry_node(&tx, copy, last.id.as_deref().unwrap()).unwrap();
-        write::append_entry(&tx, copy, &line, node).unwrap();
+        let node = tx.store().entry_node(copy, last.id.as_deref().unwrap()).unwrap();
+        tx.store().append_entry(copy, &line, node).unwrap();
         tx.commit().unwrap();
         s.by_id.insert("conformance-copy".into(), copy);
         s.ids.insert(copy, "conformance-copy".into());
@@ -434,7 +438,7 @@ fn writes_forks_and_appends_agree() {
         let mut h2 = header.clone();
         h2.set("id", sessiondb::json::Value::String("conformance-lines".into()));
         let h2_line = sessiondb::json::Value::Object(h2.clone()).to_json();
-        let sid = write::insert_session(&tx, &write::NewSession::made_now(&path, &h2, &h2_line)).unwrap();
+        let sid = tx.store().insert_session(&write::NewSession::made_now(&path, &h2, &h2_line)).unwrap();
         let mut w = write::EntryWriter::new(&tx, sid).unwrap();
         for (i, text) in ["first words", "second words"].iter().enumerate() {
             let parent = if i == 0 { "null".to_string() } else { format!("\"line{i:04}\"") };
@@ -452,18 +456,19 @@ fn writes_forks_and_appends_agree() {
         search_index::catch_up(&mut s.db, |_, _| {}).unwrap();
     }
     // A path walk from the appended line down the copied ones.
-    same("copy", &sides, |s| s.rows(&entry_rows::all_entries(&s.db, s.by_id["conformance-copy"]).unwrap()));
+    same("copy", &sides, |s| s.rows(&s.db.store().all_entries(s.by_id["conformance-copy"]).unwrap()));
     same("copy stats", &sides, |s| {
-        let st = write::load_stats(&s.db, s.by_id["conformance-copy"]).unwrap();
+        let st = s.db.store().load_stats(s.by_id["conformance-copy"]).unwrap();
         (format!("{:?}", st.stats), st.last_seq, st.tree_ok)
     });
-    same("lines", &sides, |s| s.rows(&entry_rows::all_entries(&s.db, s.by_id["conformance-lines"]).unwrap()));
+    same("lines", &sides, |s| s.rows(&s.db.store().all_entries(s.by_id["conformance-lines"]).unwrap()));
     // The joined text as discovery completes it: the part kept joined, then the lines after.
     same("joined text of the copy", &sides, |s| {
         let sid = s.by_id["conformance-copy"];
-        let (upto, text) = discovery::list_texts_of(&s.db, &[sid]).unwrap()[0].clone().unwrap_or_default();
-        if upto < write::load_stats(&s.db, sid).unwrap().last_seq {
-            discovery::append_list_texts(&s.db, sid, upto + 1, text).unwrap()
+        let (upto, text) = s.db.store().list_texts_of(&[sid]).unwrap()[0].clone().unwrap_or_default();
+        if upto < s.db.store().load_stats(sid).unwrap().last_seq {
+            let cache = s.db.store().list_text_cache().expect("a joined text falls behind only in a cache");
+            cache.append_list_texts(sid, upto + 1, text).unwrap()
         } else {
             text
         }
@@ -475,13 +480,13 @@ fn writes_forks_and_appends_agree() {
     // A new entry of a manager: the id it drew is checked, by the store or before.
     same("append new entry", &sides, |s| {
         let sid = s.by_id["conformance-lines"];
-        let node = write::entry_node(&s.db, sid, "line0002").unwrap();
+        let node = s.db.store().entry_node(sid, "line0002").unwrap();
         let line = r#"{"type":"label","id":"line0003","parentId":"line0002","timestamp":"2025-01-01T00:00:03.000Z","targetId":"line0001","label":"x"}"#;
         let mut state = write::AppendState::default();
-        let appended = write::append_new_entry(&s.db, sid, line, node, &mut state).unwrap();
+        let appended = s.db.store().append_new_entry(sid, line, node, &mut state).unwrap();
         matches!(appended, write::Appended::Key(_))
     });
-    same("labels after", &sides, |s| s.rows(&entry_rows::label_entries(&s.db, s.by_id["conformance-lines"]).unwrap()));
+    same("labels after", &sides, |s| s.rows(&s.db.store().label_entries(s.by_id["conformance-lines"]).unwrap()));
 }
 
 #[test]
@@ -496,13 +501,13 @@ fn deleting_a_session_agrees() {
     for s in sides.iter_mut() {
         let sid = s.by_id[&id];
         let tx = s.db.write().unwrap();
-        sessions::delete(&tx, sid).unwrap();
+        tx.store().delete_session(sid).unwrap();
         tx.commit().unwrap();
     }
     same("deleted", &sides, |s| {
         let sid = s.by_id[&id];
-        let left = discovery::infos_all(&s.db, Origins::Every).unwrap();
-        (discovery::info_by_sid(&s.db, sid).unwrap().is_none(), left.iter().any(|i| i.id == id), left.len())
+        let left = s.db.store().infos_all(Origins::Every).unwrap();
+        (s.db.store().info_by_sid(sid).unwrap().is_none(), left.iter().any(|i| i.id == id), left.len())
     });
 }
 
@@ -525,23 +530,27 @@ fn moving_a_session_agrees() {
     };
     for s in sides.iter_mut() {
         let tx = s.db.write().unwrap();
-        sessions::relocate(&tx, s.by_id[&id], &place).unwrap();
+        tx.store().relocate_session(s.by_id[&id], &place).unwrap();
         tx.commit().unwrap();
     }
     let moved = same("moved", &sides, |s| {
         let sid = s.by_id[&id];
-        let row = sessions::session_row(&s.db, sid).unwrap();
-        let at: Vec<String> = discovery::refs_by_path(&s.db, place.path).unwrap().into_iter().map(|r| r.id).collect();
-        let in_dir = discovery::infos_in_dir(&s.db, place.dir, Origins::Every).unwrap().len();
-        let for_cwd = discovery::infos_for_cwd(&s.db, place.cwd, Origins::Every).unwrap().len();
+        let row = s.db.store().session_row(sid).unwrap();
+        let at: Vec<String> = s.db.store().refs_by_path(place.path).unwrap().into_iter().map(|r| r.id).collect();
+        let in_dir = s.db.store().infos_in_dir(place.dir, Origins::Every).unwrap().len();
+        let for_cwd = s.db.store().infos_for_cwd(place.cwd, Origins::Every).unwrap().len();
         (row.header, row.rel_path, row.cwd, at, in_dir, for_cwd)
     });
     let expected = (header.to_string(), Some(place.rel_path.to_string()), Some(place.cwd.to_string()), vec![id], 1, 1);
     assert_eq!(moved, expected);
 }
 
+/// A capability only one backend has is an optional role of its store, never a method that
+/// fails: a local database (SQLite) is pushed from, keeps its imported files' sync states, a
+/// joined-text cache and counts entry rows; a server (PostgreSQL) receives pushes. Each role is
+/// present on exactly that backend, and answers there.
 #[test]
-fn what_one_backend_cannot_do_is_named() {
+fn what_one_backend_has_is_a_role() {
     let dir = tempfile::tempdir().unwrap();
     let mut sides = sides(dir.path());
     for s in &mut sides {
@@ -551,59 +560,71 @@ fn what_one_backend_cannot_do_is_named() {
         let sid = ids
             .iter()
             .map(|id| s.by_id[*id])
-            .find(|&sid| entry_rows::all_entries(&s.db, sid).is_ok_and(|rows| !rows.is_empty()))
+            .find(|&sid| s.db.store().all_entries(sid).is_ok_and(|rows| !rows.is_empty()))
             .unwrap_or(s.by_id[ids[0]]);
         // Each either answers or is `Unsupported` naming the operation.
-        if let Some((rows, read)) = or_unsupported(s.db.count_entry_rows(|d| entry_rows::all_entries(d, sid))) {
+        if let Some((rows, read)) = or_unsupported(s.db.count_entry_rows(|d| d.store().all_entries(sid))) {
             assert!(read >= rows.len() as u64 && !rows.is_empty(), "{}: {read} rows read for {}", s.name, rows.len());
         }
-        let _ = or_unsupported(entry_rows::all_sessions(&s.db));
-        let _ = or_unsupported(sessions::file_at(&s.db, "/nowhere.jsonl"));
-        let _ = or_unsupported(sessiondb::internals::sync_state::states_under(&s.db, Path::new("/")));
-        let _ = or_unsupported(sessiondb::internals::sync_state::position(&s.db, sid));
-        let _ = or_unsupported(sessiondb::internals::signatures::known(&s.db));
-        let _ = or_unsupported(sessiondb::internals::replica::sessions(&s.db));
-        let _ = or_unsupported(discovery::stale_list_texts(&s.db));
-        let _ = or_unsupported(discovery::last_seq(&s.db, sid));
-        // Receiving pushes: a server does; a SQLite file says it cannot, by name.
-        let receives = sessiondb::internals::replica::imports_by_push(&s.db);
-        let held = or_unsupported(sessiondb::internals::replica::origin_sessions(&s.db, "elsewhere", None));
-        assert_eq!(held.is_some(), receives, "{}", s.name);
-        if receives {
+        let _ = or_unsupported(s.db.store().all_sessions());
+        let local = s.name == "SQLite";
+        let store = s.db.store();
+        assert_eq!(store.replica().is_some(), local, "{}: pushed from", s.name);
+        assert_eq!(store.sync_states().is_some(), local, "{}: keeps sync states", s.name);
+        assert_eq!(store.list_text_cache().is_some(), local, "{}: caches joined texts", s.name);
+        assert_eq!(store.receiver().is_some(), !local, "{}: receives pushes", s.name);
+        if let Some(states) = store.sync_states() {
+            assert_eq!(states.file_at("/nowhere.jsonl").unwrap(), None);
+            let under = states.states_under(corpus()).unwrap();
+            assert!(under.len() > 2, "{}", s.name);
+            assert!(states.position(sid).unwrap().is_some(), "{}", s.name);
+            assert_eq!(states.known_signatures().unwrap().len(), under.len(), "{}", s.name);
+        }
+        if let Some(replica) = store.replica() {
+            assert_eq!(replica.local_sessions().unwrap().len(), s.by_id.len(), "{}", s.name);
+        }
+        if let Some(cache) = store.list_text_cache() {
+            let _ = cache.stale_list_texts().unwrap();
+            assert!(cache.last_seq(sid).unwrap() > 0, "{}", s.name);
+        }
+        if let Some(receiver) = store.receiver() {
+            assert!(receiver.origin_sessions("elsewhere", None).unwrap().is_empty(), "{}", s.name);
             // The server's own sessions (origin ''), all of them or those at some paths only.
-            use sessiondb::internals::replica::{origin_files, origin_sessions};
-            let all = origin_sessions(&s.db, "", None).unwrap();
-            let files = origin_files(&s.db, "", None).unwrap();
+            let all = receiver.origin_sessions("", None).unwrap();
+            let files = receiver.origin_files("", None).unwrap();
             assert!(all.len() > 2 && files.len() == all.len(), "{}", s.name);
             let mut some: Vec<String> = all.keys().take(2).cloned().collect();
             some.push("/nowhere.jsonl".into());
-            let at = origin_sessions(&s.db, "", Some(&some)).unwrap();
+            let at = receiver.origin_sessions("", Some(&some)).unwrap();
             let mut got: Vec<&String> = at.keys().collect();
             got.sort();
             let mut want: Vec<&String> = some[..2].iter().collect();
             want.sort();
             assert_eq!(got, want);
             assert!(at.iter().all(|(p, r)| r.skey == all[p].skey && r.last_seq == all[p].last_seq));
-            let files_at = origin_files(&s.db, "", Some(&some)).unwrap();
+            let files_at = receiver.origin_files("", Some(&some)).unwrap();
             assert_eq!(files_at.len(), 2);
             assert!(files_at.iter().all(|(p, f)| f.skey == files[p].skey && f.signature == files[p].signature));
         }
         let mut problems = 0;
-        integrity::integrity_check(&s.db, |l| {
-            problems += usize::from(l != "ok");
-            true
-        })
-        .unwrap();
-        integrity::foreign_key_check(&s.db, |_| {
-            problems += 1;
-            true
-        })
-        .unwrap();
-        integrity::shared_line_check(&s.db, |_| {
-            problems += 1;
-            true
-        })
-        .unwrap();
+        s.db.store()
+            .integrity_check(&mut |l| {
+                problems += usize::from(l != "ok");
+                true
+            })
+            .unwrap();
+        s.db.store()
+            .foreign_key_check(&mut |_| {
+                problems += 1;
+                true
+            })
+            .unwrap();
+        s.db.store()
+            .shared_line_check(&mut |_| {
+                problems += 1;
+                true
+            })
+            .unwrap();
         assert_eq!(problems, 0, "{}", s.name);
         let _: SessionKey = sid;
     }
@@ -694,7 +715,7 @@ fn leases_agree() {
         // A lease goes with its session.
         log.push(got(lease::acquire_as(db, s4, &a)));
         let tx = s.db.write().unwrap();
-        sessions::delete(&tx, s4).unwrap();
+        tx.store().delete_session(s4).unwrap();
         tx.commit().unwrap();
         log.push(format!("{:?}", shown(lease::holder(&s.db, s4).unwrap())));
         let want = [

@@ -87,7 +87,7 @@ fn check_discovery(conn: &sessiondb::db::Db) {
                     if cr["fileChanged"] != true {
                         assert_eq!(leaf, cr["leafId"], "continueRecent {name}: leaf");
                     }
-                    let stats = sessiondb::internals::write::load_stats(conn, sid).unwrap().stats;
+                    let stats = conn.store().load_stats(sid).unwrap().stats;
                     assert_eq!(J::from(stats.entry_count), cr["entryCount"], "continueRecent {name}: entries");
                 }
                 None => assert!(got.is_none(), "continueRecent {name}: pi started a new session, we found {got:?}"),

@@ -201,9 +201,76 @@ fn import_problems(c: &Crate, layers: Option<&[&[&str]]>) -> Vec<String> {
     problems
 }
 
+/// Every `crate::` path of a module naming what the crate root re-exports (`crate::Error`,
+/// `crate::SessionManager`) rather than the module that defines it: the root sits above every
+/// layer, so such a path is an arrow running back up.
+fn root_reexports_named(c: &Crate) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (module, code) in &c.files {
+        if module.is_empty() {
+            continue;
+        }
+        for (at, _) in code.match_indices("crate::") {
+            if code[..at].ends_with(|ch: char| ch.is_alphanumeric() || matches!(ch, '_' | ':' | '$')) {
+                continue;
+            }
+            let rest = ident_path(&code[at + "crate::".len()..]);
+            let Some(first) = rest.first() else { continue };
+            if !c.files.contains_key(*first) {
+                problems
+                    .push(format!("{module} names crate::{first}, a re-export of lib.rs: import it from its module"));
+            }
+        }
+    }
+    problems
+}
+
+/// Modules outside `store/` that name the append journal: how an append is made durable is
+/// the store's business (SQLite's journal is `store::sqlite::journal`).
+fn journal_named_above_store(c: &Crate) -> Vec<String> {
+    c.files
+        .iter()
+        .filter(|(module, _)| !module.is_empty() && *module != "store" && !module.starts_with("store::"))
+        .filter(|(_, code)| code.contains("journal::") || code.contains("Journal"))
+        .map(|(module, _)| format!("{module} names the append journal, which is the store's"))
+        .collect()
+}
+
+/// Files of `store/` (outside the interface and the backends) whose job is to give a capability
+/// a second name: they re-export an interface module, and every function they have only hands
+/// over to the store's method (`db.store().x(…)`). Callers use the trait, `db.store().x(…)`.
+fn store_facades(c: &Crate) -> Vec<String> {
+    let mut found = Vec::new();
+    for (module, code) in &c.files {
+        let Some(rest) = module.strip_prefix("store::") else { continue };
+        if ["interface", "sqlite", "postgres"].iter().any(|b| rest == *b || rest.starts_with(&format!("{b}::"))) {
+            continue;
+        }
+        if !code.contains("pub use crate::store::interface::") {
+            continue;
+        }
+        let bodies: Vec<&str> = code.split("fn ").skip(1).collect();
+        let forwards = |b: &&str| {
+            let body = b.split_once('{').map_or("", |(_, rest)| rest).trim_start();
+            body.starts_with("db.store().") && body.lines().nth(1).is_some_and(|next| next.trim() == "}")
+        };
+        if bodies.iter().all(forwards) {
+            found.push(format!(
+                "src/store/{}.rs re-exports the interface and only forwards to it",
+                rest.replace("::", "/")
+            ));
+        }
+    }
+    found
+}
+
 #[test]
 fn library_imports_point_down_without_loops() {
-    let problems = import_problems(&library(), Some(LAYERS));
+    let library = library();
+    let mut problems = import_problems(&library, Some(LAYERS));
+    problems.extend(root_reexports_named(&library));
+    problems.extend(journal_named_above_store(&library));
+    problems.extend(store_facades(&library));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
@@ -622,7 +689,10 @@ fn the_checks_find_planted_violations() {
         .get_mut("read::search")
         .unwrap()
         .push_str("\nfn k(db: &Db) -> bool { db.backend() == Backend::Postgres }\n");
-    c.files.get_mut("store::entries").unwrap().push_str("\nconst Q: &str = \"x\"; use crate::store::postgres::Pg;\n");
+    c.files
+        .get_mut("store::interface::entries")
+        .unwrap()
+        .push_str("\nconst Q: &str = \"x\"; use crate::store::postgres::Pg;\n");
     c.files.get_mut("ingest::import").unwrap().push_str("\nuse crate::store::sqlite::bulk::BulkJournal;\n");
     let problems = drivers_outside_backends(&c);
     assert!(problems.iter().any(|p| p.starts_with("src/read/tree: `rusqlite`")), "{problems:?}");

@@ -922,8 +922,8 @@ fn pushed_sessions_read_through_the_tree_as_on_sqlite() {
     for info in &sessions {
         let path = info.path.clone();
         dirs.insert(Path::new(&path).parent().unwrap().to_string_lossy().into_owned());
-        let sid = sessiondb::internals::sessions::sid_by_path(&local, &path).unwrap().unwrap();
-        let skey = sessiondb::internals::sessions::sid_by_path(&pg, &path).unwrap().unwrap_or_else(|| panic!("{path}"));
+        let sid = local.store().sid_by_path(&path).unwrap().unwrap();
+        let skey = pg.store().sid_by_path(&path).unwrap().unwrap_or_else(|| panic!("{path}"));
         let (a, b) = (
             sessiondb::tree::SessionTree::open(&local, sid).unwrap(),
             sessiondb::tree::SessionTree::open(&pg, skey).unwrap(),
@@ -963,7 +963,7 @@ fn pushed_sessions_read_through_the_tree_as_on_sqlite() {
 /// and an append whose id the session holds already writes nothing and says so.
 #[test]
 fn appended_texts_join_as_on_sqlite_and_a_taken_id_writes_nothing() {
-    use sessiondb::internals::write::{append_new_entry, AppendState, Appended};
+    use sessiondb::internals::write::{AppendState, Appended};
     let Some(url) = server() else { return };
     let db_url = fresh_db(&url);
     let dir = tempfile::tempdir().unwrap();
@@ -1011,7 +1011,7 @@ fn appended_texts_join_as_on_sqlite_and_a_taken_id_writes_nothing() {
             let folded: i64 = c.query_one("SELECT text_seq FROM sessions WHERE path = $1", &[&file]).unwrap().get(0);
             assert_eq!(folded, 512, "appends fold the joined text every 256 lines");
             // An entry whose id the session holds is refused whole.
-            let sid = sessiondb::internals::sessions::sid_by_path(&conn, &file).unwrap().unwrap();
+            let sid = conn.store().sid_by_path(&file).unwrap().unwrap();
             let (taken, lines): (String, i64) = {
                 let r = c.query_one("SELECT id, (SELECT count(*) FROM entries WHERE session = $1) FROM entries WHERE session = $1 AND seq = 7", &[&sid]).unwrap();
                 (r.get(0), r.get(1))
@@ -1020,11 +1020,11 @@ fn appended_texts_join_as_on_sqlite_and_a_taken_id_writes_nothing() {
                 r#"{{"type":"custom","customType":"x","id":"{taken}","parentId":null,"timestamp":"2025-03-01T10:00:00.000Z"}}"#
             );
             let mut state = AppendState::default();
-            assert_eq!(append_new_entry(&conn, sid, &line, None, &mut state).unwrap(), Appended::IdTaken);
+            assert_eq!(conn.store().append_new_entry(sid, &line, None, &mut state).unwrap(), Appended::IdTaken);
             let after: i64 = c.query_one("SELECT count(*) FROM entries WHERE session = $1", &[&sid]).unwrap().get(0);
             assert_eq!(after, lines);
             let fresh = line.replace(&taken, "fresh-id");
-            assert!(matches!(append_new_entry(&conn, sid, &fresh, None, &mut state).unwrap(), Appended::Key(_)));
+            assert!(matches!(conn.store().append_new_entry(sid, &fresh, None, &mut state).unwrap(), Appended::Key(_)));
         }
     }
     assert!(texts[0].0.contains("question 596") && texts[0].0.contains("answer 599 ✓"), "{}", &texts[0].0[..200]);

@@ -175,7 +175,7 @@ fn posting_keys(db: &Db, of: Option<&[SessionKey]>) -> usize {
 
 /// The session keys of some files.
 fn sids_of(db: &Db, files: &[&Path]) -> Vec<SessionKey> {
-    let all = sessiondb::internals::discovery::infos_all(db, sessiondb::discovery::Origins::Every).unwrap();
+    let all = db.store().infos_all(sessiondb::discovery::Origins::Every).unwrap();
     files
         .iter()
         .map(|f| all.iter().find(|i| Path::new(&i.path) == *f).unwrap_or_else(|| panic!("{f:?} not stored")).sid)

@@ -283,7 +283,7 @@ fn on_postgresql_serve_connections_cannot_write() {
     let sid = sessiondb::discovery::list_everything(&pages).unwrap()[0].sid;
     let deleted = (|| {
         let tx = pages.write()?;
-        sessiondb::internals::sessions::delete(&tx, sid)?;
+        tx.store().delete_session(sid)?;
         tx.commit()
     })();
     let e = deleted.unwrap_err();

@@ -8,11 +8,13 @@ use crate::js::json::{self, Value};
 use crate::jsonl::signature::{file_signature, FileSignature};
 use crate::jsonl::{classify, LineKind, LineReader};
 use crate::pi::migrate;
+use crate::store::entry_writer::EntryWriter;
 use crate::store::handle::Db;
+use crate::store::interface::sessions::SessionFile;
+use crate::store::interface::sync_state::SyncStates;
+use crate::store::interface::write::NewSession;
 use crate::store::keys::SessionKey;
-use crate::store::signatures;
 use crate::store::stats::SessionStats;
-use crate::store::write::{self, EntryWriter, NewSession};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fs::File;
@@ -228,33 +230,33 @@ pub const BATCH_FILES: usize = 512;
 /// after writing part of itself, or a batch that cannot be committed (a full disk), sends the
 /// batch back to be done again one file per transaction, so a failed file never undoes the
 /// others and every file that fits is kept. The database leaves WAL mode for the import when
-/// nothing else has it open ([`crate::store::write::enter_bulk`]).
+/// nothing else has it open ([`crate::store::interface::write::enter_bulk`]).
 pub(crate) fn import_direct(
     conn: &mut Db,
     targets: &[ImportTarget],
     opts: ImportOptions,
     mut progress: impl FnMut(&FileReport),
 ) -> ImportSummary {
-    crate::store::write::enter_bulk(conn);
+    conn.store().enter_bulk();
     // Files are read and parsed ahead on another thread (not live files: a sync reads what
     // is written while it reads).
     let mut reader = (!opts.live).then(|| {
         let known = if opts.force { HashMap::new() } else { known_signatures(conn) };
         // A store that packs its lines has them packed on the reading thread too.
-        let packer = crate::store::write::line_packer(conn).ok().flatten();
+        let packer = conn.store().line_packer().ok().flatten();
         ReadAhead::start(targets.iter().map(|t| t.path.clone()).collect(), known, packer)
     });
     let mut summary = ImportSummary::default();
     let mut rest = targets;
     while !rest.is_empty() {
-        crate::store::write::between_bulk_transactions(conn);
+        conn.store().between_bulk_transactions();
         let done = targets.len() - rest.len();
         let (batch, taken) = import_batch(conn, rest, opts, |i| reader.as_mut()?.take(done + i));
         let reports = batch.unwrap_or_else(|| {
             rest[..taken]
                 .iter()
                 .map(|t| {
-                    crate::store::write::between_bulk_transactions(conn);
+                    conn.store().between_bulk_transactions();
                     import_file(conn, &t.path, Some(&t.rel_path), opts)
                 })
                 .collect()
@@ -265,14 +267,20 @@ pub(crate) fn import_direct(
             summary.add(r);
         }
     }
-    crate::store::write::leave_bulk(conn);
+    conn.store().leave_bulk();
     summary
+}
+
+/// What the local database `tx` keeps per imported file (a server imports through a staging
+/// database, `ingest::to_server`).
+fn local_states(tx: &Db) -> Result<&dyn SyncStates> {
+    tx.store().sync_states().ok_or_else(|| tx.unsupported("importing files straight in"))
 }
 
 /// Size and modification time of every imported file, by path: files the reading thread
 /// need not read. (Empty if they cannot be read: the reader then reads every file.)
 fn known_signatures(conn: &Db) -> HashMap<PathBuf, FileSignature> {
-    signatures::known(conn).unwrap_or_default()
+    conn.store().sync_states().and_then(|s| s.known_signatures().ok()).unwrap_or_default()
 }
 
 /// Imports targets from the front of `targets` in one transaction, up to [`BATCH_BYTES`] or
@@ -379,7 +387,7 @@ impl Source {
         if from > 0 {
             std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from)).map_err(|e| Error::io(path, e))?;
         }
-        let age_ns = crate::store::write::now_ns().saturating_sub(mtime_ns);
+        let age_ns = crate::store::interface::write::now_ns().saturating_sub(mtime_ns);
         let settled = age_ns >= i64::try_from(SETTLE.as_nanos()).unwrap_or(i64::MAX);
         Ok(Source { feed: Feed::File(LineReader::starting_at(file, from)), live, settled, consumed: from })
     }
@@ -438,7 +446,8 @@ fn import_file_inner(
     };
     let (size, mtime) = (sig.size, sig.mtime_ns);
     let path_text = path.to_string_lossy().into_owned();
-    let existing: Option<crate::store::sessions::SessionFile> = crate::store::sessions::file_at(tx, &path_text)?;
+    let states = local_states(tx)?;
+    let existing: Option<SessionFile> = states.file_at(&path_text)?;
     if let Some((_, Some(s), Some(m))) = existing {
         if !opts.force && s == size && m == mtime {
             return Ok(FileReport::new(path.to_path_buf(), FileStatus::Unchanged));
@@ -489,7 +498,7 @@ fn import_file_inner(
         _ => String::new(),
     });
     if let Some((sid, _, _)) = existing {
-        crate::store::sessions::delete(tx, sid)?;
+        tx.store().delete_session(sid)?;
     }
     let source_version = migrate::header_version(&header);
     let (sid, stats) = if migrate::needs_migration(&header) {
@@ -497,7 +506,7 @@ fn import_file_inner(
         import_migrated(tx, path, rel, sig, header, &mut source, &mut report)?
     } else {
         let sid =
-            write::insert_session(tx, &NewSession::imported(path, rel, &header, &header_line, source_version, sig))?;
+            tx.store().insert_session(&NewSession::imported(path, rel, &header, &header_line, source_version, sig))?;
         let mut writer = EntryWriter::new(tx, sid)?;
         while let Some((line, scanned)) = source.next_scanned(path)? {
             match scanned.unwrap_or_else(|| Scanned::of(&line.text)) {
@@ -508,28 +517,10 @@ fn import_file_inner(
         }
         (sid, writer.finish()?)
     };
-    let tail = tail_hash(path, source.consumed)?;
-    crate::store::sync_state::set_position(tx, sid, source.consumed as i64, tail)?;
+    let tail = crate::jsonl::signature::tail_hash(path, source.consumed)?;
+    local_states(tx)?.set_position(sid, source.consumed as i64, tail)?;
     report.entries = u64::try_from(stats.entry_count).unwrap_or(0);
     Ok(report)
-}
-
-/// Bytes hashed before a sync position to tell an appended file from a rewritten one.
-pub const TAIL_BYTES: u64 = 4096;
-
-/// FNV-1a of the file's bytes in `[end - TAIL_BYTES, end)`: what a later sync compares
-/// before reading only what was appended.
-pub fn tail_hash(path: &Path, end: u64) -> Result<i64> {
-    use std::io::{Read, Seek, SeekFrom};
-    let start = end.saturating_sub(TAIL_BYTES);
-    let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
-    f.seek(SeekFrom::Start(start)).map_err(|e| Error::io(path, e))?;
-    let mut buf = Vec::with_capacity((end - start) as usize);
-    f.take(end - start).read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
-    if (buf.len() as u64) < end - start {
-        return Ok(0); // the file is shorter now: no match possible
-    }
-    Ok(crate::hash::fnv1a(&[&buf]) as i64)
 }
 
 fn not_session(path: &Path, reason: &str) -> Error {
@@ -568,7 +559,8 @@ fn import_migrated(
     });
     let header = header.ok_or_else(|| not_session(path, "header lost in migration"))?;
     let header_line = Value::Object(header.clone()).to_json();
-    let sid = write::insert_session(tx, &NewSession::imported(path, rel, &header, &header_line, source_version, sig))?;
+    let sid =
+        tx.store().insert_session(&NewSession::imported(path, rel, &header, &header_line, source_version, sig))?;
     let mut writer = EntryWriter::new(tx, sid)?;
     for entry in iter {
         let text = entry.to_json();
@@ -577,19 +569,4 @@ fn import_migrated(
         }
     }
     Ok((sid, writer.finish()?))
-}
-
-#[cfg(test)]
-mod tests {
-    /// The tail hash stored in a file's sync position: a sync compares it, so it must never
-    /// change (a changed hash makes every followed file look rewritten).
-    #[test]
-    fn tail_hashes_are_as_before() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("s.jsonl");
-        let text: String = (0..300).map(|i| format!("{{\"n\":{i},\"t\":\"ü\"}}\n")).collect();
-        std::fs::write(&f, &text).unwrap();
-        let got = (super::tail_hash(&f, 10).unwrap(), super::tail_hash(&f, text.len() as u64).unwrap());
-        assert_eq!(got, (-2317373793876339222, -1762209188963331909));
-    }
 }

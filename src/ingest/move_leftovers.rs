@@ -4,7 +4,6 @@
 
 use crate::error::{Error, Result};
 use crate::pi::layout;
-use crate::store::discovery;
 use crate::store::handle::Db;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -96,7 +95,7 @@ pub fn finish_interrupted_moves(db: &mut Db, sessions_dir: &Path) -> Result<usiz
 fn finish_one(db: &mut Db, intent: &Intent) -> Result<()> {
     let tx = db.write()?;
     let to = intent.to.to_string_lossy();
-    let committed = discovery::refs_by_path(&tx, &to)?.iter().any(|r| r.id == intent.id);
+    let committed = tx.store().refs_by_path(&to)?.iter().any(|r| r.id == intent.id);
     if committed {
         roll_forward(&intent.from, &intent.to)?;
     } else {

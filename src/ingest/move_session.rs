@@ -33,7 +33,6 @@
 //! A session kept in the database only (its file is not there) moves in the database alone.
 
 use crate::error::{Error, Result};
-use crate::ingest::import::tail_hash;
 use crate::ingest::move_leftovers::{
     crash_point, roll_forward, sync_folder, undo, with_suffix, Intent, INTENT, TEMPORARY,
 };
@@ -41,12 +40,13 @@ use crate::ingest::route;
 use crate::ingest::sync::SyncSummary;
 use crate::js::json;
 use crate::jsonl::signature::file_signature;
+use crate::jsonl::signature::tail_hash;
 use crate::pi::layout;
-use crate::store::discovery::{self, SessionRef};
 use crate::store::handle::{Db, Tx};
+use crate::store::interface::discovery::SessionRef;
+use crate::store::interface::sessions::SessionPlace;
 use crate::store::keys::SessionKey;
-use crate::store::sessions::{self, SessionPlace};
-use crate::store::{entries, lease, signatures, sync_state};
+use crate::store::lease;
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -84,7 +84,7 @@ pub fn move_session(db: &mut Db, session: &SessionRef, cwd: &str, sessions_dir: 
     let has_file = from.is_file();
     // Lines pi appended since the last sync go with the session: bring the row up to date first.
     let sid = if has_file { catch_up(db, &from, session)? } else { session.sid };
-    let row = sessions::session_row(db, sid)?;
+    let row = db.store().session_row(sid)?;
     let cwd = layout::resolve_path(cwd).to_string_lossy().into_owned();
     let header = header_with_cwd(&row.header, &cwd, &from)?;
     let name = file_name(row.created.as_deref(), &row.id, &from);
@@ -108,7 +108,7 @@ pub fn move_session(db: &mut Db, session: &SessionRef, cwd: &str, sessions_dir: 
         return Err(Error::InvalidArgument(format!("{} exists: refusing to overwrite it", to.display())));
     }
     let to_str = to.to_string_lossy().into_owned();
-    if !discovery::refs_by_path(db, &to_str)?.is_empty() {
+    if !db.store().refs_by_path(&to_str)?.is_empty() {
         return Err(Error::InvalidArgument(format!("a session is already recorded at {to_str}")));
     }
     let dir_str = dir.to_string_lossy().into_owned();
@@ -120,7 +120,7 @@ pub fn move_session(db: &mut Db, session: &SessionRef, cwd: &str, sessions_dir: 
     } else {
         let tx = db.write()?;
         refuse_if_held(&tx, sid, &row.id)?;
-        sessions::relocate(&tx, sid, &place)?;
+        tx.store().relocate_session(sid, &place)?;
         tx.commit()?;
     }
     Ok(Moved { session_id: row.id, from, to, cwd, file_moved: has_file })
@@ -174,10 +174,10 @@ fn stage<'a>(
         )));
     }
     refuse_if_held(&tx, sid, id)?;
-    sessions::relocate(&tx, sid, place)?;
-    signatures::set(&tx, sid, sig)?;
-    if sync_state::keeps_file_states(&tx) {
-        sync_state::set_position(&tx, sid, sig.size, tail)?;
+    tx.store().relocate_session(sid, place)?;
+    tx.store().set_signature(sid, sig)?;
+    if let Some(states) = tx.store().sync_states() {
+        states.set_position(sid, sig.size, tail)?;
     }
     Ok(tx)
 }
@@ -205,7 +205,7 @@ fn catch_up(db: &mut Db, from: &Path, session: &SessionRef) -> Result<SessionKey
         let reason = f.reason.as_deref().unwrap_or("unknown reason");
         return Err(Error::InvalidArgument(format!("{}: cannot be read before moving it: {reason}", from.display())));
     }
-    let found = discovery::refs_by_path(db, &session.path)?;
+    let found = db.store().refs_by_path(&session.path)?;
     found.into_iter().find(|r| r.id == session.id).map(|r| r.sid).ok_or_else(|| {
         Error::NotFound(format!("{}: no longer holds session {} (it changed while moving)", from.display(), session.id))
     })
@@ -239,7 +239,7 @@ fn write_new_file(db: &Db, sid: SessionKey, header: &str, path: &Path) -> Result
     let mut out = std::io::BufWriter::new(&file);
     db.reading(|| {
         out.write_all(header.as_bytes()).and_then(|()| out.write_all(b"\n")).map_err(io)?;
-        entries::write_lines(db, sid, |piece| out.write_all(piece).map_err(io))
+        db.store().write_lines(sid, &mut |piece| out.write_all(piece).map_err(io))
     })?;
     out.flush().map_err(io)?;
     drop(out);

@@ -1,5 +1,5 @@
 //! `push`: replicating a local database into a sessiondb database on a PostgreSQL server,
-//! incrementally and idempotently, through the store's [`Receiver`](crate::store::replica)
+//! incrementally and idempotently, through the store's [`Receiver`](crate::store::interface::replica::Receiver)
 //! capability.
 //!
 //! The server keeps, per session of an origin (machine), how many lines it holds and an
@@ -13,8 +13,8 @@
 use crate::error::Result;
 use crate::hash::{fnv1a, fnv1a_more};
 use crate::store::handle::Db;
+use crate::store::interface::replica::{LocalSession, Outgoing, Receiver, Replica};
 use crate::store::keys::SessionKey;
-use crate::store::replica::{self, LocalSession, Outgoing};
 use serde::Serialize;
 
 /// How to push.
@@ -92,6 +92,18 @@ fn hash_line(h: u64, body: &str) -> u64 {
     fnv1a_more(fnv1a_more(h, body.as_bytes()), b"\n")
 }
 
+/// What `server` keeps of pushes; `Unsupported` for a database that receives none (a SQLite
+/// file: `push --to` takes a server).
+pub(crate) fn receiver(server: &Db) -> Result<&dyn Receiver> {
+    server.store().receiver().ok_or_else(|| server.unsupported("receiving a push"))
+}
+
+/// What a push reads of `local`; `Unsupported` for a database that is not pushed from (a
+/// server).
+fn replica(local: &Db) -> Result<&dyn Replica> {
+    local.store().replica().ok_or_else(|| local.unsupported("pushing from it"))
+}
+
 /// What to send of one session.
 enum Plan {
     /// The whole session: new on the server (`None`) or replacing its lines.
@@ -105,9 +117,9 @@ enum Plan {
 /// to send). Two pushes of one origin take turns.
 pub fn push(local: &Db, server: &Db, opts: &PushOptions, mut progress: impl FnMut(u64, u64)) -> Result<PushSummary> {
     let started = std::time::Instant::now();
-    replica::lock_origin(server, &opts.origin)?;
+    receiver(server)?.lock_origin(&opts.origin)?;
     let result = push_locked(local, server, opts, &mut progress);
-    let unlocked = replica::unlock_origin(server, &opts.origin);
+    let unlocked = receiver(server).and_then(|r| r.unlock_origin(&opts.origin));
     let mut summary = result?;
     unlocked?;
     summary.seconds = started.elapsed().as_secs_f64();
@@ -130,11 +142,11 @@ fn push_snapshot(
     opts: &PushOptions,
     progress: &mut impl FnMut(u64, u64),
 ) -> Result<PushSummary> {
-    let sessions = replica::sessions(local)?;
+    let sessions = replica(local)?.local_sessions()?;
     // Without pruning, only the server's rows of the sessions sent are needed (a per-turn
     // sync sends one); pruning needs every row of the origin, to find those gone.
     let paths: Option<Vec<String>> = (!opts.prune).then(|| sessions.iter().map(|l| l.path.clone()).collect());
-    let mut remote = replica::origin_sessions(server, &opts.origin, paths.as_deref())?;
+    let mut remote = receiver(server)?.origin_sessions(&opts.origin, paths.as_deref())?;
     let mut summary =
         PushSummary { origin: opts.origin.clone(), sessions: sessions.len() as u64, ..Default::default() };
     let mut todo: Vec<(LocalSession, Plan)> = Vec::new();
@@ -195,7 +207,7 @@ fn push_snapshot(
     }
     if opts.prune && !remote.is_empty() {
         let gone: Vec<SessionKey> = remote.values().map(|r| r.skey).collect();
-        summary.pruned = replica::remove_sessions(server, &gone)?;
+        summary.pruned = receiver(server)?.remove_sessions(&gone)?;
         summary.batches += 1;
     }
     Ok(summary)
@@ -208,7 +220,7 @@ fn prefix_hash(local: &Db, l: &LocalSession, upto: i64) -> Result<Option<u64>> {
     }
     let mut h = hash_header(&l.header);
     let mut n = 0;
-    replica::lines(local, l.sid, 1, upto, |line| {
+    replica(local)?.local_lines(l.sid, 1, upto, &mut |line| {
         h = hash_line(h, line.body);
         n += 1;
         Ok(())
@@ -227,14 +239,14 @@ fn send_batch(
 ) -> Result<()> {
     let mut outgoing = Vec::with_capacity(batch.len());
     for (l, plan) in &batch {
-        let all_text = replica::all_messages_text(local, l.sid)?;
+        let all_text = replica(local)?.local_all_messages_text(l.sid)?;
         let (existing, whole) = match plan {
             Plan::Whole(existing) => (*existing, true),
             Plan::Append { skey, .. } => (Some(*skey), false),
         };
         outgoing.push(Outgoing { session: l, all_text, existing, whole });
     }
-    replica::receive_batch(server, &opts.origin, &outgoing, &mut |i, sink| {
+    receiver(server)?.receive_batch(&opts.origin, &outgoing, &mut |i, sink| {
         let (l, plan) = &batch[i];
         let (from, mut h) = match plan {
             Plan::Whole(_) => {
@@ -243,7 +255,7 @@ fn send_batch(
             }
             Plan::Append { from_seq, hash, .. } => (from_seq + 1, *hash),
         };
-        replica::lines(local, l.sid, from, l.last_seq, |line| {
+        replica(local)?.local_lines(l.sid, from, l.last_seq, &mut |line| {
             h = hash_line(h, line.body);
             summary.lines += 1;
             summary.bytes += line.body.len() as u64 + 1;

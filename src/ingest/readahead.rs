@@ -7,8 +7,8 @@
 use crate::jsonl::signature::FileSignature;
 use crate::jsonl::{classify, LineKind, LineReader};
 use crate::store::codec::{Dictionary, Packer};
+use crate::store::interface::write::ParsedLine;
 use crate::store::parallel::{self, Pool, Ticket};
-use crate::store::write::ParsedLine;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};

@@ -9,7 +9,6 @@ use crate::ingest::move_leftovers;
 use crate::ingest::sync::{self, SyncOptions, SyncSummary};
 use crate::ingest::to_server;
 use crate::store::handle::Db;
-use crate::store::replica;
 use std::path::{Path, PathBuf};
 
 /// Imports `targets` (see [`import::collect_targets`]); `progress` after each file. A file
@@ -20,7 +19,7 @@ pub fn import_targets(
     opts: ImportOptions,
     progress: impl FnMut(&FileReport),
 ) -> Result<ImportSummary> {
-    if replica::imports_by_push(db) {
+    if db.store().receiver().is_some() {
         return to_server::import_targets(db, targets, opts, progress);
     }
     Ok(import::import_direct(db, targets, opts, progress))
@@ -30,7 +29,7 @@ pub fn import_targets(
 /// `sessiondb move` left there is finished or undone first, so no session is read twice.
 pub fn sync_dir(db: &mut Db, dir: &Path, opts: SyncOptions, progress: impl FnMut(usize, usize)) -> Result<SyncSummary> {
     move_leftovers::finish_interrupted_moves(db, dir)?;
-    if replica::imports_by_push(db) {
+    if db.store().receiver().is_some() {
         return to_server::sync_dir(db, dir, opts, progress);
     }
     sync::sync_dir_direct(db, dir, opts, progress)
@@ -38,7 +37,7 @@ pub fn sync_dir(db: &mut Db, dir: &Path, opts: SyncOptions, progress: impl FnMut
 
 /// Syncs only `paths` (below `dir`; from file-system notifications, or named), adding to `s`.
 pub fn sync_paths(db: &mut Db, dir: &Path, paths: &[PathBuf], s: &mut SyncSummary) -> Result<()> {
-    if replica::imports_by_push(db) {
+    if db.store().receiver().is_some() {
         return to_server::sync_paths(db, dir, paths, s);
     }
     sync::sync_paths_direct(db, dir, paths, s)

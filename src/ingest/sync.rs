@@ -8,14 +8,13 @@
 //! leaves whole files only and two syncs at once do not both act on one file.
 
 use crate::error::{Error, Result};
-use crate::ingest::import::{self, tail_hash, FileReport, FileStatus, ImportOptions, Source};
+use crate::ingest::import::{self, FileReport, FileStatus, ImportOptions, Source};
+use crate::jsonl::signature::tail_hash;
 use crate::jsonl::signature::{file_signature, FileSignature};
 use crate::jsonl::{classify, LineKind};
 use crate::store::derive::EntryFields;
 use crate::store::handle::Db;
-use crate::store::sync_state::{self, SyncState};
-use crate::store::write;
-use crate::store::{sessions, signatures};
+use crate::store::interface::sync_state::{Position, SyncState, SyncStates};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -61,12 +60,18 @@ pub struct SyncSummary {
 /// A session file as last synced.
 type Known = SyncState;
 
+/// What the local database `conn` keeps per file (a server takes a sync through
+/// `ingest::to_server`, which `ingest::route` chooses).
+fn states(conn: &Db) -> Result<&dyn SyncStates> {
+    conn.store().sync_states().ok_or_else(|| conn.unsupported("following a folder's files"))
+}
+
 fn known_under(conn: &Db, dir: &Path) -> Result<HashMap<PathBuf, Known>> {
-    sync_state::states_under(conn, dir)
+    states(conn)?.states_under(dir)
 }
 
 fn known_at(conn: &Db, path: &Path) -> Result<Option<Known>> {
-    sync_state::state_at(conn, path)
+    states(conn)?.state_at(path)
 }
 
 /// Outcome of reading only the appended part of a file.
@@ -82,7 +87,7 @@ enum Tail {
 /// Appends the complete lines written after the stored position, in one transaction.
 fn append_tail(conn: &mut Db, path: &Path, seen: &Known, sig: FileSignature) -> Result<Tail> {
     let tx = conn.write()?;
-    let Some(sync_state::Position { size, mtime, offset, tree_ok }) = sync_state::position(&tx, seen.sid)? else {
+    let Some(Position { size, mtime, offset, tree_ok }) = states(&tx)?.position(seen.sid)? else {
         return Ok(Tail::AlreadyDone);
     };
     if (size, mtime, offset) != (seen.size, seen.mtime, seen.offset) {
@@ -101,11 +106,11 @@ fn append_tail(conn: &mut Db, path: &Path, seen: &Known, sig: FileSignature) -> 
             LineKind::Object(obj) => {
                 let (f, _) = EntryFields::read(&obj);
                 let taken = match f.id.as_deref() {
-                    Some(id) => sessions::entry_id_exists(&tx, seen.sid, id)?,
+                    Some(id) => tx.store().entry_id_exists(seen.sid, id)?,
                     None => true,
                 };
                 let parent = match f.parent_id.as_deref() {
-                    Some(p) if !p.is_empty() => match write::entry_node(&tx, seen.sid, p)? {
+                    Some(p) if !p.is_empty() => match tx.store().entry_node(seen.sid, p)? {
                         Some(node) => Some(node),
                         None => return Ok(Tail::NeedsFullImport),
                     },
@@ -114,15 +119,15 @@ fn append_tail(conn: &mut Db, path: &Path, seen: &Known, sig: FileSignature) -> 
                 if taken && !f.is_header() {
                     return Ok(Tail::NeedsFullImport);
                 }
-                write::append_entry(&tx, seen.sid, &line.text, parent)?;
+                tx.store().append_entry(seen.sid, &line.text, parent)?;
                 added += u64::from(!f.is_header());
             }
         }
     }
     let consumed = source.consumed;
     let tail = tail_hash(path, consumed)?;
-    sync_state::set_position(&tx, seen.sid, consumed as i64, tail)?;
-    signatures::set(&tx, seen.sid, sig)?;
+    states(&tx)?.set_position(seen.sid, consumed as i64, tail)?;
+    tx.store().set_signature(seen.sid, sig)?;
     tx.commit()?;
     Ok(Tail::Done(added, skipped))
 }
@@ -156,7 +161,7 @@ fn sync_file(conn: &mut Db, path: &Path, rel: &str, seen: Option<&Known>, s: &mu
     if k.size == Some(sig.size) && k.mtime == Some(sig.mtime_ns) {
         s.unchanged += 1;
         if k.missing {
-            sync_state::set_missing(conn, k.sid, false)?;
+            states(conn)?.set_missing(k.sid, false)?;
         }
         return Ok(());
     }
@@ -222,11 +227,11 @@ pub(crate) fn sync_dir_direct(
             continue; // never read from a file nor written to one (as on a server): no file to miss
         }
         if opts.prune {
-            sessions::delete(conn, k.sid)?;
+            conn.store().delete_session(k.sid)?;
             s.pruned += 1;
         } else {
             if !k.missing {
-                sync_state::set_missing(conn, k.sid, true)?;
+                states(conn)?.set_missing(k.sid, true)?;
             }
             s.missing += 1;
         }
@@ -246,7 +251,7 @@ pub(crate) fn sync_paths_direct(conn: &mut Db, dir: &Path, paths: &[PathBuf], s:
         let seen = seen.as_ref();
         if !p.exists() {
             if let Some(k) = seen {
-                sync_state::set_missing(conn, k.sid, true)?;
+                states(conn)?.set_missing(k.sid, true)?;
                 s.missing += 1;
             }
             continue;

@@ -15,13 +15,13 @@
 
 use crate::error::{Error, Result};
 use crate::ingest::import::{self, FileReport, FileStatus, ImportOptions, ImportSummary, ImportTarget};
+use crate::ingest::push::receiver;
 use crate::ingest::push::{self, PushOptions, PushSummary};
 use crate::ingest::sync::{self, SyncOptions, SyncSummary};
 use crate::jsonl::signature::file_signature;
 use crate::store::handle::Db;
+use crate::store::interface::replica::KnownFile;
 use crate::store::keys::SessionKey;
-use crate::store::replica::{self, KnownFile};
-use crate::store::signatures;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -31,7 +31,8 @@ pub const SERVER_ORIGIN: &str = "";
 /// A file's path as the server keys its session.
 fn key_of(server: &Db, path: &Path) -> String {
     let abs = crate::pi::layout::absolute(path);
-    replica::stored_path(server, &abs.to_string_lossy())
+    let abs = abs.to_string_lossy();
+    server.store().receiver().map_or_else(|| abs.to_string(), |r| r.stored_path(&abs))
 }
 
 /// Whether the server holds `path`'s file as it is now (same size and modification time).
@@ -113,11 +114,13 @@ fn send(server: &Db, targets: &[ImportTarget], live: bool, mut progress: impl Fn
             summary.reports.iter().for_each(&mut progress);
             let push_opts = PushOptions { compare_lines: true, ..PushOptions::new(SERVER_ORIGIN) };
             let pushed = push::push(&local, server, &push_opts, |_, _| {})?;
-            let signed: Vec<(String, i64, i64)> = signatures::known(&local)?
+            let states = local.store().sync_states().ok_or_else(|| local.unsupported("staging an import"))?;
+            let signed: Vec<(String, i64, i64)> = states
+                .known_signatures()?
                 .into_iter()
                 .map(|(path, sig)| (path.to_string_lossy().into_owned(), sig.size, sig.mtime_ns))
                 .collect();
-            replica::record_files(server, SERVER_ORIGIN, &signed)?;
+            receiver(server)?.record_files(SERVER_ORIGIN, &signed)?;
             sent.reports.extend(summary.reports);
             add(&mut sent.push, &pushed);
         }
@@ -147,7 +150,7 @@ pub fn import_targets(
     opts: ImportOptions,
     mut progress: impl FnMut(&FileReport),
 ) -> Result<ImportSummary> {
-    let known = replica::origin_files(server, SERVER_ORIGIN, None)?;
+    let known = receiver(server)?.origin_files(SERVER_ORIGIN, None)?;
     let mut todo = Vec::new();
     let mut order = Vec::with_capacity(targets.len());
     for t in targets {
@@ -189,7 +192,7 @@ pub fn sync_dir(
 ) -> Result<SyncSummary> {
     let started = std::time::Instant::now();
     let (dir, targets) = sync::folder_targets(dir)?;
-    let mut known = replica::origin_files(server, SERVER_ORIGIN, None)?;
+    let mut known = receiver(server)?.origin_files(SERVER_ORIGIN, None)?;
     let mut s = SyncSummary { files_scanned: targets.len() as u64, ..SyncSummary::default() };
     let todo = changed(server, &targets, &mut known, &mut s)?;
     let total = targets.len();
@@ -207,10 +210,10 @@ pub fn sync_dir(
         .collect();
     let keys: Vec<SessionKey> = gone.iter().map(|k| k.skey).collect();
     if opts.prune {
-        s.pruned = replica::remove_sessions(server, &keys)?;
+        s.pruned = receiver(server)?.remove_sessions(&keys)?;
     } else {
         let newly: Vec<SessionKey> = gone.iter().filter(|k| !k.missing).map(|k| k.skey).collect();
-        replica::set_files_missing(server, &newly, true)?;
+        receiver(server)?.set_files_missing(&newly, true)?;
         s.missing = keys.len() as u64;
     }
     s.seconds = started.elapsed().as_secs_f64();
@@ -222,7 +225,7 @@ pub fn sync_paths(server: &Db, dir: &Path, paths: &[PathBuf], s: &mut SyncSummar
     let dir = crate::pi::layout::absolute(dir);
     // Only these files' sessions: a per-turn sync reads one row, not the whole origin's.
     let keys: Vec<String> = paths.iter().map(|p| key_of(server, p)).collect();
-    let mut known = replica::origin_files(server, SERVER_ORIGIN, Some(&keys))?;
+    let mut known = receiver(server)?.origin_files(SERVER_ORIGIN, Some(&keys))?;
     let mut targets = Vec::new();
     let mut gone = Vec::new();
     for p in paths {
@@ -239,7 +242,7 @@ pub fn sync_paths(server: &Db, dir: &Path, paths: &[PathBuf], s: &mut SyncSummar
         let rel = p.strip_prefix(&dir).unwrap_or(p).to_string_lossy().into_owned();
         targets.push(ImportTarget { path: p.clone(), rel_path: rel });
     }
-    replica::set_files_missing(server, &gone, true)?;
+    receiver(server)?.set_files_missing(&gone, true)?;
     s.files_scanned += targets.len() as u64;
     let todo = changed(server, &targets, &mut known, s)?;
     sync_files(server, &todo, s, |_| {})
@@ -272,7 +275,7 @@ fn changed(
             }
         }
     }
-    replica::set_files_missing(server, &back, false)?;
+    receiver(server)?.set_files_missing(&back, false)?;
     Ok(todo)
 }
 

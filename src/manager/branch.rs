@@ -10,8 +10,8 @@ use crate::js::json::{self, Value};
 use crate::pi::entries as build;
 use crate::pi::ids;
 use crate::store::handle::Db;
+use crate::store::interface::write::{SharedLine, COPY_SLICE};
 use crate::store::keys::EntryKey;
-use crate::store::write::{self, SharedLine, COPY_SLICE};
 use indexmap::IndexMap;
 use std::collections::{HashMap, HashSet};
 
@@ -34,7 +34,7 @@ struct SourceRow {
 
 /// The rows stored under `keys` (absent keys skipped), in that order.
 fn read_rows(src: &Db, keys: &[EntryKey]) -> Result<Vec<SourceRow>> {
-    Ok(write::branch_source_rows(src, keys)?.into_iter().map(|(line, body)| SourceRow { line, body }).collect())
+    Ok(src.store().branch_source_rows(keys)?.into_iter().map(|(line, body)| SourceRow { line, body }).collect())
 }
 
 /// Hands the branched session's lines for the path `keys` (root first) of the session in

@@ -4,17 +4,16 @@
 
 use super::{Persistence, SessionManager};
 use crate::error::Result;
-use crate::ingest::import::tail_hash;
 use crate::jsonl::signature::file_signature;
+use crate::jsonl::signature::tail_hash;
 use crate::read::tree::SessionTree;
 use crate::store::keys::EntryKey;
-use crate::store::{sessions, signatures, sync_state};
 use std::path::Path;
 
 impl SessionManager {
     /// The session's header line exactly as stored (and as pi writes it first in the file).
     pub fn header_line(&self) -> Result<String> {
-        Ok(sessions::session_row(self.db()?, self.sid)?.header)
+        Ok(self.db()?.store().session_row(self.sid)?.header)
     }
 
     /// The storage key of the session's last line (`None` when it has no entries): what a
@@ -34,13 +33,12 @@ impl SessionManager {
         let path = Path::new(file);
         let sig = file_signature(path)?;
         let sid = self.sid;
-        let positions = sync_state::keeps_file_states(&self.conn);
         let tx = self.conn.write()?;
-        if positions {
+        if let Some(states) = tx.store().sync_states() {
             let tail = tail_hash(path, u64::try_from(sig.size).unwrap_or(0))?;
-            sync_state::set_position(&tx, sid, sig.size, tail)?;
+            states.set_position(sid, sig.size, tail)?;
         }
-        signatures::set(&tx, sid, sig)?;
+        tx.store().set_signature(sid, sig)?;
         tx.commit()
     }
 }

@@ -6,8 +6,8 @@ use crate::error::Result;
 use crate::hash::{FxBuildHasher, FxHashMap};
 use crate::js::json;
 use crate::read::tree::PathStep;
+use crate::store::interface::entries;
 use crate::store::keys::EntryKey;
-use crate::store::{entries, write};
 
 /// The JSON texts of an entry's `usage` and of its `message.usage`, where present.
 pub type RawUsages<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
@@ -22,13 +22,13 @@ impl SessionManager {
         let Some(limit) = limit else {
             let tree = self.tree()?;
             if tree.is_regular() {
-                return Ok(walk_links(entries::links(self.db()?, self.sid)?, id));
+                return Ok(walk_links(self.db()?.store().links(self.sid)?, id));
             }
             return tree.branch_keys(id);
         };
         let db = self.db()?;
-        let Some((key, _)) = write::entry_node(db, self.sid, id)? else { return Ok(Vec::new()) };
-        let mut steps = entries::walk_up_steps(db, key, limit)?;
+        let Some((key, _)) = db.store().entry_node(self.sid, id)? else { return Ok(Vec::new()) };
+        let mut steps = db.store().walk_up_steps(key, limit)?;
         steps.reverse();
         Ok(steps)
     }
@@ -38,7 +38,10 @@ impl SessionManager {
     /// lines. No line is read.
     pub fn entry_steps(&self, after: Option<EntryKey>) -> Result<Vec<PathStep>> {
         let after = after.unwrap_or(EntryKey::MIN);
-        Ok(entries::links(self.db()?, self.sid)?
+        Ok(self
+            .db()?
+            .store()
+            .links(self.sid)?
             .into_iter()
             .filter(|l| l.key > after)
             .map(|l| PathStep { key: l.key, id: l.id, kind: l.kind, role: l.role })

@@ -12,9 +12,9 @@ use crate::js::json::Value;
 use crate::js::jstime;
 use crate::pi::{entries as build, ids, layout};
 use crate::store::db::Db;
+use crate::store::interface::write::NewSession;
 use crate::store::keys::SessionKey;
 use crate::store::lease::{self, Acquired, Holder};
-use crate::store::write::{self, NewSession};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -163,8 +163,8 @@ pub(super) fn fork_session(
     let header = build::header(&id, &ts, cwd, Some(source));
     let tx = conn.write()?;
     let header_line = Value::Object(header.clone()).to_json();
-    let new_sid = write::insert_session(&tx, &NewSession::made_now(Path::new(&file), &header, &header_line))?;
-    write::copy_session(&tx, source_sid, new_sid)?;
+    let new_sid = tx.store().insert_session(&NewSession::made_now(Path::new(&file), &header, &header_line))?;
+    tx.store().copy_session(source_sid, new_sid)?;
     tx.commit()?;
     Ok((new_sid, file, id))
 }

@@ -4,7 +4,8 @@
 //! Where the current session lives is one `Persistence`: in memory (sessions made with
 //! [`SessionManager::in_memory`] never leave it), staged (a session with no conversation yet
 //! lives in a private in-memory database; its first user or assistant message moves header and
-//! entries into the real database in one transaction), or saved (appends go to the journal).
+//! entries into the real database in one transaction), or saved (appends made durable as the store makes them: on SQLite, through its append
+//! journal, read back once settled).
 
 mod append;
 mod branch;
@@ -26,11 +27,10 @@ use crate::pi::system;
 use crate::read::tree::{Leaf, Row, SessionTree, TreeNode};
 use crate::store::db::{self, Db};
 use crate::store::derive::{Derived, EntryFields};
-use crate::store::journal::{self, Journal};
+use crate::store::entry_writer::EntryWriter;
+use crate::store::interface::write::{self, NewSession};
 use crate::store::keys::{EntryKey, SessionKey};
-use crate::store::sessions;
 use crate::store::stats::Observation;
-use crate::store::write::{self, EntryWriter, NewSession};
 use branch::{branch_lines, Line, LineSink};
 use indexmap::IndexMap;
 use std::cell::RefCell;
@@ -70,8 +70,9 @@ pub struct SessionManager {
     session_id: String,
     leaf: Option<String>,
     labels: IndexMap<String, (Value, Option<Value>)>,
-    /// Ids of this manager's appends still in the journal.
-    journaled: RefCell<HashSet<String>>,
+    /// Ids of this manager's appends that are durable but not in the tables yet
+    /// ([`write::Appended::Pending`]): reads settle them first.
+    unsettled: RefCell<HashSet<String>>,
     /// On PostgreSQL, what the last append left of the session's row and its entry, so that
     /// the next append is one round trip.
     appending: write::AppendState,
@@ -91,9 +92,8 @@ enum Persistence {
     /// in `stage`, a private in-memory database; the first such message moves the session
     /// into the database at `db_path` in one transaction.
     Staged { db_path: PathBuf, file: String, stage: Db },
-    /// In the database at `db_path`; appends are written to its append journal (opened at
-    /// the first append) and settled into the tables in batches.
-    Saved { db_path: PathBuf, file: String, journal: Option<Journal> },
+    /// In the database at `db_path`, appended to as its store makes an append durable.
+    Saved { db_path: PathBuf, file: String },
 }
 
 impl Persistence {
@@ -114,24 +114,23 @@ impl Persistence {
     }
 
     /// The same database, for the session at `file`, staged in `stage` or saved. A manager in
-    /// memory stays in memory; a saved one keeps its open journal.
+    /// memory stays in memory.
     fn next(self, file: Option<String>, stage: Option<Db>) -> Persistence {
-        let (db_path, journal) = match self {
+        let db_path = match self {
             Persistence::InMemory => return Persistence::InMemory,
-            Persistence::Staged { db_path, .. } => (db_path, None),
-            Persistence::Saved { db_path, journal, .. } => (db_path, journal),
+            Persistence::Staged { db_path, .. } | Persistence::Saved { db_path, .. } => db_path,
         };
         let file = file.unwrap_or_default();
         match stage {
             Some(stage) => Persistence::Staged { db_path, file, stage },
-            None => Persistence::Saved { db_path, file, journal },
+            None => Persistence::Saved { db_path, file },
         }
     }
 }
 
 impl Drop for SessionManager {
     fn drop(&mut self) {
-        // Errors leave the entries journaled; the next open of the database settles them.
+        // Errors leave the appends durable but unsettled; the next open of the database settles them.
         let _ = self.settle();
         self.let_go();
     }
@@ -171,7 +170,7 @@ type LineSource<'a> = dyn FnMut(&Db, &mut LineSink<'_>) -> Result<()> + 'a;
 fn write_session_from(conn: &mut Db, path: &Path, header: &Object, fill: &mut LineSource<'_>) -> Result<SessionKey> {
     let tx = conn.write()?;
     let header_line = Value::Object(header.clone()).to_json();
-    let sid = write::insert_session(&tx, &NewSession::made_now(path, header, &header_line)).map_err(|e| match e {
+    let sid = tx.store().insert_session(&NewSession::made_now(path, header, &header_line)).map_err(|e| match e {
         e if db::is_constraint_violation(&e) => {
             Error::InvalidArgument(format!("EEXIST: file already exists, open '{}'", path.display()))
         }
@@ -215,7 +214,7 @@ impl SessionManager {
     fn blank(conn: db::Pooled, db_path: Option<&Path>, cwd: String, session_dir: String) -> Self {
         // Saved with no file until `start_new` or `load` says which session it holds.
         let persistence = match db_path {
-            Some(p) => Persistence::Saved { db_path: p.to_path_buf(), file: String::new(), journal: None },
+            Some(p) => Persistence::Saved { db_path: p.to_path_buf(), file: String::new() },
             None => Persistence::InMemory,
         };
         SessionManager {
@@ -227,7 +226,7 @@ impl SessionManager {
             session_id: String::new(),
             leaf: None,
             labels: IndexMap::new(),
-            journaled: RefCell::new(HashSet::new()),
+            unsettled: RefCell::new(HashSet::new()),
             appending: write::AppendState::default(),
             leasing: lease::holds_leases(),
             leased: None,
@@ -293,7 +292,7 @@ impl SessionManager {
 
     /// Loads the stored session `sid`.
     fn load(&mut self, sid: SessionKey, file: String) -> Result<()> {
-        let header = sessions::session_row(&self.conn, sid)?.header;
+        let header = self.conn.store().session_row(sid)?.header;
         let h = json::parse(header.as_bytes()).unwrap_or(Value::Null);
         self.session_id =
             h.as_object().and_then(|o| o.get("id")).and_then(Value::as_str).unwrap_or_default().to_string();
@@ -395,7 +394,7 @@ impl SessionManager {
             None => file_path.parent().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default(),
         };
         let header_cwd = match sid {
-            Some(s) => sessions::session_row(&conn, s)?.cwd,
+            Some(s) => conn.store().session_row(s)?.cwd,
             None => None,
         };
         let cwd = resolved(&cwd_override.map(str::to_owned).or(header_cwd).unwrap_or_else(process_cwd));
@@ -483,7 +482,7 @@ impl SessionManager {
 
     // ----- persistence --------------------------------------------------------------------
 
-    /// The database holding the session, as it is (journaled appends not yet in it).
+    /// The database holding the session, as it is (unsettled appends not yet in it).
     fn raw_db(&self) -> &Db {
         match &self.persistence {
             Persistence::Staged { stage, .. } => stage,
@@ -491,22 +490,20 @@ impl SessionManager {
         }
     }
 
-    /// The database holding the session, with this manager's journaled appends settled.
+    /// The database holding the session, with this manager's appends settled.
     fn db(&self) -> Result<&Db> {
         self.settle()?;
         Ok(self.raw_db())
     }
 
-    /// Moves this manager's journaled appends (and any other waiting in the journal) into
-    /// the tables now (reads through the manager do it themselves).
+    /// Moves this manager's unsettled appends (and any other process's) into the tables now
+    /// (reads through the manager do it themselves).
     pub fn settle(&self) -> Result<()> {
-        if self.journaled.borrow().is_empty() {
+        if self.unsettled.borrow().is_empty() {
             return Ok(());
         }
-        if let Some(path) = self.persistence.db_path() {
-            journal::settle(&self.conn, path)?;
-        }
-        self.journaled.borrow_mut().clear();
+        self.conn.store().settle_appends()?;
+        self.unsettled.borrow_mut().clear();
         Ok(())
     }
 
@@ -516,7 +513,7 @@ impl SessionManager {
         let t = SessionTree::open(stage, self.sid)?;
         let mut lines: Vec<String> = t.all_entries()?.into_iter().map(|r| r.body).collect();
         lines.extend(extra.map(str::to_owned));
-        let header_text = sessions::session_row(stage, self.sid)?.header;
+        let header_text = stage.store().session_row(self.sid)?.header;
         let header = match json::parse(header_text.as_bytes()) {
             Ok(Value::Object(h)) => h,
             _ => return Err(Error::InvalidArgument("staged session has no header".into())),
@@ -538,41 +535,24 @@ impl SessionManager {
         let text = Value::Object(entry.clone()).to_json();
         if matches!(self.persistence, Persistence::Staged { .. }) && is_conversation(&entry) {
             self.flush(Some(&text))?;
-        } else if let (Persistence::Saved { db_path, file, journal }, true) =
-            (&mut self.persistence, write::appends_through_journal(&self.conn))
-        {
-            let journal = match journal {
-                Some(j) => j,
-                None => journal.insert(Journal::open(db_path)?),
-            };
-            journal.append(file, &text)?;
-            let due = {
-                let mut journaled = self.journaled.borrow_mut();
-                journaled.insert(id.clone());
-                journaled.len() >= journal::BATCH
-            };
-            self.leaf = Some(id.clone());
-            if due {
-                // The append is durable already; a failure here surfaces at the next read.
-                let _ = self.settle();
-            }
-            return Ok(id);
         } else {
-            let sid = self.sid;
-            let known = parent_id.as_deref().and_then(|p| self.appending.node(sid, p));
-            let parent = match (known, parent_id.as_deref()) {
-                (Some(node), _) => Some(node),
-                (None, Some(p)) => self.node(p)?,
-                (None, None) => None,
+            let (db, file) = match &self.persistence {
+                Persistence::Staged { stage, file, .. } => (stage, file.as_str()),
+                Persistence::Saved { file, .. } => (&*self.conn, file.as_str()),
+                Persistence::InMemory => (&*self.conn, ""),
             };
-            let conn = match &mut self.persistence {
-                Persistence::Staged { stage, .. } => stage,
-                _ => &mut *self.conn,
-            };
-            // Committed by itself; where the store checks that the id drawn is free (see
+            // Durable when it returns; where the store checks that the id drawn is free (see
             // `new_id`), another is drawn until one is.
             let (mut entry, mut text) = (entry, text);
-            while write::append_new_entry(conn, sid, &text, parent, &mut self.appending)? == write::Appended::IdTaken {
+            loop {
+                match db.store().append_saved(self.sid, file, &text, parent_id.as_deref(), &mut self.appending)? {
+                    write::Appended::Key(_) => break,
+                    write::Appended::Pending => {
+                        self.unsettled.borrow_mut().insert(id.clone());
+                        break;
+                    }
+                    write::Appended::IdTaken => {}
+                }
                 let fresh = ids::new_entry_id(|_| false);
                 // A compaction that keeps from itself names its own id: it moves with it.
                 if entry.get("firstKeptEntryId").and_then(Value::as_str) == Some(id.as_str()) {
@@ -589,19 +569,19 @@ impl SessionManager {
 
     /// Key and derived columns of the entry with `id`.
     fn node(&self, id: &str) -> Result<Option<(EntryKey, Derived)>> {
-        write::entry_node(self.db()?, self.sid, id)
+        self.db()?.store().entry_node(self.sid, id)
     }
 
     fn new_id(&self) -> Result<String> {
-        if write::append_checks_id(self.raw_db()) {
+        if self.raw_db().store().append_checks_id() {
             // The append checks the id is free and draws another if not (`write_entry`).
             return Ok(ids::new_entry_id(|_| false));
         }
-        // Not settled: journaled ids are checked in memory, so appends stay journal writes.
-        let journaled = self.journaled.borrow();
+        // Not settled: unsettled ids are checked in memory, so appends stay cheap.
+        let unsettled = self.unsettled.borrow();
         let mut failed = None;
-        let id = ids::new_entry_id(|c| match sessions::entry_id_exists(self.raw_db(), self.sid, c) {
-            Ok(taken) => taken || journaled.contains(c),
+        let id = ids::new_entry_id(|c| match self.raw_db().store().entry_id_exists(self.sid, c) {
+            Ok(taken) => taken || unsettled.contains(c),
             Err(e) => {
                 failed = Some(e);
                 true
@@ -738,5 +718,5 @@ impl SessionManager {
 
 /// The session recorded at an absolute path.
 fn find_path(conn: &Db, path: &str) -> Result<Option<SessionKey>> {
-    sessions::sid_by_path(conn, path)
+    conn.store().sid_by_path(path)
 }

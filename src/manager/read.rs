@@ -60,13 +60,13 @@ impl SessionManager {
 
     /// pi's `getHeader()`.
     pub fn header(&self) -> Result<Value> {
-        let h = sessions::session_row(self.db()?, self.sid)?.header;
+        let h = self.db()?.store().session_row(self.sid)?.header;
         Ok(json::parse_or_raw(&h).unwrap_or(Value::Null))
     }
 
     /// pi's `getSessionName()`.
     pub fn session_name(&self) -> Result<Option<String>> {
-        Ok(write::load_stats(self.db()?, self.sid)?.stats.name)
+        Ok(self.db()?.store().load_stats(self.sid)?.stats.name)
     }
 
     /// pi's `getSessionId()`.
@@ -91,11 +91,11 @@ impl SessionManager {
 
     /// pi's `getEntryCount()`: distinct entry ids.
     pub fn entry_count(&self) -> Result<i64> {
-        let write::StoredStats { stats, tree_ok: regular, .. } = write::load_stats(self.db()?, self.sid)?;
+        let write::StoredStats { stats, tree_ok: regular, .. } = self.db()?.store().load_stats(self.sid)?;
         if regular {
             return Ok(stats.entry_count); // ids are unique
         }
-        sessions::distinct_entry_ids(self.db()?, self.sid)
+        self.db()?.store().distinct_entry_ids(self.sid)
     }
 
     /// pi's `isPersisted()`.

@@ -10,7 +10,7 @@
 use crate::error::Result;
 use crate::js::json;
 use crate::store::handle::Db;
-use crate::store::integrity::{self, is_corruption, CheckedEntry as EntryRow, CheckedSession as SessionRow};
+use crate::store::interface::integrity::{is_corruption, CheckedEntry as EntryRow, CheckedSession as SessionRow};
 use crate::store::keys::SessionKey;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -130,12 +130,12 @@ pub fn check_database(db: &Db) -> Result<Vec<Finding>> {
     let mut out = Vec::new();
     let mut limit = Limit::default();
     if let Err(e) =
-        integrity::integrity_check(db, |text| text == "ok" || limit.push(&mut out, db_finding(Kind::Integrity, text)))
+        db.store().integrity_check(&mut |text| text == "ok" || limit.push(&mut out, db_finding(Kind::Integrity, text)))
     {
         out.push(db_finding(Kind::Integrity, format!("the integrity check stopped: {e}")));
     }
     let mut limit = Limit::default();
-    if let Err(e) = integrity::foreign_key_check(db, |p| {
+    if let Err(e) = db.store().foreign_key_check(&mut |p| {
         let row = p.rowid.map_or_else(|| "?".to_string(), |r| r.to_string());
         let message = format!("row {row} of table {} points at a missing row of {}", p.table, p.parent);
         limit.push(&mut out, db_finding(Kind::ForeignKey, message))
@@ -143,7 +143,7 @@ pub fn check_database(db: &Db) -> Result<Vec<Finding>> {
         out.push(db_finding(Kind::ForeignKey, format!("the foreign-key check stopped: {e}")));
     }
     let mut limit = Limit::default();
-    if let Err(e) = integrity::shared_line_check(db, |p| {
+    if let Err(e) = db.store().shared_line_check(&mut |p| {
         let (key, from) = (p.key, p.from);
         let message = if p.missing {
             format!("entry row {key} takes its line from row {from}, which is missing or itself a copy")
@@ -183,7 +183,7 @@ pub fn check_all(db: &Db, mut progress: impl FnMut(u64)) -> Result<Report> {
     let mut problems = check_database(db)?;
     let integrity_ok = problems.is_empty();
     let mut report = Report { integrity_ok, ..Report::default() };
-    let sessions = match integrity::sessions(db) {
+    let sessions = match db.store().checked_sessions() {
         Ok(s) => s,
         Err(e) if is_corruption(&e) => {
             problems.push(db_finding(Kind::Integrity, format!("the sessions cannot be listed: {e}")));
@@ -206,7 +206,7 @@ pub fn check_session_and_database(db: &Db, sid: SessionKey) -> Result<Report> {
     let mut problems = check_database(db)?;
     let integrity_ok = problems.is_empty();
     let mut report = Report { integrity_ok, ..Report::default() };
-    if let Some(s) = integrity::session(db, sid)? {
+    if let Some(s) = db.store().checked_session(sid)? {
         report.entries = check_readable(db, &s, &mut problems)?;
         report.sessions = 1;
     }
@@ -217,7 +217,7 @@ pub fn check_session_and_database(db: &Db, sid: SessionKey) -> Result<Report> {
 /// The session-level problems of session `sid` (no database-level checks).
 pub fn check_session(db: &Db, sid: SessionKey) -> Result<Vec<Finding>> {
     let mut out = Vec::new();
-    if let Some(s) = integrity::session(db, sid)? {
+    if let Some(s) = db.store().checked_session(sid)? {
         check_one(db, &s, &mut out)?;
     }
     Ok(out)
@@ -248,7 +248,7 @@ fn check_readable(db: &Db, s: &SessionRow, out: &mut Vec<Finding>) -> Result<u64
 
 /// Checks one session, appending findings; returns the number of lines read.
 fn check_one(db: &Db, s: &SessionRow, out: &mut Vec<Finding>) -> Result<u64> {
-    let lines = integrity::entries(db, s.sid)?;
+    let lines = db.store().checked_entries(s.sid)?;
     let read = lines.len() as u64;
     let finding = |kind, entry: Option<&EntryRow>, message: String| Finding {
         kind,

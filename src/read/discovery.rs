@@ -5,11 +5,11 @@ use crate::error::Result;
 use crate::js::json::{Object, Value};
 use crate::js::jstime;
 use crate::pi::layout;
-pub use crate::store::discovery::Origins;
-use crate::store::discovery::{self as stored, InfoRow};
 use crate::store::handle::Db;
+use crate::store::interface::discovery::InfoRow;
+pub use crate::store::interface::discovery::Origins;
+use crate::store::interface::write;
 use crate::store::keys::SessionKey;
-use crate::store::write;
 
 /// pi's `SessionInfo`.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,7 +104,7 @@ pub fn fill_all_text(db: &Db, infos: &mut [SessionInfo]) -> Result<()> {
     // database's locks (four fcntl calls), a sixth of the time for a folder of 2,000 sessions.
     db.reading(|| {
         let sids: Vec<SessionKey> = infos.iter().map(|i| i.sid).collect();
-        for (info, c) in infos.iter_mut().zip(stored::list_texts_of(db, &sids)?) {
+        for (info, c) in infos.iter_mut().zip(db.store().list_texts_of(&sids)?) {
             info.all_messages_text = complete_text(db, info.sid, info.last_seq, c)?;
         }
         Ok(())
@@ -118,7 +118,7 @@ pub fn texts_of(db: &Db, sessions: &[(SessionKey, i64)]) -> Result<Vec<String>> 
     db.reading(|| {
         let sids: Vec<SessionKey> = sessions.iter().map(|s| s.0).collect();
         let mut out = Vec::with_capacity(sessions.len());
-        for (&(sid, last_seq), c) in sessions.iter().zip(stored::list_texts_of(db, &sids)?) {
+        for (&(sid, last_seq), c) in sessions.iter().zip(db.store().list_texts_of(&sids)?) {
             out.push(complete_text(db, sid, last_seq, c)?);
         }
         Ok(out)
@@ -132,22 +132,28 @@ fn complete_text(db: &Db, sid: SessionKey, last_seq: i64, cached: Option<(i64, S
     if upto >= last_seq {
         return Ok(text);
     }
-    stored::append_list_texts(db, sid, upto + 1, text)
+    match db.store().list_text_cache() {
+        Some(cache) => cache.append_list_texts(sid, upto + 1, text),
+        // Each append folded its text in: the joined text is whole.
+        None => Ok(text),
+    }
 }
 
 /// Folds the messages of lines appended since into the joined `allMessagesText` of every
 /// session that has one (`index`); returns how many sessions were brought up to date.
 pub fn refresh_list_texts(db: &mut Db) -> Result<usize> {
     let tx = db.write()?;
-    let stale = stored::stale_list_texts(&tx)?;
+    // Where each append folds its text in, none is ever stale.
+    let Some(cache) = tx.store().list_text_cache() else { return Ok(0) };
+    let stale = cache.stale_list_texts()?;
     for &sid in &stale {
-        let cached = stored::list_text(&tx, sid)?.unwrap_or((0, String::new()));
-        let last_seq = stored::last_seq(&tx, sid)?;
+        let cached = tx.store().list_text(sid)?.unwrap_or((0, String::new()));
+        let last_seq = cache.last_seq(sid)?;
         let text = complete_text(&tx, sid, last_seq, Some(cached))?;
         if text.len() < write::LIST_TEXT_MAX {
-            stored::save_list_text(&tx, sid, last_seq, &text)?;
+            cache.save_list_text(sid, last_seq, &text)?;
         } else {
-            stored::drop_list_text(&tx, sid)?;
+            cache.drop_list_text(sid)?;
         }
     }
     tx.commit()?;
@@ -156,7 +162,11 @@ pub fn refresh_list_texts(db: &mut Db) -> Result<usize> {
 
 /// Text of all user and assistant messages of a session, space-joined (pi's `allMessagesText`).
 pub fn all_messages_text(db: &Db, sid: SessionKey) -> Result<String> {
-    stored::append_list_texts(db, sid, 0, String::new())
+    match db.store().list_text_cache() {
+        Some(cache) => cache.append_list_texts(sid, 0, String::new()),
+        // Each append folded its text in: the joined text is whole.
+        None => Ok(db.store().list_text(sid)?.map(|(_, text)| text).unwrap_or_default()),
+    }
 }
 
 fn file_name(path: &str) -> &str {
@@ -189,7 +199,7 @@ fn sort_newest_first(mut v: Vec<SessionInfo>) -> Vec<SessionInfo> {
 /// pi's `list(cwd, sessionDir?)`: sessions whose file is in that folder (with the header cwd
 /// filter pi applies for a non-default folder), newest first.
 pub fn list_dir(db: &Db, dir: &str, cwd_filter: Option<&str>) -> Result<Vec<SessionInfo>> {
-    let rows = infos(stored::infos_in_dir(db, dir, Origins::Own)?)
+    let rows = infos(db.store().infos_in_dir(dir, Origins::Own)?)
         .into_iter()
         .filter(|i| cwd_filter.is_none_or(|c| cwd_matches(Some(&i.cwd), c)))
         .collect();
@@ -199,18 +209,18 @@ pub fn list_dir(db: &Db, dir: &str, cwd_filter: Option<&str>) -> Result<Vec<Sess
 /// Every session in folder `dir`, of every origin on a server (no cwd filter), in pi's order
 /// for a folder: what a look at a folder shows (`sessiondb list --session-dir`).
 pub fn list_folder(db: &Db, dir: &str) -> Result<Vec<SessionInfo>> {
-    Ok(sort_like_list(infos(stored::infos_in_dir(db, dir, Origins::Every)?)))
+    Ok(sort_like_list(infos(db.store().infos_in_dir(dir, Origins::Every)?)))
 }
 
 /// Every session in the database (of every origin on a server), newest first.
 pub fn list_everything(db: &Db) -> Result<Vec<SessionInfo>> {
-    Ok(sort_newest_first(by_key(infos(stored::infos_all(db, Origins::Every)?))))
+    Ok(sort_newest_first(by_key(infos(db.store().infos_all(Origins::Every)?))))
 }
 
 /// pi's `listAll()`: sessions in the folders directly below pi's sessions folder.
 pub fn list_all(db: &Db) -> Result<Vec<SessionInfo>> {
     let root = layout::sessions_root().to_string_lossy().into_owned();
-    let direct: Vec<SessionInfo> = infos(stored::infos_under(db, &root)?)
+    let direct: Vec<SessionInfo> = infos(db.store().infos_under(&root)?)
         .into_iter()
         .filter(|i| {
             let dir = std::path::Path::new(&i.path).parent();
@@ -230,23 +240,23 @@ fn sort_like_list_all(mut v: Vec<SessionInfo>) -> Vec<SessionInfo> {
 
 /// Sessions with header cwd `cwd` (of every origin on a server), newest first.
 pub fn list_cwd(db: &Db, cwd: &str) -> Result<Vec<SessionInfo>> {
-    Ok(sort_newest_first(by_key(infos(stored::infos_for_cwd(db, cwd, Origins::Every)?))))
+    Ok(sort_newest_first(by_key(infos(db.store().infos_for_cwd(cwd, Origins::Every)?))))
 }
 
 /// The session continue-recent opens in folder `dir`: the one written last (with header cwd
 /// `cwd_filter` when given). Returns its key and path.
 pub fn recent_in_dir(db: &Db, dir: &str, cwd_filter: Option<&str>) -> Result<Option<(SessionKey, String)>> {
-    stored::most_recent_in_dir(db, dir, |hcwd| cwd_filter.is_none_or(|c| cwd_matches(hcwd, c)))
+    db.store().most_recent_in_dir(dir, &mut |hcwd| cwd_filter.is_none_or(|c| cwd_matches(hcwd, c)))
 }
 
 /// The session written last anywhere.
 pub fn recent_anywhere(db: &Db) -> Result<Option<(SessionKey, String)>> {
-    stored::most_recent(db)
+    db.store().most_recent()
 }
 
 /// pi's findById in folder `dir` (with the header cwd filter when given): the first path.
 pub fn find_in_dir(db: &Db, id: &str, dir: &str, cwd_filter: Option<&str>) -> Result<Option<String>> {
-    stored::path_with_id_in_dir(db, id, dir, |hcwd| cwd_filter.is_none_or(|c| cwd_matches(hcwd, c)))
+    db.store().path_with_id_in_dir(id, dir, &mut |hcwd| cwd_filter.is_none_or(|c| cwd_matches(hcwd, c)))
 }
 
 /// pi's `sessionCwdMatches`: a non-empty header cwd that resolves to `resolved_cwd`.
@@ -275,15 +285,15 @@ pub fn cwd_filter(cwd: &str, session_dir: Option<&str>, dir: &str) -> Option<Str
 
 /// Paths of every session with header id `id`, in any folder.
 pub fn find_everywhere(db: &Db, id: &str) -> Result<Vec<String>> {
-    Ok(stored::refs_by_id(db, id)?.into_iter().map(|r| r.path).collect())
+    Ok(db.store().refs_by_id(id)?.into_iter().map(|r| r.path).collect())
 }
 
 /// Paths of the sessions whose header id starts with `prefix` (at most 50).
 pub fn find_prefix(db: &Db, prefix: &str) -> Result<Vec<String>> {
-    Ok(stored::refs_by_id_prefix(db, prefix)?.into_iter().map(|r| r.path).collect())
+    Ok(db.store().refs_by_id_prefix(prefix)?.into_iter().map(|r| r.path).collect())
 }
 
 /// The SessionInfo of session `sid` (internal key), `allMessagesText` left empty.
 pub fn info(db: &Db, sid: SessionKey) -> Result<Option<SessionInfo>> {
-    Ok(stored::info_by_sid(db, sid)?.map(info_from_row))
+    Ok(db.store().info_by_sid(sid)?.map(info_from_row))
 }

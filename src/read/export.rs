@@ -5,8 +5,8 @@ use crate::error::{Error, Result};
 use crate::pi::layout;
 use crate::read::file_writer::{write_file_atomically, FileWriter};
 use crate::store::handle::Db;
+use crate::store::interface::sessions;
 use crate::store::keys::SessionKey;
-use crate::store::{entries, sessions};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
@@ -30,10 +30,10 @@ fn write_session_with<W: Write + ?Sized>(
     mut lines: impl FnMut(&mut W, &mut Vec<u8>) -> Result<()>,
 ) -> Result<u64> {
     db.reading(|| {
-        let header = sessions::session_row(db, sid)?.header;
+        let header = db.store().session_row(sid)?.header;
         let mut bytes = header.len() as u64 + 1;
         out.write_all(header.as_bytes()).and_then(|()| out.write_all(b"\n")).map_err(|e| Error::io("<output>", e))?;
-        entries::write_lines(db, sid, |piece| {
+        db.store().write_lines(sid, &mut |piece| {
             bytes += piece.len() as u64;
             lines(out, piece)
         })?;
@@ -64,7 +64,7 @@ pub struct ExportedFile {
 pub fn export_all(db: &Db, out_dir: &Path, mut progress: impl FnMut(&ExportedFile)) -> Result<Vec<ExportedFile>> {
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
     let canonical_out = out_dir.canonicalize().map_err(|e| Error::io(out_dir, e))?;
-    let sids = entries::all_sessions(db)?;
+    let sids = db.store().all_sessions()?;
     let mut written = Vec::with_capacity(sids.len());
     let mut reported = 0;
     let mut used = std::collections::HashSet::new();
@@ -96,7 +96,7 @@ fn file_name(
     canonical_out: &Path,
     used: &mut std::collections::HashSet<String>,
 ) -> Result<(PathBuf, String)> {
-    let sessions::SessionRow { rel_path: rel, id, cwd, created, origin, .. } = sessions::session_row(db, sid)?;
+    let sessions::SessionRow { rel_path: rel, id, cwd, created, origin, .. } = db.store().session_row(sid)?;
     if !origin.is_empty() && (!safe_relative(&origin) || origin.contains('/')) {
         return Err(Error::InvalidArgument(format!("origin {origin:?}: not usable as a folder name")));
     }

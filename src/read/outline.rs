@@ -6,12 +6,12 @@
 use crate::error::Result;
 use crate::js::json::Value;
 use crate::read::tree::SessionTree;
-use crate::store::entries::{self, Link};
 use crate::store::handle::Db;
+use crate::store::interface::entries::Link;
 use crate::store::keys::{EntryKey, SessionKey};
 use std::collections::HashMap;
 
-pub use crate::store::entries::Kind;
+pub use crate::store::interface::entries::Kind;
 
 /// One node the outline shows.
 #[derive(Debug, Clone)]
@@ -55,7 +55,7 @@ pub struct Outline {
 /// `limit` nodes. Where ids repeat, the later line is the node (as pi's tree); a parent cycle
 /// is left out (no root reaches it).
 pub fn outline(db: &Db, sid: SessionKey, active: Option<EntryKey>, limit: usize) -> Result<Outline> {
-    let links: Vec<Link> = entries::links(db, sid)?;
+    let links: Vec<Link> = db.store().links(sid)?;
     let tree = SessionTree::open(db, sid)?;
     let labels = tree.labels()?;
     let n = links.len();
@@ -126,7 +126,7 @@ pub fn outline(db: &Db, sid: SessionKey, active: Option<EntryKey>, limit: usize)
         stack.extend(kids.iter().rev().map(|&c| (c, below)));
     }
     for node in &mut out.nodes {
-        node.kind = entries::entry_kind(db, node.key)?;
+        node.kind = db.store().entry_kind(node.key)?;
     }
     Ok(out)
 }

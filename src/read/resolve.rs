@@ -1,9 +1,8 @@
 //! Turning what a user types (a session id, a unique id prefix, or a file path) into a session.
 
 use crate::error::{Error, Result};
-use crate::store::discovery as stored;
-pub use crate::store::discovery::SessionRef;
 use crate::store::handle::Db;
+pub use crate::store::interface::discovery::SessionRef;
 
 /// Shortest id prefix accepted.
 pub const MIN_PREFIX: usize = 4;
@@ -28,14 +27,14 @@ pub fn resolve(db: &Db, reference: &str) -> Result<SessionRef> {
     let looks_like_path = reference.contains('/') || reference.ends_with(".jsonl");
     if looks_like_path || std::path::Path::new(reference).is_file() {
         let abs = crate::pi::layout::resolve_path(reference);
-        if let Some(s) = one(reference, stored::refs_by_path(db, &abs.to_string_lossy())?)? {
+        if let Some(s) = one(reference, db.store().refs_by_path(&abs.to_string_lossy())?)? {
             return Ok(s);
         }
         if looks_like_path {
             return Err(Error::NotFound(format!("no session recorded at {}", abs.display())));
         }
     }
-    if let Some(s) = one(&format!("session id {reference}"), stored::refs_by_id(db, reference)?)? {
+    if let Some(s) = one(&format!("session id {reference}"), db.store().refs_by_id(reference)?)? {
         return Ok(s);
     }
     if reference.chars().count() < MIN_PREFIX {
@@ -43,7 +42,7 @@ pub fn resolve(db: &Db, reference: &str) -> Result<SessionRef> {
             "no session with id {reference} (an id prefix needs at least {MIN_PREFIX} characters)"
         )));
     }
-    match one(&format!("session id prefix {reference}"), stored::refs_by_id_prefix(db, reference)?)? {
+    match one(&format!("session id prefix {reference}"), db.store().refs_by_id_prefix(reference)?)? {
         Some(s) => Ok(s),
         None => Err(Error::NotFound(format!("no session with id or id prefix {reference}"))),
     }
@@ -53,5 +52,5 @@ pub fn resolve(db: &Db, reference: &str) -> Result<SessionRef> {
 /// id (a file imported from two paths, a session pushed from two machines), the one with the
 /// lowest internal key, the first stored, so that the link always opens the same one.
 pub fn by_id(db: &Db, id: &str) -> Result<Option<SessionRef>> {
-    Ok(stored::refs_by_id(db, id)?.into_iter().min_by_key(|r| r.sid))
+    Ok(db.store().refs_by_id(id)?.into_iter().min_by_key(|r| r.sid))
 }

@@ -4,9 +4,8 @@
 use crate::error::{Error, Result};
 use crate::js::json::Value;
 use crate::pi::projection::{self, ParsedEntry, Settings};
-use crate::store::entries;
-pub use crate::store::entries::{EntryRow as Row, PathStep};
 use crate::store::handle::Db;
+pub use crate::store::interface::entries::{EntryRow as Row, PathStep};
 use crate::store::keys::{EntryKey, SessionKey};
 use indexmap::IndexMap;
 use std::collections::{HashMap, HashSet};
@@ -56,7 +55,9 @@ pub struct SessionTree<'c> {
 impl<'c> SessionTree<'c> {
     /// The tree of session `sid`.
     pub fn open(db: &'c Db, sid: SessionKey) -> Result<Self> {
-        let (regular, entry_count) = entries::tree_state(db, sid)?
+        let (regular, entry_count) = db
+            .store()
+            .tree_state(sid)?
             .ok_or_else(|| Error::NotFound(format!("no session with internal key {sid}")))?;
         Ok(SessionTree { db, sid, regular, entry_count })
     }
@@ -74,24 +75,24 @@ impl<'c> SessionTree<'c> {
 
     /// The last entry in file order (the leaf pi sets on load).
     pub fn last_entry(&self) -> Result<Option<Row>> {
-        entries::last_entry(self.db, self.sid)
+        self.db.store().last_entry(self.sid)
     }
 
     /// The entry with `id` (the later line wins for a repeated id).
     pub fn entry(&self, id: &str) -> Result<Option<Row>> {
-        entries::entry_by_id(self.db, self.sid, id)
+        self.db.store().entry_by_id(self.sid, id)
     }
 
     /// The entry stored under `key`.
     pub fn entry_at(&self, key: EntryKey) -> Result<Option<Row>> {
-        entries::entry_by_key(self.db, key)
+        self.db.store().entry_by_key(key)
     }
 
     /// Walks parents from `key` (included) up to `stop` (included) or the root, at most `limit`
     /// rows; root first. Stops before the first repeated entry.
     pub fn walk_up(&self, key: EntryKey, stop: Option<EntryKey>, limit: i64) -> Result<Path> {
         // Rows come leaf first, in the order the CTE produced them.
-        let mut rows = entries::walk_up(self.db, key, stop, limit)?;
+        let mut rows = self.db.store().walk_up(key, stop, limit)?;
         let cycle = cut_at_repeat(&mut rows, |r| r.key).map(|r| r.id.clone().unwrap_or_default());
         rows.reverse();
         Ok(Path { entries: rows, cycle })
@@ -128,8 +129,8 @@ impl<'c> SessionTree<'c> {
     /// only: no line is read.
     pub fn branch_keys(&self, id: &str) -> Result<Vec<PathStep>> {
         // The start's key and depth only: its line is not read.
-        let Some((key, d)) = crate::store::write::entry_node(self.db, self.sid, id)? else { return Ok(Vec::new()) };
-        let mut steps = entries::walk_up_steps(self.db, key, self.path_limit(d.depth))?;
+        let Some((key, d)) = self.db.store().entry_node(self.sid, id)? else { return Ok(Vec::new()) };
+        let mut steps = self.db.store().walk_up_steps(key, self.path_limit(d.depth))?;
         cut_at_repeat(&mut steps, |s| s.key);
         steps.reverse();
         Ok(steps)
@@ -138,7 +139,7 @@ impl<'c> SessionTree<'c> {
     /// pi's `getChildren(id)`: entries whose parent is `id`, in first-occurrence order of their ids.
     pub fn children(&self, id: &str) -> Result<Vec<Row>> {
         if self.regular {
-            return entries::children(self.db, self.sid, id);
+            return self.db.store().children(self.sid, id);
         }
         // Repeated ids: the later line's entry is the one that counts, at the first line's place.
         let all = self.all_entries()?;
@@ -151,20 +152,20 @@ impl<'c> SessionTree<'c> {
 
     /// Every entry (header lines excluded) in file order.
     pub fn all_entries(&self) -> Result<Vec<Row>> {
-        entries::all_entries(self.db, self.sid)
+        self.db.store().all_entries(self.sid)
     }
 
     /// Hands `f` the key and line of at most `limit` entries after storage key `after` (from
     /// the first for `None`), in file order, without copying the lines.
     pub fn lines_after(&self, after: Option<EntryKey>, limit: i64, f: &mut dyn FnMut(EntryKey, &[u8])) -> Result<()> {
-        entries::lines_from(self.db, self.sid, after.map_or(EntryKey::MIN, |k| k + 1), limit, f)
+        self.db.store().lines_from(self.sid, after.map_or(EntryKey::MIN, |k| k + 1), limit, f)
     }
 
     /// Labels resolved over all label lines in file order: target id → (label, timestamp), in
     /// the order they were set (a changed label keeps its place; cleared then set moves last).
     pub fn labels(&self) -> Result<IndexMap<String, (Value, Option<Value>)>> {
         let mut labels: IndexMap<String, (Value, Option<Value>)> = IndexMap::new();
-        for row in entries::label_entries(self.db, self.sid)? {
+        for row in self.db.store().label_entries(self.sid)? {
             let e = row.parse();
             let Some(target) = e.get("targetId").and_then(Value::as_str).map(str::to_owned) else { continue };
             match e.get("label") {

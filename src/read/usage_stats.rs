@@ -2,7 +2,6 @@
 
 use crate::error::{Error, Result};
 use crate::store::handle::Db;
-use crate::store::usage;
 
 /// How totals are grouped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,13 +65,13 @@ pub struct StatsFilter {
     pub cwd: Option<String>,
 }
 
-pub use crate::store::usage::Totals;
+pub use crate::store::interface::usage::Totals;
 
 /// Totals per group (all entries in one group when `by` is `None`). Only values plausible for
 /// one entry (tokens a whole number up to 10^9, a cost up to 10^6) are summed; the others are counted in `invalid_usage_values`. An entry copied into
 /// another session by a fork or a branched session (same id and timestamp) counts once.
 pub fn totals(db: &Db, by: Option<GroupBy>, f: &StatsFilter) -> Result<Vec<Totals>> {
-    usage::totals(db, by.map_or("all", GroupBy::key), f.since_ms, f.until_ms, f.cwd.as_deref())
+    db.store().usage_totals(by.map_or("all", GroupBy::key), f.since_ms, f.until_ms, f.cwd.as_deref())
 }
 
 /// The sum of several groups.

@@ -6,7 +6,7 @@
 //! [`Db`]: crate::store::handle::Db
 
 use crate::error::Result;
-use crate::store::interface::discovery::Discovery;
+use crate::store::interface::discovery::{Discovery, ListTextCache};
 use crate::store::interface::entries::Entries;
 use crate::store::interface::integrity::Integrity;
 use crate::store::interface::lease::Leases;
@@ -38,21 +38,8 @@ impl std::fmt::Display for Backend {
 }
 
 /// A backend: every capability, and its transactions.
-pub(crate) trait Store:
-    Any
-    + Send
-    + Discovery
-    + Entries
-    + Integrity
-    + Leases
-    + Replica
-    + Receiver
-    + Sessions
-    + Signatures
-    + SyncStates
-    + Usage
-    + Writes
-    + SearchIndex
+pub trait Store:
+    Any + Send + Discovery + Entries + Integrity + Leases + Sessions + Signatures + Usage + Writes + SearchIndex
 {
     /// Which backend this is, for messages.
     fn backend(&self) -> Backend;
@@ -73,15 +60,33 @@ pub(crate) trait Store:
     /// Closes the database, reporting what closing it found (SQLite finishes its write-ahead
     /// log here).
     fn close(self: Box<Self>) -> Result<()>;
-    /// Starts counting the entry rows statements return, until
-    /// [`Store::stop_counting_entry_rows`] (what a benchmark reports of a read's work).
-    fn start_counting_entry_rows(&mut self) -> Result<()>;
-    /// Stops [`Store::start_counting_entry_rows`]'s count; returns it.
-    fn stop_counting_entry_rows(&mut self) -> Result<u64>;
+    /// What `push` reads of a local database; `None` where the database is not pushed from
+    /// (a server).
+    fn replica(&self) -> Option<&dyn Replica>;
+    /// What a database receiving pushes keeps; `None` where it receives none (a SQLite file:
+    /// `push --to` takes a server). A receiver also takes `import` and `sync` through a
+    /// staging database and a push (`ingest::route`).
+    fn receiver(&self) -> Option<&dyn Receiver>;
+    /// What a local database keeps per imported file; `None` on a server (it keeps its own
+    /// sessions' file signatures through [`Receiver`]).
+    fn sync_states(&self) -> Option<&dyn SyncStates>;
+    /// The joined texts kept as a cache behind the appends; `None` where each append folds its
+    /// text in (a server).
+    fn list_text_cache(&self) -> Option<&dyn ListTextCache>;
+    /// Counting the entry rows statements return; `None` where the backend cannot.
+    fn entry_row_counter(&mut self) -> Option<&mut dyn EntryRowCounter>;
     /// The store, for its own backend's folder to downcast.
     fn as_any(&self) -> &dyn Any;
     /// [`Store::as_any`], mutable.
     fn as_any_mut(&mut self) -> &mut dyn Any;
     /// [`Store::as_any`], owned.
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+
+/// Counting the entry rows statements return (what a benchmark reports of a read's work).
+pub trait EntryRowCounter {
+    /// Starts counting, until [`EntryRowCounter::stop_counting_entry_rows`].
+    fn start_counting_entry_rows(&mut self) -> Result<()>;
+    /// Stops the count; returns it.
+    fn stop_counting_entry_rows(&mut self) -> Result<u64>;
 }

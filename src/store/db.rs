@@ -4,8 +4,8 @@
 
 use crate::error::{Error, Result};
 pub use crate::store::files::{beside, BUSY_TIMEOUT};
-pub use crate::store::handle::{is_constraint_violation, Backend, Db, Tx};
-pub use crate::store::sqlite::open::{access_problem, open_in_memory, Pooled};
+pub use crate::store::handle::{is_constraint_violation, Backend, Db, Pooled, Tx};
+pub use crate::store::sqlite::open::{access_problem, open_in_memory};
 use std::path::{Path, PathBuf};
 
 /// Where a database is: a SQLite file, or a database on a PostgreSQL server.
@@ -127,7 +127,7 @@ pub fn open_pooled(location: impl Into<Location>) -> Result<Pooled> {
         Location::Server(url) => Ok(Pooled::unpooled(crate::store::postgres::open(&url)?)),
         Location::File(path) => {
             refuse_url(&path)?;
-            crate::store::sqlite::open::open_pooled(&path)
+            crate::store::sqlite::pool::open_pooled(&path)
         }
     }
 }

@@ -20,8 +20,9 @@ impl Db {
         Db { store: Box::new(store) }
     }
 
-    /// The backend's implementation of the storage interface.
-    pub(in crate::store) fn store(&self) -> &dyn Store {
+    /// The backend's implementation of the storage interface: every capability, called as
+    /// `db.store().entry_by_id(…)`.
+    pub fn store(&self) -> &dyn Store {
         &*self.store
     }
 
@@ -88,10 +89,21 @@ impl Db {
     /// Runs `f` and returns its result with the number of entry rows its statements returned,
     /// where the backend can count them (SQLite, through its row trace). Counting slows
     /// statements down: never time work while counting.
+    /// `Unsupported` where it cannot.
     pub fn count_entry_rows<T>(&mut self, f: impl FnOnce(&Db) -> Result<T>) -> Result<(T, u64)> {
-        self.store.start_counting_entry_rows()?;
+        let cannot = Error::Unsupported {
+            what: "counting the entry rows statements return",
+            backend: self.backend().to_string(),
+        };
+        match self.store.entry_row_counter() {
+            Some(counter) => counter.start_counting_entry_rows()?,
+            None => return Err(cannot),
+        }
         let result = f(self);
-        let rows = self.store.stop_counting_entry_rows()?;
+        let rows = match self.store.entry_row_counter() {
+            Some(counter) => counter.stop_counting_entry_rows()?,
+            None => return Err(cannot),
+        };
         Ok((result?, rows))
     }
 
@@ -108,6 +120,46 @@ impl Db {
         }
         let _snapshot = Snapshot(self.store(), self.store.begin_read()?);
         f()
+    }
+}
+
+/// An open database lent to its holder: when dropped, it goes back where it came from (a
+/// SQLite file's connection to the process's pool, `store::sqlite::pool`), or is closed.
+pub struct Pooled {
+    db: Option<Db>,
+    give_back: Option<Box<dyn FnOnce(Db) + Send>>,
+}
+
+impl Pooled {
+    /// A database closed when dropped (in memory, on a server).
+    pub fn unpooled(db: Db) -> Self {
+        Pooled { db: Some(db), give_back: None }
+    }
+
+    /// A database handed to `give_back` when dropped.
+    pub(in crate::store) fn returning(db: Db, give_back: Box<dyn FnOnce(Db) + Send>) -> Self {
+        Pooled { db: Some(db), give_back: Some(give_back) }
+    }
+}
+
+impl std::ops::Deref for Pooled {
+    type Target = Db;
+    fn deref(&self) -> &Db {
+        self.db.as_ref().expect("a pooled database is present until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Pooled {
+    fn deref_mut(&mut self) -> &mut Db {
+        self.db.as_mut().expect("a pooled database is present until dropped")
+    }
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        if let (Some(db), Some(give_back)) = (self.db.take(), self.give_back.take()) {
+            give_back(db);
+        }
     }
 }
 

@@ -2,32 +2,23 @@
 //! migrations, the connection pool), the append journal, bulk mode, and the typed reads and
 //! writes of session and entry rows.
 
-pub(crate) mod backend;
+pub mod backend;
 pub mod codec;
 pub mod db;
 pub mod derive;
-pub mod discovery;
-pub mod entries;
+pub mod entry_writer;
 pub mod extract;
 pub mod files;
 pub mod handle;
-pub mod integrity;
-pub(crate) mod interface;
-pub mod journal;
+pub mod interface;
 pub mod keys;
 pub mod lease;
 pub mod parallel;
 pub mod postgres;
 pub mod process;
-pub mod replica;
 pub mod search;
-pub mod sessions;
-pub mod signatures;
 pub mod sqlite;
 pub mod stats;
-pub mod sync_state;
-pub mod usage;
-pub mod write;
 
 pub use search as search_index;
 pub use search::tokens;

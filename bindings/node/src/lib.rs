@@ -310,10 +310,9 @@ impl Catalog {
     pub fn delete_session(&mut self, path: String) -> Result<bool> {
         let db = &mut self.db;
         guard("deleteSession", || {
-            use sessiondb::internals::sessions;
-            let Some(sid) = sessions::sid_by_path(db, &path)? else { return Ok(false) };
+            let Some(sid) = db.store().sid_by_path(&path)? else { return Ok(false) };
             let tx = db.write()?;
-            sessions::delete(&tx, sid)?;
+            tx.store().delete_session(sid)?;
             tx.commit()?;
             Ok(true)
         })

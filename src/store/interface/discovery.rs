@@ -65,7 +65,7 @@ impl SessionRef {
 }
 
 /// Discovery's reads.
-pub(crate) trait Discovery {
+pub trait Discovery {
     /// The sessions whose file is in folder `dir`, in no particular order.
     fn infos_in_dir(&self, dir: &str, origins: Origins) -> Result<Vec<InfoRow>>;
     /// Every session, in no particular order.
@@ -82,17 +82,6 @@ pub(crate) trait Discovery {
     fn each_list_text(&self, f: &mut dyn FnMut(SessionKey, i64, String)) -> Result<()>;
     /// Session `sid`'s joined text and the line it is exact up to, if one is stored.
     fn list_text(&self, sid: SessionKey) -> Result<Option<(i64, String)>>;
-    /// The sessions whose joined text misses lines appended since.
-    fn stale_list_texts(&self) -> Result<Vec<SessionKey>>;
-    /// The number of session `sid`'s last line.
-    fn last_seq(&self, sid: SessionKey) -> Result<i64>;
-    /// Stores session `sid`'s joined text, exact up to line `upto`.
-    fn save_list_text(&self, sid: SessionKey, upto: i64, text: &str) -> Result<()>;
-    /// Forgets session `sid`'s joined text.
-    fn drop_list_text(&self, sid: SessionKey) -> Result<()>;
-    /// `out` followed by the message texts of session `sid` from line `from_seq` on,
-    /// space-joined.
-    fn append_list_texts(&self, sid: SessionKey, from_seq: i64, out: String) -> Result<String>;
     /// The first session in folder `dir`, most recently written first, whose header cwd `pick`
     /// accepts: its key and path.
     fn most_recent_in_dir(
@@ -119,4 +108,21 @@ pub(crate) trait Discovery {
     /// The sessions whose file is at `path`: at most one on SQLite (paths are unique), one per
     /// origin on PostgreSQL.
     fn refs_by_path(&self, path: &str) -> Result<Vec<SessionRef>>;
+}
+
+/// The joined texts kept as a cache that may fall behind the lines appended since, brought up
+/// to date by `index` (SQLite: a manager's append does not fold its text in). A server folds
+/// each append's text in as it is written, and has no such role.
+pub trait ListTextCache {
+    /// The sessions whose joined text misses lines appended since.
+    fn stale_list_texts(&self) -> Result<Vec<SessionKey>>;
+    /// The number of session `sid`'s last line.
+    fn last_seq(&self, sid: SessionKey) -> Result<i64>;
+    /// Stores session `sid`'s joined text, exact up to line `upto`.
+    fn save_list_text(&self, sid: SessionKey, upto: i64, text: &str) -> Result<()>;
+    /// Forgets session `sid`'s joined text.
+    fn drop_list_text(&self, sid: SessionKey) -> Result<()>;
+    /// `out` followed by the message texts of session `sid` from line `from_seq` on,
+    /// space-joined.
+    fn append_list_texts(&self, sid: SessionKey, from_seq: i64, out: String) -> Result<String>;
 }

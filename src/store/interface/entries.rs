@@ -83,7 +83,7 @@ impl EntryRow {
 }
 
 /// Reads of entry rows.
-pub(crate) trait Entries {
+pub trait Entries {
     /// Whether session `sid`'s derived entry columns can be trusted, and its entry count (`None`
     /// when there is no such session).
     fn tree_state(&self, sid: SessionKey) -> Result<Option<(bool, i64)>>;

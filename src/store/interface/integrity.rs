@@ -52,7 +52,7 @@ pub struct CheckedEntry {
 }
 
 /// What `check` reads.
-pub(crate) trait Integrity {
+pub trait Integrity {
     /// Hands `f` each line of SQLite's integrity check (`ok` when it found nothing), until `f`
     /// returns `false`.
     fn integrity_check(&self, f: &mut dyn FnMut(String) -> bool) -> Result<()>;

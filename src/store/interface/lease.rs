@@ -29,7 +29,7 @@ pub struct LeaseRow {
 
 /// Session leases. Each write is one statement that checks what it replaces, so that two
 /// processes racing for a lease never both get it.
-pub(crate) trait Leases {
+pub trait Leases {
     /// The lease on session `sid`, if any.
     fn lease(&self, sid: SessionKey) -> crate::error::Result<Option<LeaseRow>>;
     /// Gives `who` the lease on `sid` when there is none; true when it did.

@@ -73,7 +73,7 @@ pub struct LocalLine<'a> {
 }
 
 /// What `push` reads of a local database.
-pub(crate) trait Replica {
+pub trait Replica {
     /// Every session of the local database, in key order.
     fn local_sessions(&self) -> Result<Vec<LocalSession>>;
     /// Calls `f` with lines `from..=to` of session `sid`, in file order.
@@ -133,10 +133,7 @@ pub type BatchLines<'f> = dyn FnMut(usize, &mut dyn FnMut(&LocalLine<'_>) -> Res
 
 /// What `push` (and `import` and `sync` on a server, through push) need of the receiving
 /// database.
-pub(crate) trait Receiver {
-    /// Whether files are imported into this database through a staging SQLite database and a
-    /// push (a server), rather than written straight in.
-    fn imports_by_push(&self) -> bool;
+pub trait Receiver {
     /// `path` as this database keeps it (the key of [`Receiver::origin_files`]).
     fn stored_path(&self, path: &str) -> String;
     /// Holds the origin's push lock until [`Receiver::unlock_origin`]: two pushes of one

@@ -34,7 +34,7 @@ pub struct HitRow {
 }
 
 /// What a backend stores and reads of the search index.
-pub(crate) trait SearchIndex {
+pub trait SearchIndex {
     /// Number of entries waiting to be indexed.
     fn pending(&self) -> Result<i64>;
     /// Number of searchable entries.

@@ -39,7 +39,7 @@ pub struct SessionPlace<'a> {
 pub type SessionFile = (SessionKey, Option<i64>, Option<i64>);
 
 /// Reads of one session's row and its entry ids.
-pub(crate) trait Sessions {
+pub trait Sessions {
     /// The stored row of session `sid`.
     fn session_row(&self, sid: SessionKey) -> Result<SessionRow>;
     /// The key of the session whose file is at the absolute `path`.
@@ -52,6 +52,4 @@ pub(crate) trait Sessions {
     fn delete_session(&self, sid: SessionKey) -> Result<()>;
     /// Moves session `sid` to `place`: its path, folder, cwd and header line; its entries stay.
     fn relocate_session(&self, sid: SessionKey, place: &SessionPlace<'_>) -> Result<()>;
-    /// The session recorded at `path`, with its file's signature.
-    fn file_at(&self, path: &str) -> Result<Option<SessionFile>>;
 }

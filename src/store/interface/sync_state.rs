@@ -2,6 +2,8 @@
 //! missing), the same on every backend ([`SyncStates`], implemented in
 //! `store::sqlite::sync_state`; PostgreSQL keeps file signatures of its own, `store::postgres::files`).
 
+use crate::jsonl::signature::FileSignature;
+use crate::store::interface::sessions::SessionFile;
 use crate::store::keys::SessionKey;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -14,7 +16,7 @@ pub struct SyncState {
     pub mtime: Option<i64>,
     /// Bytes of the file read and dealt with.
     pub offset: Option<i64>,
-    /// FNV-1a of the bytes before `offset` (see `ingest::import::tail_hash`).
+    /// FNV-1a of the bytes before `offset` (see `jsonl::signature::tail_hash`).
     pub tail: Option<i64>,
     pub missing: bool,
 }
@@ -24,15 +26,18 @@ pub struct Position {
     pub size: Option<i64>,
     pub mtime: Option<i64>,
     pub offset: Option<i64>,
-    /// The session's tree is regular (see `store::write::StoredStats::tree_ok`).
+    /// The session's tree is regular (see `store::interface::write::StoredStats::tree_ok`).
     pub tree_ok: bool,
 }
 
-/// What `sync` keeps per session file.
-pub(crate) trait SyncStates {
-    /// Whether this database keeps the read position and signature of local session files
-    /// (a server keeps those of its own sessions elsewhere).
-    fn keeps_file_states(&self) -> bool;
+/// What a local database keeps per session file it imported (`import` skips unchanged
+/// files by it, `sync` reads on from it): a role of SQLite's (`Store::sync_states`); a server
+/// keeps the signatures of its own sessions' files elsewhere (`Receiver::origin_files`).
+pub trait SyncStates {
+    /// The signature of every imported file, by path.
+    fn known_signatures(&self) -> crate::error::Result<HashMap<PathBuf, FileSignature>>;
+    /// The session recorded at `path`, with its file's signature.
+    fn file_at(&self, path: &str) -> crate::error::Result<Option<SessionFile>>;
     /// The sync state of every session whose file is below `dir`, by path.
     fn states_under(&self, dir: &Path) -> crate::error::Result<HashMap<PathBuf, SyncState>>;
     /// The sync state of the session whose file is at `path`.

@@ -12,8 +12,8 @@ use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::stats::{Observation, SessionStats};
 use std::path::Path;
 
-/// A backend's writer of a new session's lines ([`EntryWriter`]).
-pub(crate) trait LineWriter {
+/// A backend's writer of a new session's lines (`store::entry_writer::EntryWriter`).
+pub trait LineWriter {
     /// Stores one entry line read beforehand.
     fn write_parsed(&mut self, text: &str, line: ParsedLine) -> Result<()>;
     /// Stores one entry line that row `src.key` of the same database holds.
@@ -167,11 +167,33 @@ impl AppendState {
     }
 }
 
-/// What [`append_new_entry`] did.
+/// [`Writes::append_new_entry`] of a new entry under its entry `parent_id` (found from
+/// `state` when it is the entry appended last): an append that reaches the tables at once.
+pub(in crate::store) fn append_now<W: Writes + ?Sized>(
+    w: &W,
+    sid: SessionKey,
+    text: &str,
+    parent_id: Option<&str>,
+    state: &mut AppendState,
+) -> Result<Appended> {
+    let parent = match parent_id {
+        Some(p) => match state.node(sid, p) {
+            Some(node) => Some(node),
+            None => w.entry_node(sid, p)?,
+        },
+        None => None,
+    };
+    w.append_new_entry(sid, text, parent, state)
+}
+
+/// What an append of a SessionManager did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Appended {
     /// The line was stored under this key.
     Key(EntryKey),
+    /// The line is durable, and reaches the tables at [`Writes::settle_appends`]: reads before
+    /// then do not see it.
+    Pending,
     /// The session has an entry with the line's id already; nothing was written.
     IdTaken,
 }
@@ -210,15 +232,33 @@ pub fn scan(text: &str) -> Option<RawObject<'_>> {
 }
 
 /// Writing sessions and their lines.
-pub(crate) trait Writes {
+pub trait Writes {
     /// A packer of lines for an import's read-ahead thread, when the store keeps its lines
     /// packed (its lines then carry [`ParsedLine::packed`]).
     fn line_packer(&self) -> Result<Option<Packer>>;
     /// A writer of the lines of the new, empty session `sid`.
     fn line_writer<'a>(&'a self, sid: SessionKey) -> Result<Box<dyn LineWriter + 'a>>;
-    /// Whether a saved session's appends go to the append journal beside the database first
-    /// (`store::sqlite::journal`), to be settled into the tables in batches.
-    fn appends_through_journal(&self) -> bool;
+    /// Appends a new entry of a SessionManager's session (whose file is `file`) under its
+    /// entry `parent_id`, durable when this returns, as the backend makes an append durable:
+    /// SQLite's database file through its append journal (`store::sqlite::journal`; the entry
+    /// reaches the tables at [`Writes::settle_appends`], [`Appended::Pending`]), else by
+    /// [`Writes::append_new_entry`].
+    fn append_saved(
+        &self,
+        sid: SessionKey,
+        file: &str,
+        text: &str,
+        parent_id: Option<&str>,
+        state: &mut AppendState,
+    ) -> Result<Appended> {
+        let _ = file;
+        append_now(self, sid, text, parent_id, state)
+    }
+    /// Moves every append that is durable but not in the tables yet ([`Appended::Pending`], of
+    /// any process) into them. Nothing where appends reach the tables at once.
+    fn settle_appends(&self) -> Result<()> {
+        Ok(())
+    }
     /// Starts a bulk write by this process (an import), until [`Writes::leave_bulk`]: on
     /// SQLite a rollback journal while no other connection has the file open
     /// (`store::sqlite::bulk`). Nothing where the backend has no such mode.

@@ -3,8 +3,11 @@
 //! `store::backend::Store`.
 
 use crate::error::{Error, Result};
-use crate::store::backend::Store;
+use crate::store::backend::{EntryRowCounter, Store};
 use crate::store::handle::{Backend, Db};
+use crate::store::interface::discovery::ListTextCache;
+use crate::store::interface::replica::{Receiver, Replica};
+use crate::store::interface::sync_state::SyncStates;
 use crate::store::postgres::one_trip;
 use crate::store::postgres::Server;
 use std::any::Any;
@@ -155,11 +158,6 @@ impl Pg {
         })
     }
 
-    /// The error for `what`, an operation PostgreSQL's store cannot do.
-    pub(in crate::store) fn unsupported(&self, what: &'static str) -> Error {
-        Error::Unsupported { what, backend: Backend::Postgres.to_string() }
-    }
-
     fn batch(&self, sql: &str) -> Result<()> {
         let mut s = self.server()?;
         s.client.batch_execute(sql).map_err(|e| s.pg(e))
@@ -216,12 +214,24 @@ impl Store for Pg {
         Ok(())
     }
 
-    fn start_counting_entry_rows(&mut self) -> Result<()> {
-        Err(self.unsupported("counting the entry rows statements return"))
+    fn replica(&self) -> Option<&dyn Replica> {
+        None
     }
 
-    fn stop_counting_entry_rows(&mut self) -> Result<u64> {
-        Err(self.unsupported("counting the entry rows statements return"))
+    fn receiver(&self) -> Option<&dyn Receiver> {
+        Some(self)
+    }
+
+    fn sync_states(&self) -> Option<&dyn SyncStates> {
+        None
+    }
+
+    fn list_text_cache(&self) -> Option<&dyn ListTextCache> {
+        None
+    }
+
+    fn entry_row_counter(&mut self) -> Option<&mut dyn EntryRowCounter> {
+        None
     }
 
     fn as_any(&self) -> &dyn Any {

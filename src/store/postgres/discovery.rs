@@ -2,7 +2,7 @@
 //! the joined text is folded from the rows appends left since.
 
 use crate::error::Result;
-use crate::store::discovery::{Discovery, InfoRow, Origins, SessionRef};
+use crate::store::interface::discovery::{Discovery, InfoRow, Origins, SessionRef};
 use crate::store::keys::SessionKey;
 use crate::store::postgres::{Pg, PgParams};
 
@@ -190,28 +190,6 @@ impl Discovery for Pg {
 
     fn list_text(&self, sid: SessionKey) -> Result<Option<(i64, String)>> {
         Ok(self.query_opt(PG_LIST_TEXT, &[&sid])?.map(|r| (r.get("last_seq"), utf8(r.get("all_text")))))
-    }
-
-    /// A server's joined texts are kept by push and the manager's appends: none is stale.
-    fn stale_list_texts(&self) -> Result<Vec<SessionKey>> {
-        Ok(Vec::new())
-    }
-
-    fn last_seq(&self, _sid: SessionKey) -> Result<i64> {
-        Err(self.unsupported("reading a session's last line number for its cached joined text"))
-    }
-
-    fn save_list_text(&self, _sid: SessionKey, _upto: i64, _text: &str) -> Result<()> {
-        Err(self.unsupported("caching a session's joined text (a server folds it on append)"))
-    }
-
-    fn drop_list_text(&self, _sid: SessionKey) -> Result<()> {
-        Err(self.unsupported("dropping a session's cached joined text (a server folds it on append)"))
-    }
-
-    fn append_list_texts(&self, _sid: SessionKey, _from_seq: i64, _out: String) -> Result<String> {
-        Err(self
-            .unsupported("joining the message texts of lines after the cached text (a server folds them on append)"))
     }
 
     fn most_recent_in_dir(

@@ -2,7 +2,7 @@
 //! carry keys only and join the lines once at the end.
 
 use crate::error::Result;
-use crate::store::entries::{Entries, EntryRow, Kind, Link, PathStep};
+use crate::store::interface::entries::{Entries, EntryRow, Kind, Link, PathStep};
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::postgres::{Pg, PgParams};
 

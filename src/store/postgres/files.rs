@@ -4,9 +4,9 @@
 
 use super::{pg_text, Server};
 use crate::error::Result;
+use crate::store::interface::replica::KnownFile;
 use crate::store::keys::SessionKey;
 use crate::store::postgres::one_trip::OneTrip;
-use crate::store::replica::KnownFile;
 use std::collections::HashMap;
 
 /// Every session of an origin with its file's signature.

@@ -2,7 +2,9 @@
 //! its own files whole, so SQLite's file checks and shared lines find nothing here.
 
 use crate::error::Result;
-use crate::store::integrity::{CheckedEntry, CheckedSession, ForeignKeyProblem, Integrity, SharedLineProblem};
+use crate::store::interface::integrity::{
+    CheckedEntry, CheckedSession, ForeignKeyProblem, Integrity, SharedLineProblem,
+};
 use crate::store::keys::SessionKey;
 use crate::store::postgres::Pg;
 

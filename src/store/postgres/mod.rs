@@ -5,7 +5,7 @@
 
 /// SQL for the whole `allMessagesText` of session row `s`: its `all_text`, joined up to line
 /// `text_seq`, and the message texts appends left in their entry rows since (see
-/// `store::write::PG_FOLD_TEXT`), space-joined as pi joins them.
+/// `store::postgres::write::PG_FOLD_TEXT`), space-joined as pi joins them.
 macro_rules! all_text_of_s {
     () => {
         "CASE WHEN s.text_seq >= s.last_seq THEN s.all_text ELSE ( \
@@ -31,7 +31,6 @@ pub mod search;
 pub mod search_merge;
 pub mod sessions;
 pub mod signatures;
-pub mod sync_state;
 pub mod tls;
 pub mod usage;
 pub mod write;

@@ -3,9 +3,9 @@
 
 use super::{pg_text, Server};
 use crate::error::Result;
+use crate::store::interface::replica::{LocalLine, LocalSession, ReceivedSession};
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::postgres::one_trip::OneTrip;
-use crate::store::replica::{LocalLine, LocalSession, ReceivedSession};
 use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
 use postgres::Transaction;

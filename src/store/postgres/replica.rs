@@ -1,39 +1,13 @@
-//! [`Replica`] and [`Receiver`] on PostgreSQL: a server is pushed to, not from. The statements
+//! [`Receiver`] on PostgreSQL: a server is pushed to, not from (it has no `Replica` role). The statements
 //! are in [`push`] and [`files`].
 
 use crate::error::Result;
+use crate::store::interface::replica::{BatchLines, KnownFile, Outgoing, ReceivedSession, Receiver};
 use crate::store::keys::SessionKey;
 use crate::store::postgres::{files, push, Pg, Server};
-use crate::store::replica::{
-    BatchLines, KnownFile, LocalLine, LocalSession, Outgoing, ReceivedSession, Receiver, Replica,
-};
 use std::collections::HashMap;
 
-impl Replica for Pg {
-    fn local_sessions(&self) -> Result<Vec<LocalSession>> {
-        Err(self.unsupported("pushing from a PostgreSQL database"))
-    }
-
-    fn local_lines(
-        &self,
-        _sid: SessionKey,
-        _from: i64,
-        _to: i64,
-        _f: &mut dyn FnMut(LocalLine<'_>) -> Result<()>,
-    ) -> Result<()> {
-        Err(self.unsupported("pushing from a PostgreSQL database"))
-    }
-
-    fn local_all_messages_text(&self, _sid: SessionKey) -> Result<String> {
-        Err(self.unsupported("pushing from a PostgreSQL database"))
-    }
-}
-
 impl Receiver for Pg {
-    fn imports_by_push(&self) -> bool {
-        true
-    }
-
     fn stored_path(&self, path: &str) -> String {
         super::pg_text(path).into_owned()
     }

@@ -1,9 +1,9 @@
 //! [`Sessions`] on PostgreSQL.
 
 use crate::error::{Error, Result};
+use crate::store::interface::sessions::{SessionPlace, SessionRow, Sessions};
 use crate::store::keys::SessionKey;
 use crate::store::postgres::{pg_text, Pg};
-use crate::store::sessions::{SessionFile, SessionPlace, SessionRow, Sessions};
 
 /// Header line and storage fields of a session.
 pub const PG_SESSION_HEADER: &str = "SELECT header, rel_path, cwd, id, created, origin FROM sessions WHERE skey = $1";
@@ -69,9 +69,5 @@ impl Sessions for Pg {
             )));
         }
         Ok(())
-    }
-
-    fn file_at(&self, _path: &str) -> Result<Option<SessionFile>> {
-        Err(self.unsupported("reading a session's file signature by path"))
     }
 }

@@ -3,11 +3,9 @@
 //! write); a local import's signatures are not the server's business.
 
 use crate::jsonl::signature::FileSignature;
+use crate::store::interface::signatures::Signatures;
 use crate::store::keys::SessionKey;
 use crate::store::postgres::Pg;
-use crate::store::signatures::Signatures;
-use std::collections::HashMap;
-use std::path::PathBuf;
 
 /// Records the file of one of the server's sessions as read or written up to `(size, mtime)`:
 /// a sync then finds it unchanged (a host writing pi's files, the `sessiondb-pi` launcher).
@@ -15,10 +13,6 @@ pub const SET_SESSION_FILE: &str = "INSERT INTO session_files (skey, size, mtime
     ON CONFLICT (skey) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns, missing = false";
 
 impl Signatures for Pg {
-    fn known_signatures(&self) -> crate::error::Result<HashMap<PathBuf, FileSignature>> {
-        Err(self.unsupported("reading the file signatures of a local import (a server keeps its own, per origin)"))
-    }
-
     fn set_signature(&self, sid: SessionKey, sig: FileSignature) -> crate::error::Result<()> {
         self.execute(SET_SESSION_FILE, &[&sid, &sig.size, &sig.mtime_ns])?;
         Ok(())

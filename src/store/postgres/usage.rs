@@ -2,9 +2,9 @@
 //! extracted first.
 
 use crate::error::Result;
+use crate::store::interface::usage::{Totals, Usage};
 use crate::store::postgres::Pg;
 use crate::store::search_index;
-use crate::store::usage::{Totals, Usage};
 
 /// [`USAGE_TOTALS`] on PostgreSQL (the usage rows the search catch-up extracts): integer sums
 /// are exact (numeric), as SQLite's while they fit in 64 bits; costs come as lists, summed as
@@ -95,7 +95,7 @@ impl Usage for Pg {
                 &mut |_, _| {},
             )?;
         }
-        let rows = match crate::store::usage::whole_days(since_ms, until_ms, cwd) {
+        let rows = match crate::store::interface::usage::whole_days(since_ms, until_ms, cwd) {
             Some((since_day, until_day)) => self.query(PG_USAGE_TOTALS_BY_DAY, &[&since_day, &until_day, &group])?,
             None => self.query(PG_USAGE_TOTALS, &[&since_ms, &until_ms, &cwd, &group])?,
         };

@@ -4,13 +4,13 @@
 
 use crate::error::Result;
 use crate::store::derive::{Derived, EntryFields};
-use crate::store::keys::{EntryKey, SessionKey};
-use crate::store::postgres::{pg_text, Pg, PgParams};
-use crate::store::stats::{Observation, SessionStats};
-use crate::store::write::{
+use crate::store::interface::write::{
     entry_key, now_ns, place_appended, scan, AppendRow, AppendState, Appended, LineWriter, NewSession, ParsedLine,
     SharedLine, StoredStats, Writes,
 };
+use crate::store::keys::{EntryKey, SessionKey};
+use crate::store::postgres::{pg_text, Pg, PgParams};
+use crate::store::stats::{Observation, SessionStats};
 
 /// [`INSERT_SESSION`] on PostgreSQL: a session made on the server (origin `''`), whose
 /// derived entry columns are exact (`tree_ok`).
@@ -49,7 +49,7 @@ fn pg_session_row(pg: &Pg, sql: &'static str, sid: SessionKey) -> Result<AppendR
         |r: &postgres::Row, c: &str| r.get::<_, Option<&[u8]>>(c).map(|b| String::from_utf8_lossy(b).into_owned());
     let r = pg
         .query_opt(sql, &[&sid])?
-        .ok_or_else(|| crate::Error::NotFound(format!("no session with internal key {sid}")))?;
+        .ok_or_else(|| crate::error::Error::NotFound(format!("no session with internal key {sid}")))?;
     Ok(AppendRow {
         stored: StoredStats {
             stats: SessionStats {
@@ -118,7 +118,7 @@ fn pg_append_entry(
     state: &mut AppendState,
     check_id: bool,
 ) -> Result<Appended> {
-    let obj = scan(text).ok_or_else(|| crate::Error::InvalidArgument("entry is not a JSON object".into()))?;
+    let obj = scan(text).ok_or_else(|| crate::error::Error::InvalidArgument("entry is not a JSON object".into()))?;
     let ParsedLine { fields: f, extras, seen, .. } = ParsedLine::of(&obj);
     let body = pg_text(text);
     let list_text = extras.list_text();
@@ -194,7 +194,7 @@ fn pg_append_entry(
             break; // the row is locked: nobody else can have moved it
         }
     }
-    Err(crate::Error::database(
+    Err(crate::error::Error::database(
         pg.name(),
         format!("could not append to session {sid}: its last line kept moving (concurrent writers)"),
     ))
@@ -275,11 +275,6 @@ impl Writes for Pg {
         Ok(Box::new(Appends { pg: self, sid }))
     }
 
-    /// An append is one statement on a server, durable when it returns: no journal.
-    fn appends_through_journal(&self) -> bool {
-        false
-    }
-
     /// [`PG_APPEND_AT`] checks that the id is free (saving a round trip).
     fn append_checks_id(&self) -> bool {
         true
@@ -306,7 +301,7 @@ impl Writes for Pg {
             &n.written_ns,
         ];
         let row = self.query_opt(PG_INSERT_SESSION, params)?;
-        row.map(|r| r.get("skey")).ok_or_else(|| crate::Error::NotFound("the new session has no key".into()))
+        row.map(|r| r.get("skey")).ok_or_else(|| crate::error::Error::NotFound("the new session has no key".into()))
     }
 
     fn copy_session(&self, source: SessionKey, copy: SessionKey) -> Result<()> {
@@ -332,7 +327,10 @@ impl Writes for Pg {
     fn append_entry(&self, sid: SessionKey, text: &str, parent: Option<(EntryKey, Derived)>) -> Result<EntryKey> {
         match pg_append_entry(self, sid, text, parent, &mut AppendState::default(), false)? {
             Appended::Key(key) => Ok(key),
-            Appended::IdTaken => Err(crate::Error::InvalidArgument("entry id already in the session".into())),
+            // A server's append reaches its tables at once: never `Pending`.
+            Appended::IdTaken | Appended::Pending => {
+                Err(crate::error::Error::InvalidArgument("entry id already in the session".into()))
+            }
         }
     }
 

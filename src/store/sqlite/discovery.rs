@@ -2,7 +2,7 @@
 //! parameters) and reads its columns by name.
 
 use crate::error::Result;
-use crate::store::discovery::{Discovery, InfoRow, Origins, SessionRef};
+use crate::store::interface::discovery::{Discovery, InfoRow, ListTextCache, Origins, SessionRef};
 use crate::store::keys::SessionKey;
 use crate::store::sqlite::keys::SessionKeyList;
 use crate::store::sqlite::{columns, unpack_ahead, Sqlite};
@@ -181,48 +181,6 @@ impl Discovery for Sqlite {
         Ok(st.query_row(named_params! { ":sid": sid }, |r| Ok((r.get("upto_seq")?, r.get("text")?))).optional()?)
     }
 
-    fn stale_list_texts(&self) -> Result<Vec<SessionKey>> {
-        let db = &self.conn;
-        let mut st = db.prepare(STALE_LIST_TEXTS)?;
-        let rows = st.query_map([], |r| r.get("sid"))?.collect::<rusqlite::Result<_>>()?;
-        Ok(rows)
-    }
-
-    fn last_seq(&self, sid: SessionKey) -> Result<i64> {
-        let db = &self.conn;
-        Ok(db.prepare_cached(SESSION_LAST_SEQ)?.query_row(named_params! { ":sid": sid }, |r| r.get("last_seq"))?)
-    }
-
-    fn save_list_text(&self, sid: SessionKey, upto: i64, text: &str) -> Result<()> {
-        let db = &self.conn;
-        let stored = self.stored(text, None)?;
-        db.prepare_cached(SAVE_LIST_TEXT)?.execute(
-            named_params! { ":sid": sid, ":upto": upto, ":text": stored.body(), ":text_dict": stored.dict() },
-        )?;
-        Ok(())
-    }
-
-    fn drop_list_text(&self, sid: SessionKey) -> Result<()> {
-        let db = &self.conn;
-        db.prepare_cached(DROP_LIST_TEXT)?.execute(named_params! { ":sid": sid })?;
-        Ok(())
-    }
-
-    fn append_list_texts(&self, sid: SessionKey, from_seq: i64, mut out: String) -> Result<String> {
-        let db = &self.conn;
-        let (lo, hi) = (sid.entry(from_seq), sid.range().1);
-        let mut st = db.prepare_cached(LIST_TEXTS)?;
-        let [text] = columns(&st, ["list_text"])?;
-        let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi })?;
-        while let Some(r) = rows.next()? {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(r.get_ref(text)?.as_str().unwrap_or_default());
-        }
-        Ok(out)
-    }
-
     fn most_recent_in_dir(
         &self,
         dir: &str,
@@ -322,5 +280,49 @@ impl Sqlite {
             }
             Ok(())
         })
+    }
+}
+
+impl ListTextCache for Sqlite {
+    fn stale_list_texts(&self) -> Result<Vec<SessionKey>> {
+        let db = &self.conn;
+        let mut st = db.prepare(STALE_LIST_TEXTS)?;
+        let rows = st.query_map([], |r| r.get("sid"))?.collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+
+    fn last_seq(&self, sid: SessionKey) -> Result<i64> {
+        let db = &self.conn;
+        Ok(db.prepare_cached(SESSION_LAST_SEQ)?.query_row(named_params! { ":sid": sid }, |r| r.get("last_seq"))?)
+    }
+
+    fn save_list_text(&self, sid: SessionKey, upto: i64, text: &str) -> Result<()> {
+        let db = &self.conn;
+        let stored = self.stored(text, None)?;
+        db.prepare_cached(SAVE_LIST_TEXT)?.execute(
+            named_params! { ":sid": sid, ":upto": upto, ":text": stored.body(), ":text_dict": stored.dict() },
+        )?;
+        Ok(())
+    }
+
+    fn drop_list_text(&self, sid: SessionKey) -> Result<()> {
+        let db = &self.conn;
+        db.prepare_cached(DROP_LIST_TEXT)?.execute(named_params! { ":sid": sid })?;
+        Ok(())
+    }
+
+    fn append_list_texts(&self, sid: SessionKey, from_seq: i64, mut out: String) -> Result<String> {
+        let db = &self.conn;
+        let (lo, hi) = (sid.entry(from_seq), sid.range().1);
+        let mut st = db.prepare_cached(LIST_TEXTS)?;
+        let [text] = columns(&st, ["list_text"])?;
+        let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi })?;
+        while let Some(r) = rows.next()? {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(r.get_ref(text)?.as_str().unwrap_or_default());
+        }
+        Ok(out)
     }
 }

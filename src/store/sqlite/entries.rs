@@ -2,7 +2,7 @@
 //! and reads its columns by name.
 
 use crate::error::Result;
-use crate::store::entries::{Entries, EntryRow, Kind, Link, PathStep};
+use crate::store::interface::entries::{Entries, EntryRow, Kind, Link, PathStep};
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sqlite::{columns, Sqlite};
 use rusqlite::{named_params, Connection, OptionalExtension, Row};

@@ -2,7 +2,9 @@
 //! lines, and the columns `check` compares lines against.
 
 use crate::error::Result;
-use crate::store::integrity::{CheckedEntry, CheckedSession, ForeignKeyProblem, Integrity, SharedLineProblem};
+use crate::store::interface::integrity::{
+    CheckedEntry, CheckedSession, ForeignKeyProblem, Integrity, SharedLineProblem,
+};
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sqlite::lines::read_line;
 use crate::store::sqlite::{columns, Sqlite};

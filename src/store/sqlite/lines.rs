@@ -121,7 +121,7 @@ pub fn newest_dictionary(conn: &Connection) -> Result<Option<Arc<Dictionary>>> {
 /// Saves `d` in the current transaction, unless the database has it; a different dictionary
 /// under the same id (zstd's ids are random 32-bit numbers) is refused.
 pub fn save_dictionary(conn: &Connection, d: &Dictionary) -> Result<()> {
-    let now = crate::store::write::now_ns();
+    let now = crate::store::interface::write::now_ns();
     let added = conn.prepare_cached(SAVE_DICTIONARY)?.execute(named_params! {
         ":id": d.id, ":dict": d.bytes, ":trained_ns": now,
     })?;
@@ -288,6 +288,8 @@ pub fn compress_stored_lines(conn: &mut Connection) -> Result<()> {
         unpacker: Default::default(),
         bulk: Default::default(),
         rows_counted: None,
+        path: None,
+        journal: Default::default(),
     };
     let result = pack_all(&store, total, show);
     *conn = store.conn;

@@ -7,10 +7,12 @@ pub mod discovery;
 pub mod entries;
 pub mod extract;
 pub mod integrity;
+pub mod journal;
 mod keys;
 pub mod lease;
 pub mod lines;
 pub mod open;
+pub mod pool;
 pub mod replica;
 pub mod search;
 pub mod search_merge;
@@ -22,8 +24,11 @@ pub mod usage;
 pub mod write;
 
 use crate::error::{DbFailure, Error, Result, UNNAMED_DATABASE};
-use crate::store::backend::Store;
+use crate::store::backend::{EntryRowCounter, Store};
 use crate::store::handle::{Backend, Db};
+use crate::store::interface::discovery::ListTextCache;
+use crate::store::interface::replica::{Receiver, Replica};
+use crate::store::interface::sync_state::SyncStates;
 use rusqlite::trace::{TraceEvent, TraceEventCodes};
 use rusqlite::Connection;
 use std::any::Any;
@@ -41,12 +46,28 @@ pub struct Sqlite {
     pub(in crate::store) bulk: std::cell::RefCell<Option<bulk::BulkJournal>>,
     /// The entry rows counted since [`Store::start_counting_entry_rows`], while counting.
     rows_counted: Option<Arc<AtomicU64>>,
+    /// The database file, when it is one opened for writing: a saved session's appends then go
+    /// to its append journal ([`journal`]).
+    pub(in crate::store) path: Option<std::path::PathBuf>,
+    /// The journal this connection appends to (opened at its first append), and how many
+    /// appends it made since it last settled.
+    pub(in crate::store) journal: std::cell::RefCell<(Option<journal::Journal>, usize)>,
 }
 
 impl Sqlite {
     /// Wraps an open connection, giving it the function that reads stored lines.
     pub(in crate::store) fn db(conn: Connection) -> Db {
         Self::wrap(conn, lines::Packing::default())
+    }
+
+    /// [`Sqlite::db`] for the database file at `path`, opened for writing: its saved sessions'
+    /// appends go through the append journal.
+    pub(in crate::store) fn db_at(conn: Connection, path: &std::path::Path) -> Db {
+        let mut db = Self::db(conn);
+        if let Some(s) = db.downcast_mut::<Sqlite>() {
+            s.path = Some(path.to_path_buf());
+        }
+        db
     }
 
     /// [`Sqlite::db`] for a database in memory, which keeps its lines as text.
@@ -67,6 +88,8 @@ impl Sqlite {
             unpacker: Default::default(),
             bulk: Default::default(),
             rows_counted: None,
+            path: None,
+            journal: Default::default(),
         })
     }
 }
@@ -131,6 +154,41 @@ impl Store for Sqlite {
 
     /// Through SQLite's row trace: every row a statement over `entries` (or its view
     /// `entry_lines`) returns is one row read.
+    fn replica(&self) -> Option<&dyn Replica> {
+        Some(self)
+    }
+
+    fn receiver(&self) -> Option<&dyn Receiver> {
+        None
+    }
+
+    fn sync_states(&self) -> Option<&dyn SyncStates> {
+        Some(self)
+    }
+
+    fn list_text_cache(&self) -> Option<&dyn ListTextCache> {
+        Some(self)
+    }
+
+    fn entry_row_counter(&mut self) -> Option<&mut dyn EntryRowCounter> {
+        Some(self)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+/// Counted through SQLite's row trace.
+impl EntryRowCounter for Sqlite {
     fn start_counting_entry_rows(&mut self) -> Result<()> {
         let count = Arc::new(AtomicU64::new(0));
         let seen = Arc::clone(&count);
@@ -151,18 +209,6 @@ impl Store for Sqlite {
     fn stop_counting_entry_rows(&mut self) -> Result<u64> {
         self.conn.trace_v2(TraceEventCodes::empty(), None::<fn(TraceEvent<'_>)>)?;
         Ok(self.rows_counted.take().map_or(0, |c| c.load(Ordering::Relaxed)))
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        self
     }
 }
 

@@ -1,12 +1,12 @@
-//! Opening a SQLite database file: file mode, pragmas, schema migrations (`migrations/sqlite/`), the
-//! maintenance they leave, the append journal's leftovers, and the pool of open connections.
+//! Opening a SQLite database file: file mode, pragmas, schema migrations (`migrations/sqlite/`),
+//! the maintenance they leave and the append journal's leftovers.
 
 use crate::error::{Error, Result};
 use crate::store::files::BUSY_TIMEOUT;
 use crate::store::handle::Db;
-use crate::store::sqlite::Sqlite;
+use crate::store::sqlite::{journal, Sqlite};
 use rusqlite::Connection;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 refinery::embed_migrations!("migrations/sqlite");
 
@@ -27,7 +27,7 @@ fn open_file(path: &Path) -> Result<Db> {
     crate::store::sqlite::lines::register(&conn)?;
     migrate(&mut conn, path)?;
     run_maintenance(&mut conn)?;
-    let db = Sqlite::db(conn);
+    let db = Sqlite::db_at(conn, path);
     settle_journal(&db, path)?;
     Ok(db)
 }
@@ -35,10 +35,10 @@ fn open_file(path: &Path) -> Result<Db> {
 /// Moves appends left in the journal (by a writer that crashed, or one still running) into
 /// the tables, so that whoever opens the database sees them. A read-only database is left
 /// as it is.
-fn settle_journal(db: &Db, path: &Path) -> Result<()> {
-    let Some(conn) = db.downcast::<Sqlite>().map(|s| &s.conn) else { return Ok(()) };
-    if crate::store::journal::has_pending(path) && !conn.is_readonly(rusqlite::MAIN_DB)? {
-        crate::store::journal::settle(db, path)?;
+pub(super) fn settle_journal(db: &Db, path: &Path) -> Result<()> {
+    let Some(store) = db.downcast::<Sqlite>() else { return Ok(()) };
+    if journal::has_pending(path) && !store.conn.is_readonly(rusqlite::MAIN_DB)? {
+        journal::settle_into(store, path)?;
     }
     Ok(())
 }
@@ -273,93 +273,6 @@ const SCHEMA_VERSION: &str = "SELECT max(version) AS version FROM refinery_schem
 /// Newest migration applied to the database (`None` for a new one).
 fn applied_version(conn: &Connection) -> Option<i64> {
     conn.query_row(SCHEMA_VERSION, [], |r| r.get("version")).ok().flatten()
-}
-
-/// Connections to one database kept open between managers, so that opening a session does not
-/// pay for a fresh connection (schema parse, pragmas, migration check: ~0.1 ms) every time.
-/// Keyed by path, device, inode and creation time: a database replaced on disk gets new
-/// connections, even when the new file reuses the old one's inode.
-static POOL: std::sync::Mutex<Vec<(FileKey, Db)>> = std::sync::Mutex::new(Vec::new());
-
-/// Idle connections kept per process.
-const POOL_SIZE: usize = 4;
-
-#[derive(Clone, PartialEq)]
-struct FileKey {
-    path: PathBuf,
-    dev: u64,
-    ino: u64,
-    created: Option<std::time::SystemTime>,
-}
-
-#[cfg(unix)]
-fn file_key(path: &Path) -> Option<FileKey> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).ok()?;
-    Some(FileKey { path: path.to_path_buf(), dev: m.dev(), ino: m.ino(), created: m.created().ok() })
-}
-
-#[cfg(not(unix))]
-fn file_key(_: &Path) -> Option<FileKey> {
-    None
-}
-
-/// A connection that goes back to the process's pool when dropped (unless it is in memory or
-/// was left inside a transaction).
-pub struct Pooled {
-    conn: Option<Db>,
-    key: Option<FileKey>,
-}
-
-impl Pooled {
-    /// A connection that is not pooled (in-memory databases).
-    pub fn unpooled(conn: Db) -> Self {
-        Pooled { conn: Some(conn), key: None }
-    }
-}
-
-impl std::ops::Deref for Pooled {
-    type Target = Db;
-    fn deref(&self) -> &Db {
-        self.conn.as_ref().expect("a pooled connection is present until dropped")
-    }
-}
-
-impl std::ops::DerefMut for Pooled {
-    fn deref_mut(&mut self) -> &mut Db {
-        self.conn.as_mut().expect("a pooled connection is present until dropped")
-    }
-}
-
-impl Drop for Pooled {
-    fn drop(&mut self) {
-        let (Some(conn), Some(key)) = (self.conn.take(), self.key.take()) else { return };
-        if !conn.is_idle() {
-            return;
-        }
-        if let Ok(mut pool) = POOL.lock() {
-            if pool.len() >= POOL_SIZE {
-                pool.remove(0);
-            }
-            pool.push((key, conn));
-        }
-    }
-}
-
-/// [`open`], reusing an idle connection to the same file when the process has one.
-pub fn open_pooled(path: &Path) -> Result<Pooled> {
-    if let Some(key) = file_key(path) {
-        let reused = POOL.lock().ok().and_then(|mut pool| {
-            let i = pool.iter().rposition(|(k, _)| *k == key)?;
-            Some(pool.remove(i).1)
-        });
-        if let Some(conn) = reused {
-            settle_journal(&conn, path)?;
-            return Ok(Pooled { conn: Some(conn), key: Some(key) });
-        }
-    }
-    let conn = open(path)?;
-    Ok(Pooled { conn: Some(conn), key: file_key(path) })
 }
 
 #[cfg(test)]

@@ -1,15 +1,11 @@
-//! [`Replica`] on SQLite.
+//! [`Replica`] on SQLite: a SQLite file is pushed from, never to (it has no `Receiver` role).
 
 use crate::error::{Error, Result};
-use crate::store::backend::Backend;
 use crate::store::derive::Derived;
+use crate::store::interface::replica::{LocalLine, LocalSession, Replica};
 use crate::store::keys::SessionKey;
-use crate::store::replica::{
-    BatchLines, KnownFile, LocalLine, LocalSession, Outgoing, ReceivedSession, Receiver, Replica,
-};
 use crate::store::sqlite::Sqlite;
 use rusqlite::named_params;
-use std::collections::HashMap;
 
 /// What `push` sends of a session row.
 pub const LOCAL_SESSIONS: &str = "SELECT sid, path, id, dir, rel_path, cwd, created, parent_session, header, \
@@ -108,56 +104,4 @@ impl Replica for Sqlite {
         }
         Ok(out)
     }
-}
-
-/// A SQLite file is pushed from, never to (`push --to` takes a server's URL).
-impl Receiver for Sqlite {
-    fn imports_by_push(&self) -> bool {
-        false
-    }
-
-    fn stored_path(&self, path: &str) -> String {
-        path.to_string()
-    }
-
-    fn lock_origin(&self, _origin: &str) -> Result<()> {
-        Err(receiving())
-    }
-
-    fn unlock_origin(&self, _origin: &str) -> Result<()> {
-        Err(receiving())
-    }
-
-    fn origin_sessions(&self, _origin: &str, _paths: Option<&[String]>) -> Result<HashMap<String, ReceivedSession>> {
-        Err(receiving())
-    }
-
-    fn receive_batch(
-        &self,
-        _origin: &str,
-        _batch: &[Outgoing<'_>],
-        _lines: &mut BatchLines<'_>,
-    ) -> Result<Vec<SessionKey>> {
-        Err(receiving())
-    }
-
-    fn remove_sessions(&self, _skeys: &[SessionKey]) -> Result<u64> {
-        Err(receiving())
-    }
-
-    fn origin_files(&self, _origin: &str, _paths: Option<&[String]>) -> Result<HashMap<String, KnownFile>> {
-        Err(receiving())
-    }
-
-    fn record_files(&self, _origin: &str, _files: &[(String, i64, i64)]) -> Result<()> {
-        Err(receiving())
-    }
-
-    fn set_files_missing(&self, _skeys: &[SessionKey], _missing: bool) -> Result<()> {
-        Err(receiving())
-    }
-}
-
-fn receiving() -> Error {
-    Error::Unsupported { what: "receiving a push", backend: Backend::Sqlite.to_string() }
 }

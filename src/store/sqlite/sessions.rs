@@ -2,8 +2,8 @@
 //! columns by name.
 
 use crate::error::Result;
+use crate::store::interface::sessions::{SessionPlace, SessionRow, Sessions};
 use crate::store::keys::SessionKey;
-use crate::store::sessions::{SessionFile, SessionPlace, SessionRow, Sessions};
 use crate::store::sqlite::Sqlite;
 use rusqlite::{named_params, OptionalExtension};
 
@@ -80,15 +80,5 @@ impl Sessions for Sqlite {
         };
         self.conn.prepare_cached(RELOCATE_SESSION)?.execute(params)?;
         Ok(())
-    }
-
-    fn file_at(&self, path: &str) -> Result<Option<SessionFile>> {
-        let mut st = self.conn.prepare_cached(SESSION_FILE_BY_PATH)?;
-        let found = st
-            .query_row(named_params! { ":path": path }, |r| {
-                Ok((r.get("sid")?, r.get("file_size")?, r.get("file_mtime_ns")?))
-            })
-            .optional()?;
-        Ok(found)
     }
 }

@@ -1,11 +1,17 @@
 //! [`SyncStates`] on SQLite.
 
+use crate::jsonl::signature::FileSignature;
+use crate::store::interface::sessions::SessionFile;
+use crate::store::interface::sync_state::{Position, SyncState, SyncStates};
 use crate::store::keys::SessionKey;
 use crate::store::sqlite::Sqlite;
-use crate::store::sync_state::{Position, SyncState, SyncStates};
 use rusqlite::{named_params, OptionalExtension, Row};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+/// Every imported file's signature.
+const KNOWN: &str = "SELECT path, file_size, file_mtime_ns FROM sessions \
+    WHERE file_size IS NOT NULL AND file_mtime_ns IS NOT NULL";
 
 /// Sync state of the sessions whose path sorts in `[:lo, :hi)` (one directory tree).
 pub const SYNC_STATES_UNDER: &str = "SELECT path, sid, file_size, file_mtime_ns, sync_offset, tail_hash, missing \
@@ -36,8 +42,25 @@ fn sync_state(r: &Row<'_>) -> rusqlite::Result<SyncState> {
 }
 
 impl SyncStates for Sqlite {
-    fn keeps_file_states(&self) -> bool {
-        true
+    fn known_signatures(&self) -> crate::error::Result<HashMap<PathBuf, FileSignature>> {
+        let db = &self.conn;
+        let conn = db;
+        let mut st = conn.prepare(KNOWN)?;
+        let rows = st.query_map([], |r| {
+            let sig = FileSignature { size: r.get("file_size")?, mtime_ns: r.get("file_mtime_ns")? };
+            Ok((PathBuf::from(r.get::<_, String>("path")?), sig))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn file_at(&self, path: &str) -> crate::error::Result<Option<SessionFile>> {
+        let mut st = self.conn.prepare_cached(crate::store::sqlite::sessions::SESSION_FILE_BY_PATH)?;
+        let found = st
+            .query_row(named_params! { ":path": path }, |r| {
+                Ok((r.get("sid")?, r.get("file_size")?, r.get("file_mtime_ns")?))
+            })
+            .optional()?;
+        Ok(found)
     }
 
     fn states_under(&self, dir: &Path) -> crate::error::Result<HashMap<PathBuf, SyncState>> {

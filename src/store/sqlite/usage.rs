@@ -2,8 +2,8 @@
 //! reads its columns by name.
 
 use crate::error::Result;
+use crate::store::interface::usage::{Totals, Usage};
 use crate::store::sqlite::Sqlite;
-use crate::store::usage::{Totals, Usage};
 use rusqlite::named_params;
 
 /// Usage totals grouped by `:group` (`day`, `week`, `month`, `model`, `provider`, `project`,
@@ -61,7 +61,7 @@ impl Usage for Sqlite {
         cwd: Option<&str>,
     ) -> Result<Vec<Totals>> {
         let db = &self.conn;
-        let rows = match crate::store::usage::whole_days(since_ms, until_ms, cwd) {
+        let rows = match crate::store::interface::usage::whole_days(since_ms, until_ms, cwd) {
             Some((since_day, until_day)) => {
                 let st = db.prepare_cached(USAGE_TOTALS_BY_DAY)?;
                 totals_of(st, named_params! { ":group": group, ":since_day": since_day, ":until_day": until_day })?

@@ -1,4 +1,4 @@
-//! [`Writes`] on SQLite, and [`EntryWriter`], which writes a new session's lines in bulk (an
+//! [`Writes`] on SQLite, and `EntryWriter`, which writes a new session's lines in bulk (an
 //! import, a branched session): each line with its derived columns, search and usage rows, and
 //! lines shared with a session of the same database copied as runs of rows.
 
@@ -6,16 +6,16 @@ use crate::error::Result;
 use crate::js::json;
 use crate::pi::migrate;
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
-use crate::store::discovery::Discovery;
+use crate::store::interface::discovery::ListTextCache;
+use crate::store::interface::write::{
+    append_now, entry_key, key_range, now_ns, place_appended, AppendState, Appended, LineWriter, NewSession,
+    ParsedLine, SharedLine, StoredStats, Writes, COPY_SLICE, LIST_TEXT_MAX,
+};
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sqlite::extract::ExtrasWriter;
 use crate::store::sqlite::lines::Stored;
-use crate::store::sqlite::{columns, Named, Sqlite};
+use crate::store::sqlite::{columns, journal, Named, Sqlite};
 use crate::store::stats::{Observation, SessionStats};
-use crate::store::write::{
-    entry_key, key_range, now_ns, place_appended, AppendState, Appended, LineWriter, NewSession, ParsedLine,
-    SharedLine, StoredStats, Writes, COPY_SLICE, LIST_TEXT_MAX,
-};
 use rusqlite::{named_params, Connection, OptionalExtension};
 
 /// The version as an integer column (`NULL` when it is not a whole number).
@@ -407,8 +407,42 @@ impl Writes for Sqlite {
         Ok(Box::new(BulkWriter::new(self, sid)?))
     }
 
-    fn appends_through_journal(&self) -> bool {
-        true
+    /// A database file's appends go to its journal, one `write` each, and are settled every
+    /// [`journal::BATCH`]; a database in memory (staging, sessions never saved) has none.
+    fn append_saved(
+        &self,
+        sid: SessionKey,
+        file: &str,
+        text: &str,
+        parent_id: Option<&str>,
+        state: &mut AppendState,
+    ) -> Result<Appended> {
+        let Some(db) = &self.path else { return append_now(self, sid, text, parent_id, state) };
+        let due = {
+            let mut slot = self.journal.borrow_mut();
+            let (journal, count) = &mut *slot;
+            let journal = match journal {
+                Some(j) => j,
+                None => journal.insert(journal::Journal::open(db)?),
+            };
+            journal.append(file, text)?;
+            *count += 1;
+            *count >= journal::BATCH
+        };
+        if due {
+            // The append is durable already; a failure here surfaces at the next read.
+            let _ = self.settle_appends();
+        }
+        Ok(Appended::Pending)
+    }
+
+    fn settle_appends(&self) -> Result<()> {
+        let Some(db) = &self.path else { return Ok(()) };
+        if journal::has_pending(db) {
+            journal::settle_into(self, db)?;
+        }
+        self.journal.borrow_mut().1 = 0;
+        Ok(())
     }
 
     fn append_checks_id(&self) -> bool {
@@ -499,7 +533,7 @@ impl Writes for Sqlite {
                 })
             })
             .optional()?;
-        row.ok_or_else(|| crate::Error::NotFound(format!("no session with internal key {sid}")))
+        row.ok_or_else(|| crate::error::Error::NotFound(format!("no session with internal key {sid}")))
     }
 
     fn append_entry(&self, sid: SessionKey, text: &str, parent: Option<(EntryKey, Derived)>) -> Result<EntryKey> {
@@ -508,7 +542,7 @@ impl Writes for Sqlite {
         let obj = json::scan_object(text.as_bytes())
             .ok()
             .flatten()
-            .ok_or_else(|| crate::Error::InvalidArgument("entry is not a JSON object".into()))?;
+            .ok_or_else(|| crate::error::Error::InvalidArgument("entry is not a JSON object".into()))?;
         let ParsedLine { fields: f, extras, seen, .. } = ParsedLine::of(&obj);
         let seq = last_seq + 1;
         let key = entry_key(sid, seq);

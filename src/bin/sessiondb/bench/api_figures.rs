@@ -100,7 +100,9 @@ pub fn branched_mid(db: &Path, source: &str, runs: u32) -> Result<Timing> {
     let no_path = || Error::InvalidArgument("largest session has no path".into());
     let mid = {
         let conn = sessiondb::internals::open_pooled(db)?;
-        let sid = sessiondb::internals::sessions::sid_by_path(&conn, source)?
+        let sid = conn
+            .store()
+            .sid_by_path(source)?
             .ok_or_else(|| sessiondb::Error::InvalidArgument(format!("{source} is not imported")))?;
         let t = sessiondb::tree::SessionTree::open(&conn, sid)?;
         let leaf = t.last_entry()?.and_then(|r| r.id).ok_or_else(no_path)?;

@@ -56,7 +56,7 @@ pub fn run(opts: &BenchOptions, url: &str, appends: usize, log: &mut dyn FnMut(&
     let work = work.path();
     let pg_path = Path::new(url);
     let pg = sessiondb::db::open(pg_path)?;
-    if sessiondb::internals::discovery::session_count(&pg)? > 0 {
+    if pg.store().session_count()? > 0 {
         return Err(Error::InvalidArgument(format!(
             "{}: the benchmark needs a database without sessions of its own (origin '')",
             sessiondb::pg::shown(url)
@@ -107,9 +107,9 @@ pub fn run(opts: &BenchOptions, url: &str, appends: usize, log: &mut dyn FnMut(&
         f.appends_per_s = round(samples.len() as f64 / secs);
     }
     if let Some(path) = &largest {
-        let sid = sessiondb::internals::sessions::sid_by_path(&local, path)?;
+        let sid = local.store().sid_by_path(path)?;
         r.largest_session_entries = match sid {
-            Some(s) => sessiondb::internals::write::load_stats(&local, s)?.stats.entry_count as u64,
+            Some(s) => local.store().load_stats(s)?.stats.entry_count as u64,
             None => 0,
         };
     }
@@ -130,7 +130,7 @@ fn figures_on(
         f.list_busiest_ms = round(api_figures::list(db, Some(&dir.to_string_lossy()), runs)?.0.median());
     }
     if let Some(path) = largest {
-        if let Some(sid) = sessiondb::internals::sessions::sid_by_path(db, path)? {
+        if let Some(sid) = db.store().sid_by_path(path)? {
             f.projection_largest_ms = round(figures::context_projection(db, sid, runs)?.median());
         }
     }

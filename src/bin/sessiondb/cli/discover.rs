@@ -187,8 +187,8 @@ pub fn run_recent(db: &Path, a: RecentArgs) -> anyhow::Result<i32> {
     };
     let t = sessiondb::tree::SessionTree::open(&conn, sid)?;
     let leaf = t.last_entry()?;
-    let stats = sessiondb::internals::write::load_stats(&conn, sid)?.stats;
-    let id = sessiondb::internals::sessions::session_row(&conn, sid)?.id;
+    let stats = conn.store().load_stats(sid)?.stats;
+    let id = conn.store().session_row(sid)?.id;
     if a.json {
         let mut o = sessiondb::json::Object::new();
         o.set("file", Value::String(path.as_str().into()));

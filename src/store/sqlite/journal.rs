@@ -15,16 +15,18 @@
 //! the commit and the truncation cannot apply a record twice. The lock order is always journal
 //! first, database second.
 //!
-//! The journal is a file beside the database, applied through the store's own writes: a
-//! backend whose appends are cheap enough says so (`Writes::appends_through_journal`) and
-//! never gets one.
+//! The journal is SQLite's way of making an append durable (`Writes::append_saved` of a
+//! database file); it is a file beside the database, applied through the store's own writes.
+//! A server's append is one statement, durable when it returns, and needs none.
 
 use crate::error::{Error, Result};
 use crate::hash::fnv1a;
+use crate::store::backend::Store;
 use crate::store::handle::Db;
+use crate::store::interface::sessions::Sessions;
+use crate::store::interface::write::{self, Writes};
 use crate::store::keys::SessionKey;
-use crate::store::sessions;
-use crate::store::write;
+use crate::store::sqlite::Sqlite;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -117,9 +119,18 @@ pub fn has_pending(db: &Path) -> bool {
     std::fs::metadata(path_for(db)).is_ok_and(|m| m.len() > 0)
 }
 
-/// Moves every journaled append of database `db` into its tables (through `conn`, which must
-/// not be inside a transaction) and empties the journal. Returns the entries written.
+/// Moves every journaled append of database `db` into its tables (through `handle`, which
+/// must not be inside a transaction) and empties the journal. Returns the entries written (0
+/// when `handle` is no SQLite database).
 pub fn settle(handle: &Db, db: &Path) -> Result<usize> {
+    match handle.downcast::<Sqlite>() {
+        Some(store) => settle_into(store, db),
+        None => Ok(0),
+    }
+}
+
+/// [`settle`] through the SQLite store itself.
+pub(in crate::store::sqlite) fn settle_into(handle: &Sqlite, db: &Path) -> Result<usize> {
     let path = path_for(db);
     let mut file = match OpenOptions::new().read(true).write(true).open(&path) {
         Ok(f) => f,
@@ -132,7 +143,7 @@ pub fn settle(handle: &Db, db: &Path) -> Result<usize> {
     result
 }
 
-fn settle_locked(handle: &Db, file: &mut File, path: &Path) -> Result<usize> {
+fn settle_locked(store: &Sqlite, file: &mut File, path: &Path) -> Result<usize> {
     let mut bytes = Vec::new();
     file.rewind().map_err(|e| io(path, e))?;
     file.read_to_end(&mut bytes).map_err(|e| io(path, e))?;
@@ -141,9 +152,8 @@ fn settle_locked(handle: &Db, file: &mut File, path: &Path) -> Result<usize> {
     }
     let records = parse(&bytes);
     // A write transaction taken at once, on the shared handle (its `Tx` would need `&mut`).
-    let store = handle.store();
     store.begin()?;
-    let written = match apply(handle, &records) {
+    let written = match apply(store, &records) {
         Ok(n) => n,
         Err(e) => {
             store.rollback();
@@ -156,7 +166,7 @@ fn settle_locked(handle: &Db, file: &mut File, path: &Path) -> Result<usize> {
 }
 
 /// Writes `records` inside the open transaction; returns how many were new.
-fn apply(tx: &Db, records: &[Record]) -> Result<usize> {
+fn apply(tx: &Sqlite, records: &[Record]) -> Result<usize> {
     let mut written = 0;
     {
         let mut sessions: std::collections::HashMap<String, Option<SessionKey>> = std::collections::HashMap::new();
@@ -164,7 +174,7 @@ fn apply(tx: &Db, records: &[Record]) -> Result<usize> {
             let sid = match sessions.get(&r.path) {
                 Some(s) => *s,
                 None => {
-                    let s = sessions::sid_by_path(tx, &r.path)?;
+                    let s = tx.sid_by_path(&r.path)?;
                     sessions.insert(r.path.clone(), s);
                     s
                 }
@@ -174,15 +184,15 @@ fn apply(tx: &Db, records: &[Record]) -> Result<usize> {
             let Some(obj) = write::scan(&r.line) else { continue };
             let id = obj.get_str("id");
             if let Some(id) = id.as_deref() {
-                if sessions::entry_id_exists(tx, sid, id)? {
+                if tx.entry_id_exists(sid, id)? {
                     continue; // settled before a crash cut the truncation short
                 }
             }
             let parent = match obj.get_str("parentId") {
-                Some(p) => write::entry_node(tx, sid, &p)?,
+                Some(p) => tx.entry_node(sid, &p)?,
                 None => None,
             };
-            write::append_entry(tx, sid, &r.line, parent)?;
+            tx.append_entry(sid, &r.line, parent)?;
             written += 1;
         }
     }
