@@ -20,6 +20,11 @@ pub use error::{DbFailure, Error, Result};
 pub use js::json;
 pub use manager::{NewSessionOptions, SessionManager};
 pub use pi::layout::default_session_dir;
+/// Where pi keeps its files: the agent folder, the sessions root and the sessions folder (one
+/// owner of these rules for the binary, the Node binding and the pi package).
+pub mod paths {
+    pub use crate::pi::layout::{agent_dir, sessions_dir, sessions_root};
+}
 pub use read::{check, discovery, export, outline, resolve, search, tree, usage_stats};
 pub use rpc::RpcServer;
 pub use store::db::default_path as default_db_path;

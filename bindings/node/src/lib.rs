@@ -9,7 +9,7 @@
 use napi::bindgen_prelude::Buffer;
 use napi::{Error, Result};
 use napi_derive::napi;
-use sessiondb::internals::layout;
+use sessiondb::paths as layout;
 use sessiondb::manager::SessionManager;
 use sessiondb::rpc::RpcServer;
 use sessiondb::tree::PathStep;
