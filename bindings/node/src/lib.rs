@@ -9,8 +9,8 @@
 use napi::bindgen_prelude::Buffer;
 use napi::{Error, Result};
 use napi_derive::napi;
-use sessiondb::paths as layout;
 use sessiondb::manager::SessionManager;
+use sessiondb::paths as layout;
 use sessiondb::rpc::RpcServer;
 use sessiondb::tree::PathStep;
 use sessiondb::EntryKey;
