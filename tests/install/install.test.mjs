@@ -118,8 +118,14 @@ test("the shim keeps the exit status, stderr, stdin and stdout of the executable
 
 test("the shim behind a closed pipe ends as the executable does, with nothing on stderr", () => {
 	const big = path.join(work, "big.sqlite");
-	const corpus = path.join(root, "..", "shared", "corpus", "real", "before-compaction.v1.jsonl");
-	const src = fs.existsSync(corpus) ? corpus : path.join(root, "tests/fixtures/oracle.tar.xz");
+	// A session far larger than a pipe's buffer, so that `head` closes the pipe mid-export.
+	const src = path.join(work, "big.jsonl");
+	const lines = [JSON.stringify({ type: "session", version: 3, id: "big-session-0001", timestamp: "2026-01-01T00:00:00.000Z", cwd: work })];
+	for (let i = 0; i < 20000; i++) {
+		const message = { role: "user", content: `message ${i} ${"x".repeat(100)}`, timestamp: i };
+		lines.push(JSON.stringify({ type: "message", id: `m${i}`, parentId: i ? `m${i - 1}` : null, timestamp: "2026-01-01T00:00:01.000Z", message }));
+	}
+	fs.writeFileSync(src, `${lines.join("\n")}\n`);
 	ok(sh(bin("sessiondb"), ["--db", big, "import", src], env), "import");
 	const [session] = JSON.parse(ok(sh(bin("sessiondb"), ["--db", big, "list", "--json"], env), "list").stdout);
 	const exe = path.join(prefix, "lib/node_modules", `sessiondb-${hostKey}`, "sessiondb");
