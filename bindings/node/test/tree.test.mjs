@@ -8,55 +8,12 @@ import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { pathToFileURL } from "node:url";
+import { writeSession } from "./tree-session.mjs";
 
 const HOME = process.env.SESSIONDB_NODE_HOME || path.join(os.homedir(), ".cache", "sessiondb-node");
 const PI = path.join(HOME, "node_modules", "@earendil-works", "pi-coding-agent");
 const cli = process.env.SESSIONDB_BIN;
 const here = path.dirname(new URL(import.meta.url).pathname);
-
-/**
- * A 3,000-entry session file with what pi's getTree() sorts and resolves: branch points whose
- * children are out of time order in the file, equal times, invalid and missing timestamps, a
- * repeated id, an orphan, labels set, changed, cleared and set again, a label without a timestamp.
- */
-function writeSession(file) {
-	const lines = [{ type: "session", version: 3, id: "0199a000-0000-7000-8000-000000000000", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/tmp/p" }];
-	const t0 = Date.parse("2026-01-01T00:00:00.000Z");
-	let parent = null;
-	let n = 0;
-	const msg = (role, text, ts, p = parent, id = `e${++n}`) => {
-		const content = role === "assistant" ? [{ type: "text", text }] : text;
-		lines.push({ type: "message", id, parentId: p, timestamp: ts, message: { role, content, timestamp: 0 } });
-		return id;
-	};
-	const branchPoints = [];
-	for (let i = 0; i < 2900; i++) {
-		parent = msg(i % 2 ? "assistant" : "user", `entry ${i} \u00e9`, new Date(t0 + i * 1000).toISOString());
-		if (i % 300 === 150) branchPoints.push(parent);
-	}
-	const leaf = parent;
-	// Siblings under each branch point, written out of time order.
-	for (const [k, p] of branchPoints.entries()) {
-		msg("user", `late ${k}`, new Date(t0 + 9e9 + k).toISOString(), p);
-		msg("user", `early ${k}`, new Date(t0 - 9e9).toISOString(), p);
-		msg("user", `same ${k}`, new Date(t0 - 9e9).toISOString(), p);
-		msg("user", `bad time ${k}`, "not a date", p);
-		if (k % 2) msg("user", `no time ${k}`, undefined, p);
-	}
-	msg("assistant", "repeated id, first line", new Date(t0).toISOString(), branchPoints[1], "dup");
-	msg("assistant", "repeated id, second line", new Date(t0 + 5).toISOString(), branchPoints[2], "dup");
-	msg("user", "an orphan", new Date(t0).toISOString(), "no-such-parent");
-	const label = (targetId, value, ts = new Date(t0 + 7).toISOString()) =>
-		lines.push({ type: "label", id: `l${++n}`, parentId: leaf, timestamp: ts, targetId, label: value });
-	label("e10", "first");
-	label("e20", "second");
-	label("e10", "first, changed");
-	label("e20", undefined);
-	label("e30", "third", undefined);
-	label("e20", "second again");
-	fs.writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
-	return lines.length - 1;
-}
 
 test("getTree() of a long session is pi's, node for node, and parses one window at most", async (t) => {
 	if (!cli || !fs.existsSync(path.join(PI, "package.json"))) {
