@@ -555,6 +555,7 @@ class SessionManager {
 		const { keys } = links;
 		if (keys.length <= LAZY_BRANCH || this.#mirror?.epoch === this.#n.epoch()) this.#linesAt(keys);
 		const byKey = () => this.#parsed?.byKey;
+		let rows = null;
 		return buildTree(
 			links,
 			(i) => byKey()?.get(keys[i]),
@@ -570,6 +571,21 @@ class SessionManager {
 				}
 				this.#linesAt(want);
 				return byKey().get(keys[i]);
+			},
+			(i) => {
+				// What pi's tree selector reads of each assistant (tree.cjs, withStandIns), for all
+				// of them at once: it reads every one.
+				if (rows === null) {
+					const { types, roles } = links;
+					const held = byKey();
+					const at = [];
+					for (let j = 0; j < keys.length; j++) if (types[j] === "message" && roles[j] === "assistant" && !held?.has(keys[j])) at.push(j);
+					const got = JSON.parse(this.#n.assistantRows(at.map((j) => keys[j])).toString());
+					parses.count("rows", at.length);
+					rows = new Array(keys.length);
+					for (let k = 0; k < at.length; k++) rows[at[k]] = got[k];
+				}
+				return rows[i];
 			},
 		);
 	}

@@ -10,10 +10,10 @@
  * parsed native answer); `entryAt(i)` is the parsed entry of link `i` (file order) when one is
  * held, else undefined; `parse(i)` parses it.
  */
-function buildTree(links, entryAt, parse) {
+function buildTree(links, entryAt, parse, rowOf) {
 	const { ids, parents, types, roles, times } = links;
 	const n = links.keys.length;
-	const source = { ids, parents, types, roles, parse, entryAt, messages: new Array(n) };
+	const source = { ids, parents, types, roles, parse, entryAt, rowOf, messages: new Array(n), calls: new Array(n) };
 	const entries = new Array(n);
 	for (let i = 0; i < n; i++) entries[i] = entryAt(i) ?? new Proxy(new Slot(source, i, false), entryHandler);
 	// A column is null where the line's value is not a string: the entry itself answers then.
@@ -109,8 +109,53 @@ const messageHandler = {
 		const { source: s, index: i } = t;
 		const parsed = s.entryAt(i);
 		if (parsed === undefined && prop === "role") return s.roles[i];
+		if (parsed === undefined && standIn !== null && (prop === "content" || prop === "stopReason") && s.roles[i] === "assistant") {
+			const row = s.rowOf(i);
+			if (row) {
+				if (prop === "stopReason") return row[1];
+				if (standIn === "filter") return row[0] ? "x" : "";
+				return (s.calls[i] ??= row[2].map((c) => ({ type: "toolCall", id: c[0], name: c[1], arguments: c.length > 3 ? c[3] : argumentsOf(s, i, c[2]) })));
+			}
+		}
 		return (parsed ?? s.parse(i))?.message?.[prop];
 	},
 };
 
-module.exports = { buildTree };
+/**
+ * What pi's tree selector reads of every assistant message while it builds its rows
+ * (pi/tree-selector.mjs sets it around TreeList's flattenTree and applyFilter): in "flatten",
+ * an unparsed assistant's `content` is its tool calls alone (the blocks flattenTree keeps, their
+ * arguments read from the entry when a row shows them); in "filter", a string with text exactly
+ * when pi's hasTextContent holds; `stopReason` stands for itself. Rows come from the native scan
+ * of the lines (src/tree_rows.rs); an entry it cannot answer is parsed.
+ */
+let standIn = null;
+function withStandIns(mode, fn) {
+	const was = standIn;
+	standIn = mode;
+	try {
+		return fn();
+	} finally {
+		standIn = was;
+	}
+}
+
+/** A tool call's arguments object, read from the entry (content block `k`) when first looked at. */
+function argumentsOf(s, i, k) {
+	const real = () => Object((s.entryAt(i) ?? s.parse(i))?.message?.content?.[k]?.arguments);
+	return new Proxy(
+		{},
+		{
+			get: (_, prop) => real()[prop],
+			has: (_, prop) => prop in real(),
+			ownKeys: () => Reflect.ownKeys(real()),
+			getOwnPropertyDescriptor(_, prop) {
+				const d = Reflect.getOwnPropertyDescriptor(real(), prop);
+				if (d) d.configurable = true;
+				return d;
+			},
+		},
+	);
+}
+
+module.exports = { buildTree, withStandIns };

@@ -15,6 +15,8 @@ use sessiondb::rpc::RpcServer;
 use sessiondb::tree::PathStep;
 use sessiondb::EntryKey;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+
+mod tree_rows;
 use std::path::{Path, PathBuf};
 
 /// Runs `f`, turning a library error or a panic into a JS exception.
@@ -244,6 +246,35 @@ impl Native {
                 out.push(b']');
             }
             out.extend_from_slice(b"]}");
+            Ok(Buffer::from(out))
+        })
+    }
+
+    /// For each of `keys` (assistant messages), what pi's tree selector reads of it to build its
+    /// rows (see `tree_rows`), as the UTF-8 JSON text `[row, ...]`, without a line crossing.
+    #[napi]
+    pub fn assistant_rows(&self, keys: Vec<f64>) -> Result<Buffer> {
+        guard("getTree", || {
+            let keys: Vec<EntryKey> = keys.into_iter().map(|k| EntryKey(k as i64)).collect();
+            let mut rows: std::collections::HashMap<EntryKey, Vec<u8>> =
+                std::collections::HashMap::with_capacity(keys.len());
+            self.manager()?.lines_at(&keys, &mut |k, line| {
+                let mut row = Vec::with_capacity(32);
+                tree_rows::write_row(&mut row, line);
+                rows.insert(k, row);
+            })?;
+            let mut out = Vec::with_capacity(keys.len() * 24 + 2);
+            out.push(b'[');
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                match rows.get(k) {
+                    Some(row) => out.extend_from_slice(row),
+                    None => out.extend_from_slice(b"null"),
+                }
+            }
+            out.push(b']');
             Ok(Buffer::from(out))
         })
     }

@@ -5,9 +5,11 @@ import fs from "node:fs";
 /**
  * A 3,000-entry session file with what pi's getTree() sorts and resolves: branch points whose
  * children are out of time order in the file, equal times, invalid and missing timestamps, a
- * repeated id, an orphan, labels set, changed, cleared and set again, a label without a timestamp.
+ * repeated id, an orphan, labels set, changed, cleared and set again, a label without a
+ * timestamp; and what its tree selector reads: assistants with whitespace, thinking-only,
+ * aborted, error and image contents (`stringContents`: string contents too), tool calls.
  */
-export function writeSession(file, cwd = "/tmp/p") {
+export function writeSession(file, cwd = "/tmp/p", { stringContents = false } = {}) {
 	const lines = [{ type: "session", version: 3, id: "0199a000-0000-7000-8000-000000000000", timestamp: "2026-01-01T00:00:00.000Z", cwd }];
 	const t0 = Date.parse("2026-01-01T00:00:00.000Z");
 	let parent = null;
@@ -30,6 +32,25 @@ export function writeSession(file, cwd = "/tmp/p") {
 	const branchPoints = [];
 	for (let i = 0; i < 2900; i++) {
 		parent = msg(i % 2 ? "assistant" : "user", `entry ${i} \u00e9`, new Date(t0 + i * 1000).toISOString());
+		// Assistants pi's tree hides or shows by their content and stopReason.
+		if (i % 2 && i % 50 === 1) {
+			const variants = [
+				[[{ type: "text", text: " \n\t\u00a0\ufeff" }], "stop"], // whitespace as JavaScript trims it: hidden
+				[[{ type: "thinking", thinking: "thinking only" }], "stop"],
+				[[], "aborted"],
+				[[{ type: "text", text: "" }], "error"],
+				[[{ type: "text", text: "\u2028" }, { type: "text", text: `second block ${i}` }], "toolUse"],
+				[[{ type: "image", data: "", mimeType: "image/png" }], null],
+			];
+			// String contents, which pi's tree reads but its chat cannot draw (a TUI stops on them).
+			if (stringContents) variants.push(["   ", "stop"], [`a string ${i}`, "stop"]);
+			const [content, stopReason] = variants[((i - 1) / 50) % variants.length];
+			const message = assistant(content, stopReason ?? undefined);
+			if (stopReason === "error") message.errorMessage = `failed ${i}`;
+			const id = `e${++n}`;
+			lines.push({ type: "message", id, parentId: parent, timestamp: new Date(t0 + i * 1000 + 2).toISOString(), message });
+			parent = id;
+		}
 		if (i % 2 && i % 7 === 3) tool(i, new Date(t0 + i * 1000 + 1).toISOString());
 		if (i % 300 === 150) branchPoints.push(parent);
 	}
