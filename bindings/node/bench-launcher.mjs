@@ -11,8 +11,8 @@
 //       entries, a file beside it), the floor HUGE is compared with;
 //   (6) /tree on HUGE in the TUI: Enter on `/tree` to the tree on screen, then moving to the
 //       entry above the leaf (Up, Enter, "No summary") to pi's "Navigated to selected point";
-//   (7) with --giant: -p --session GIANT on a fresh copy each run (its context is over the
-//       model's window, so pi compacts first): time and peak RSS.
+//   (7) with --giant: -p --session GIANT on a fresh copy each run, with a compaction threshold
+//       under its context (settings.json), so pi compacts first: time and peak RSS.
 // The scripted model (test/pi/faux-provider-ext.mjs) answers; both sides load it.
 //
 //   node bench-launcher.mjs --huge /tmp/pi-bench/huge --c10k /tmp/pi-bench/c10k \
@@ -237,6 +237,18 @@ function smallOf(huge, n = 200) {
 	return out;
 }
 
+/** The header (first line) of a session file, read alone (GIANT is over V8's longest string). */
+function headerOf(file) {
+	const fd = fs.openSync(file, "r");
+	try {
+		const buf = Buffer.alloc(64 * 1024);
+		const got = fs.readSync(fd, buf, 0, buf.length, 0);
+		return JSON.parse(buf.subarray(0, got).toString("utf8").split("\n")[0]);
+	} finally {
+		fs.closeSync(fd);
+	}
+}
+
 /** The text of `file` from byte `from` on (GIANT is over V8's longest string). */
 function tail(file, from) {
 	const fd = fs.openSync(file, "r");
@@ -264,7 +276,7 @@ const row = (what, side, r) => {
 if (args.huge) {
 	const corpus = JSON.parse(fs.readFileSync(path.join(args.huge, "corpus.json"), "utf8"));
 	const rel = path.relative(path.join(args.huge, "sessions"), corpus.huge_session_file);
-	const cwd = JSON.parse(fs.readFileSync(corpus.huge_session_file, "utf8").slice(0, 4096).split("\n")[0]).cwd;
+	const cwd = headerOf(corpus.huge_session_file).cwd;
 	fs.mkdirSync(cwd, { recursive: true });
 	for (const side of Object.keys(sides)) {
 		const dir = copyCorpus(args.huge, `huge-${side}`);
@@ -307,10 +319,13 @@ if (args.giant) {
 	// sessiondb-pi to its database too), so the copy is made again before every run.
 	const corpus = JSON.parse(fs.readFileSync(path.join(args.giant, "corpus.json"), "utf8"));
 	const rel = path.relative(path.join(args.giant, "sessions"), corpus.huge_session_file);
-	const cwd = JSON.parse(fs.readFileSync(corpus.huge_session_file, "utf8").slice(0, 4096).split("\n")[0]).cwd;
+	const cwd = headerOf(corpus.huge_session_file).cwd;
 	fs.mkdirSync(cwd, { recursive: true });
 	for (const side of Object.keys(sides)) {
 		const pristine = copyCorpus(args.giant, `giant-${side}`);
+		// The scripted model's context window is 128k and GIANT's context since its last
+		// compaction is far less: a threshold 10 tokens under the window makes pi compact first.
+		fs.writeFileSync(path.join(pristine, "agent", "settings.json"), JSON.stringify({ compaction: { reserveTokens: 127990 } }));
 		if (side === "sessiondb-pi" && !fs.existsSync(path.join(pristine, "db.sqlite"))) {
 			row("GIANT first start (import)", side, once([...sides[side], ...MODEL, "-p", "--no-session", "hi"], cwd, envOf(pristine)));
 		}
