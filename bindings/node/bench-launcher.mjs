@@ -7,11 +7,20 @@
 //       all folders (Tab), and the process's peak RSS;
 //   (4) the launcher's own start: -p --no-session against plain pi's;
 //   (5) the TUI resuming HUGE (--session, tmux): process start to the first screen with the
-//       footer's usage totals, and the peak RSS then.
+//       footer's usage totals, and the peak RSS then; the same for SMALL (HUGE's first 200
+//       entries, a file beside it), the floor HUGE is compared with;
+//   (6) /tree on HUGE in the TUI: Enter on `/tree` to the tree on screen, then moving to the
+//       entry above the leaf (Up, Enter, "No summary") to pi's "Navigated to selected point";
+//   (7) with --giant: -p --session GIANT on a fresh copy each run, with a compaction threshold
+//       under its context (settings.json), so pi compacts first: time and peak RSS.
 // The scripted model (test/pi/faux-provider-ext.mjs) answers; both sides load it.
 //
 //   node bench-launcher.mjs --huge /tmp/pi-bench/huge --c10k /tmp/pi-bench/c10k \
+//     --giant /tmp/pi-bench/giant \
 //     [--runs 5] [--scratch /tmp/sessiondb-pi-bench] [--sides pi,sessiondb-pi] [--no-tui] [--json]
+//
+// GIANT is `node shared/bench-pi/make-corpus.mjs --out /tmp/pi-bench/giant --huge 240000 --seed 1
+// --force` (671 MB); HUGE the same with --huge 100000.
 //
 // Each side gets its own copy of the corpus in the scratch folder (pi appends to the files;
 // the shared corpora are never touched); sessiondb-pi imports its copy on its first start
@@ -155,6 +164,109 @@ async function tuiSession(side, dir, cwd, file) {
 	}
 }
 
+/** A TUI in tmux (160x50) running `argv` on `side` with the corpus copy `dir`. */
+function tmuxTui(side, dir, cwd, argv) {
+	const socket = `sdbbench-${process.pid}-${++resumeRuns}`;
+	const tmux = (...a) => execFileSync("tmux", ["-L", socket, ...a], { encoding: "utf8" });
+	const env = envOf(dir);
+	const vars = ["PI_CODING_AGENT_DIR", "SESSIONDB_PATH", "SESSIONDB_PI_PACKAGE", "FAUX_REPLIES", "PATH"].map((k) => `${k}=${JSON.stringify(env[k] ?? "")}`);
+	const cmd = `cd ${JSON.stringify(cwd)} && exec env TERM=xterm-256color ${vars.join(" ")} ${JSON.stringify(process.execPath)} ${[...sides[side], ...MODEL, ...argv].map((a) => JSON.stringify(a)).join(" ")}`;
+	tmux("new-session", "-d", "-s", "b", "-x", "160", "-y", "50", cmd);
+	const pid = Number(tmux("list-panes", "-t", "b", "-F", "#{pane_pid}").trim());
+	const screen = () => tmux("capture-pane", "-p", "-t", "b");
+	const until = async (test, what, timeout = 300_000) => {
+		const end = Date.now() + timeout;
+		for (;;) {
+			const s = screen();
+			if (test(s)) return s;
+			if (Date.now() > end) throw new Error(`${side}: timed out waiting for ${what}:\n${s}`);
+			await new Promise((r) => setTimeout(r, 5));
+		}
+	};
+	const keys = (...k) => tmux("send-keys", "-t", "b", ...k);
+	const peakRss = () => Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1]) / 1024;
+	const close = () => spawnSync("tmux", ["-L", socket, "kill-server"]);
+	return { screen, until, keys, peakRss, close };
+}
+
+/** The footer with its usage totals (pi sums them over every entry) beside the model. */
+const firstScreen = (s) => /↑\d/.test(s) && s.includes("faux-1");
+
+/**
+ * /tree on `file` in the TUI: from Enter on `/tree` to the tree on screen (its "(i/N)" line),
+ * then from the choice "No summary" after Up and Enter (the entry above the leaf) to pi's
+ * "Navigated to selected point" with the new branch drawn.
+ */
+async function treeOn(side, dir, cwd, file) {
+	const t = tmuxTui(side, dir, cwd, ["--session", file]);
+	try {
+		await t.until(firstScreen, "the session's first screen");
+		t.keys("-l", "/tree");
+		await new Promise((r) => setTimeout(r, 300));
+		let start = performance.now();
+		t.keys("Enter");
+		await t.until((s) => s.includes("Session Tree") && /\(\d+\/\d+\)/.test(s), "the tree");
+		const open = (performance.now() - start) / 1000;
+		t.keys("Up");
+		await new Promise((r) => setTimeout(r, 300));
+		t.keys("Enter");
+		const asked = await t.until((s) => s.includes("Summarize branch?") || s.includes("Navigated to selected point"), "the summary question");
+		start = performance.now();
+		if (asked.includes("Summarize branch?")) t.keys("Enter"); // "No summary", the first choice
+		await t.until((s) => s.includes("Navigated to selected point"), "the navigation");
+		const navigate = (performance.now() - start) / 1000;
+		return { open, navigate, rss: t.peakRss() };
+	} finally {
+		t.close();
+	}
+}
+
+/** SMALL: the header and first `n` entries of `huge` (parents come first), beside it. */
+function smallOf(huge, n = 200) {
+	const out = path.join(path.dirname(huge), "small-of-huge.jsonl");
+	if (fs.existsSync(out)) return out;
+	const fd = fs.openSync(huge, "r");
+	const buf = Buffer.alloc(16 << 20);
+	const got = fs.readSync(fd, buf, 0, buf.length, 0);
+	fs.closeSync(fd);
+	const lines = buf.subarray(0, got).toString("utf8").split("\n").slice(0, n + 1);
+	const header = JSON.parse(lines[0]);
+	header.id = randomUUID();
+	lines[0] = JSON.stringify(header);
+	fs.writeFileSync(out, `${lines.join("\n")}\n`);
+	return out;
+}
+
+/** The header (first line) of a session file, read alone (GIANT is over V8's longest string). */
+function headerOf(file) {
+	const fd = fs.openSync(file, "r");
+	try {
+		const buf = Buffer.alloc(64 * 1024);
+		const got = fs.readSync(fd, buf, 0, buf.length, 0);
+		return JSON.parse(buf.subarray(0, got).toString("utf8").split("\n")[0]);
+	} finally {
+		fs.closeSync(fd);
+	}
+}
+
+/** The text of `file` from byte `from` on (GIANT is over V8's longest string). */
+function tail(file, from) {
+	const fd = fs.openSync(file, "r");
+	try {
+		const buf = Buffer.alloc(fs.fstatSync(fd).size - from);
+		fs.readSync(fd, buf, 0, buf.length, from);
+		return buf.toString("utf8");
+	} finally {
+		fs.closeSync(fd);
+	}
+}
+
+/** A fresh copy of `from` (a file or a folder) at `to`, replacing what was there. */
+function freshCopy(from, to) {
+	fs.rmSync(to, { recursive: true, force: true });
+	execFileSync("cp", ["-a", from, to]);
+}
+
 const results = { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, runs, rows: [] };
 const row = (what, side, r) => {
 	results.rows.push({ what, side, ...r });
@@ -164,7 +276,7 @@ const row = (what, side, r) => {
 if (args.huge) {
 	const corpus = JSON.parse(fs.readFileSync(path.join(args.huge, "corpus.json"), "utf8"));
 	const rel = path.relative(path.join(args.huge, "sessions"), corpus.huge_session_file);
-	const cwd = JSON.parse(fs.readFileSync(corpus.huge_session_file, "utf8").slice(0, 4096).split("\n")[0]).cwd;
+	const cwd = headerOf(corpus.huge_session_file).cwd;
 	fs.mkdirSync(cwd, { recursive: true });
 	for (const side of Object.keys(sides)) {
 		const dir = copyCorpus(args.huge, `huge-${side}`);
@@ -183,10 +295,52 @@ if (args.huge) {
 			side,
 		);
 		if (!args["no-tui"]) {
-			const got = [];
-			for (let i = 0; i < Math.min(runs, 3); i++) got.push(await tuiSession(side, dir, cwd, file));
-			row("TUI --session HUGE (first screen)", side, { s: median(got.map((g) => g.s)), rss: median(got.map((g) => g.rss)), runs: got.length });
+			const small = smallOf(file);
+			// SMALL is new to sessiondb-pi's database: the first open imports it, untimed.
+			once([...sides[side], ...MODEL, "-p", "--session", small, "hi"], cwd, env);
+			for (const [name, f] of [["SMALL", small], ["HUGE", file]]) {
+				const got = [];
+				for (let i = 0; i < Math.min(runs, 3); i++) got.push(await tuiSession(side, dir, cwd, f));
+				row(`TUI --session ${name} (first screen)`, side, { s: median(got.map((g) => g.s)), rss: median(got.map((g) => g.rss)), runs: got.length });
+			}
+			const trees = [];
+			for (let i = 0; i < Math.min(runs, 2); i++) trees.push(await treeOn(side, dir, cwd, file));
+			row("/tree on HUGE", side, {
+				open: median(trees.map((g) => g.open)),
+				navigate: median(trees.map((g) => g.navigate)),
+				rss: median(trees.map((g) => g.rss)),
+				runs: trees.length,
+			});
 		}
+	}
+}
+if (args.giant) {
+	// Each run compacts a fresh copy: pi appends the compaction and the turn to the file (and
+	// sessiondb-pi to its database too), so the copy is made again before every run.
+	const corpus = JSON.parse(fs.readFileSync(path.join(args.giant, "corpus.json"), "utf8"));
+	const rel = path.relative(path.join(args.giant, "sessions"), corpus.huge_session_file);
+	const cwd = headerOf(corpus.huge_session_file).cwd;
+	fs.mkdirSync(cwd, { recursive: true });
+	for (const side of Object.keys(sides)) {
+		const pristine = copyCorpus(args.giant, `giant-${side}`);
+		// The scripted model's context window is 128k and GIANT's context since its last
+		// compaction is far less: a threshold 10 tokens under the window makes pi compact first.
+		fs.writeFileSync(path.join(pristine, "agent", "settings.json"), JSON.stringify({ compaction: { reserveTokens: 127990 } }));
+		if (side === "sessiondb-pi" && !fs.existsSync(path.join(pristine, "db.sqlite"))) {
+			row("GIANT first start (import)", side, once([...sides[side], ...MODEL, "-p", "--no-session", "hi"], cwd, envOf(pristine)));
+		}
+		const dir = path.join(scratch, `giant-${side}-run`);
+		const got = [];
+		for (let i = 0; i < Math.min(runs, 3); i++) {
+			freshCopy(pristine, dir);
+			const file = path.join(dir, "agent", "sessions", rel);
+			const before = fs.statSync(file).size;
+			got.push(once([...sides[side], ...MODEL, "-p", "--session", file, "hi"], cwd, envOf(dir)));
+			const added = tail(file, before).split("\n").filter(Boolean).map((l) => JSON.parse(l).type);
+			if (!added.includes("compaction")) throw new Error(`${side}: -p --session GIANT did not compact (appended: ${added.join(", ")})`);
+		}
+		fs.rmSync(dir, { recursive: true, force: true });
+		row("-p --session GIANT (compacts first)", side, { s: median(got.map((g) => g.s)), rss: median(got.map((g) => g.rss)), runs: got.length });
 	}
 }
 if (args.c10k) {

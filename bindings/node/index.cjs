@@ -12,6 +12,7 @@ const { FileMirror, Folders } = require("./files.cjs");
 const leases = require("./leases.cjs");
 const platform = require("./platform.cjs");
 const parses = require("./parse-count.cjs");
+const { buildTree } = require("./tree.cjs");
 
 const native = loadNative();
 
@@ -544,10 +545,49 @@ class SessionManager {
 		for (let k = 0; k < keys.length; k++) branch.usages.set(from + k, [got[2 * k], got[2 * k + 1]]);
 		return branch.usages.get(i);
 	}
+	/**
+	 * pi's getTree(), built from the links (tree.cjs): a long session's entries are parsed only
+	 * when a field other than id, parentId, type or role is read (pi's /tree reads the rows on
+	 * screen); a short one's are parsed at once, as getEntries() would.
+	 */
 	getTree() {
-		const tree = this.#call("getTree");
-		if (parses.on) parses.count("results", parses.treeSize(tree));
-		return tree;
+		const links = JSON.parse(this.#n.treeLinks().toString());
+		const { keys } = links;
+		if (keys.length <= LAZY_BRANCH || this.#mirror?.epoch === this.#n.epoch()) this.#linesAt(keys);
+		const byKey = () => this.#parsed?.byKey;
+		let rows = null;
+		return buildTree(
+			links,
+			(i) => byKey()?.get(keys[i]),
+			(i) => {
+				// pi's tree selector reads the content of every assistant message (and of nothing
+				// else but the rows on screen): the entry is parsed with the next entries of its
+				// type and role, not with its neighbours.
+				const { types, roles } = links;
+				const held = byKey();
+				const want = [keys[i]];
+				for (let j = i + 1; j < keys.length && j < i + 8 * WINDOW && want.length < WINDOW; j++) {
+					if (types[j] === types[i] && roles[j] === roles[i] && !held?.has(keys[j])) want.push(keys[j]);
+				}
+				this.#linesAt(want);
+				return byKey().get(keys[i]);
+			},
+			(i) => {
+				// What pi's tree selector reads of each assistant (tree.cjs, withStandIns), for all
+				// of them at once: it reads every one.
+				if (rows === null) {
+					const { types, roles } = links;
+					const held = byKey();
+					const at = [];
+					for (let j = 0; j < keys.length; j++) if (types[j] === "message" && roles[j] === "assistant" && !held?.has(keys[j])) at.push(j);
+					const got = JSON.parse(this.#n.assistantRows(at.map((j) => keys[j])).toString());
+					parses.count("rows", at.length);
+					rows = new Array(keys.length);
+					for (let k = 0; k < at.length; k++) rows[at[k]] = got[k];
+				}
+				return rows[i];
+			},
+		);
 	}
 	buildContextEntries() {
 		const entries = this.#call("buildContextEntries");

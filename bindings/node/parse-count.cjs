@@ -6,7 +6,7 @@
 const fs = require("node:fs");
 
 const file = process.env.SESSIONDB_COUNT_PARSES || null;
-const counts = { lines: 0, usages: 0, results: 0 };
+const counts = { lines: 0, usages: 0, rows: 0, results: 0 };
 
 if (file !== null) {
 	process.on("exit", () => {
@@ -20,23 +20,12 @@ if (file !== null) {
 
 /**
  * Adds `n` to the count of `kind`: "lines" (stored lines parsed by JSON.parse), "usages"
- * (stored lines scanned natively for their usages) or "results" (entries or messages parsed
- * from a native answer: a tree, a context).
+ * (stored lines scanned natively for their usages), "rows" (assistant lines scanned natively for
+ * pi's tree selector) or "results" (entries or messages parsed
+ * from a native answer: a context).
  */
 function count(kind, n) {
 	if (file !== null) counts[kind] += n;
 }
 
-/** The number of nodes of pi's getTree() answer (iterative: a session's tree can be deep). */
-function treeSize(roots) {
-	let n = 0;
-	const stack = Array.isArray(roots) ? [...roots] : [];
-	while (stack.length > 0) {
-		const node = stack.pop();
-		n++;
-		if (Array.isArray(node?.children)) for (const c of node.children) stack.push(c);
-	}
-	return n;
-}
-
-module.exports = { on: file !== null, count, treeSize };
+module.exports = { on: file !== null, count };

@@ -4,10 +4,39 @@
 use super::SessionManager;
 use crate::error::Result;
 use crate::hash::{FxBuildHasher, FxHashMap};
-use crate::js::json;
+use crate::js::json::{self, Value};
 use crate::read::tree::PathStep;
 use crate::store::interface::entries;
 use crate::store::keys::EntryKey;
+
+/// One entry's place in pi's `getTree()`, without its line (see
+/// [`SessionManager::tree_links`]).
+#[derive(Debug, Clone)]
+pub struct TreeLink {
+    /// Storage key (file order).
+    pub key: EntryKey,
+    /// `id` when a string.
+    pub id: Option<String>,
+    /// `parentId` when a string.
+    pub parent_id: Option<String>,
+    /// `type` when a string.
+    pub kind: Option<String>,
+    /// `message.role`.
+    pub role: Option<String>,
+    /// `new Date(timestamp).getTime()` (inner `None` for NaN), read only for an entry with a
+    /// sibling or a parentId that is not a string; `None` when not read.
+    pub time: Option<Option<i64>>,
+}
+
+/// A session's tree without its lines: links in file order, and pi's labels (target id,
+/// label, the label entry's timestamp) in the order they were set.
+#[derive(Debug, Clone)]
+pub struct TreeLinks {
+    /// Every entry, in file order (header lines excluded).
+    pub links: Vec<TreeLink>,
+    /// pi's `labelsById` and `labelTimestampsById`.
+    pub labels: Vec<(String, Value, Option<Value>)>,
+}
 
 /// The JSON texts of an entry's `usage` and of its `message.usage`, where present.
 pub type RawUsages<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
@@ -46,6 +75,46 @@ impl SessionManager {
             .filter(|l| l.key > after)
             .map(|l| PathStep { key: l.key, id: l.id, kind: l.kind, role: l.role })
             .collect())
+    }
+
+    /// What pi's `getTree()` is made of, without reading a line but the labels': every entry's
+    /// key, id, parentId, type and role in file order, the time of each entry that has a
+    /// sibling, and the labels. A host builds pi's tree from them and parses an entry's line
+    /// only when its other fields are read (pi's `/tree` shows a screenful).
+    pub fn tree_links(&self) -> Result<TreeLinks> {
+        let store = self.db()?.store();
+        let links = store.links(self.sid)?;
+        // pi sorts each node's children by time: a lone child is never compared, so only the
+        // entries sharing a parent (or whose parent is not a string: the host parses those)
+        // have their time read.
+        let mut children: FxHashMap<&str, u32> = FxHashMap::with_capacity_and_hasher(links.len(), FxBuildHasher);
+        for l in &links {
+            if let Some(p) = l.parent_id.as_deref() {
+                *children.entry(p).or_default() += 1;
+            }
+        }
+        let mut times = Vec::with_capacity(links.len());
+        for l in &links {
+            let sorted = l.parent_id.as_deref().is_none_or(|p| children.get(p).is_some_and(|&n| n > 1));
+            times.push(match sorted {
+                true => Some(store.entry_kind(l.key)?.and_then(|k| k.ts_ms)),
+                false => None,
+            });
+        }
+        let labels = self.tree()?.labels()?.into_iter().map(|(target, (label, ts))| (target, label, ts)).collect();
+        let links = links
+            .into_iter()
+            .zip(times)
+            .map(|(l, time)| TreeLink {
+                key: l.key,
+                id: l.id,
+                parent_id: l.parent_id,
+                kind: l.kind,
+                role: l.role,
+                time,
+            })
+            .collect();
+        Ok(TreeLinks { links, labels })
     }
 
     /// Hands `f`, for each of `keys` in that order, the JSON texts of the entry's `usage` and

@@ -14,6 +14,7 @@ mod lazy;
 mod lease;
 mod read;
 
+pub use lazy::{TreeLink, TreeLinks};
 pub use lease::{hold_leases, holds_leases, LeaseNotice};
 
 use crate::error::{Error, Result};

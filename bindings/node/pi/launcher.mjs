@@ -149,10 +149,22 @@ firstStart();
 // build of pi), or SESSIONDB_PI_FILES=off (whose exporter and session selector are wrapped as
 // modules), runs pi's unbundled CLI with the module redirects below.
 const BUNDLE_DECLARATION = "var SessionManager=class _SessionManager{";
+// pi's tree selector makes its TreeList in one place; that class is patched before its first
+// use (pi/tree-selector.mjs: its rows read a native scan of the assistants, not their bodies).
+// Without exactly one such place (another build of pi), pi's TreeList runs unpatched.
+const TREE_LIST_NEW = "new TreeList(";
+const { patch: patchTreeList } = await import("./tree-selector.mjs");
+globalThis[Symbol.for("sessiondb.TreeList")] = patchTreeList;
+const withTreeList = (source) =>
+	source.split(TREE_LIST_NEW).length === 2
+		? source.replace(TREE_LIST_NEW, `new (globalThis[Symbol.for("sessiondb.TreeList")](TreeList))(`)
+		: source;
 const bundleCli = path.join(piRoot, "dist", "bundle", "cli.js");
-const bundleChunk = filesOff || process.env.SESSIONDB_PI_UNBUNDLED === "1" ? null : findBundleChunk();
+const bundle = filesOff || process.env.SESSIONDB_PI_UNBUNDLED === "1" ? null : findBundleChunk();
+const bundleChunk = bundle?.chunk ?? null;
 if (bundleChunk !== null) {
 	const chunkUrl = pathToFileURL(bundleChunk).href;
+	const treeUrl = bundle.tree ? pathToFileURL(bundle.tree).href : null;
 	const runtimeUrl = pathToFileURL(path.join(piRoot, "dist", "bundle", "cli-runtime.js")).href;
 	const slot = Symbol.for("sessiondb.SessionManager");
 	globalThis[slot] = SessionManager;
@@ -160,12 +172,13 @@ if (bundleChunk !== null) {
 		load(url, context, nextLoad) {
 			const r = nextLoad(url, context);
 			if (url === runtimeUrl) return { ...r, source: withOptions(String(r.source)) };
-			if (url !== chunkUrl) return r;
-			const source = String(r.source);
-			return {
-				...r,
-				source: source.replace(BUNDLE_DECLARATION, `var SessionManager=globalThis[Symbol.for("sessiondb.SessionManager")],__piSessionManager=class _SessionManager{`),
-			};
+			if (url !== chunkUrl && url !== treeUrl) return r;
+			let source = String(r.source);
+			if (url === treeUrl) source = withTreeList(source);
+			if (url === chunkUrl) {
+				source = source.replace(BUNDLE_DECLARATION, `var SessionManager=globalThis[Symbol.for("sessiondb.SessionManager")],__piSessionManager=class _SessionManager{`);
+			}
+			return { ...r, source };
 		},
 	});
 	module.enableCompileCache?.();
@@ -175,14 +188,19 @@ if (bundleChunk !== null) {
 	await runUnbundled();
 }
 
-/** The bundle chunk declaring SessionManager exactly once, else null. */
+/**
+ * The bundle chunk declaring SessionManager exactly once (else null), and the chunk making pi's
+ * TreeList when exactly one does (else null: pi's runs unpatched).
+ */
 function findBundleChunk() {
 	const dir = path.join(piRoot, "dist", "bundle", "chunks");
 	let found = null;
+	const trees = [];
 	try {
 		for (const name of fs.readdirSync(dir)) {
 			if (!name.endsWith(".js")) continue;
 			const text = fs.readFileSync(path.join(dir, name), "latin1");
+			if (text.includes(TREE_LIST_NEW)) trees.push(path.join(dir, name));
 			const at = text.indexOf(BUNDLE_DECLARATION);
 			if (at === -1) continue;
 			if (found !== null || text.indexOf(BUNDLE_DECLARATION, at + 1) !== -1) return null;
@@ -191,7 +209,8 @@ function findBundleChunk() {
 	} catch {
 		return null;
 	}
-	return found !== null && fs.existsSync(bundleCli) ? found : null;
+	if (found === null || !fs.existsSync(bundleCli)) return null;
+	return { chunk: found, tree: trees.length === 1 ? trees[0] : null };
 }
 
 async function runUnbundled() {
@@ -213,6 +232,7 @@ async function runUnbundled() {
 		].join("\n") }],
 	]);
 	const selectorUrl = pathToFileURL(selectorFile).href;
+	const treeSelectorUrl = pathToFileURL(path.join(piRoot, "dist", "modes", "interactive", "components", "tree-selector.js")).href;
 	const cliUrl = pathToFileURL(cliFile).href;
 	shims.set(selectorUrl, {
 		url: `${selectorUrl}?sessiondb-pi`,
@@ -239,6 +259,7 @@ async function runUnbundled() {
 			if (source !== undefined) return { format: "module", source, shortCircuit: true };
 			const r = nextLoad(url, context);
 			if (url === cliUrl) return { ...r, source: withOptions(String(r.source)) };
+			if (url === treeSelectorUrl) return { ...r, source: withTreeList(String(r.source)) };
 			return r;
 		},
 	});

@@ -9,12 +9,14 @@
 use napi::bindgen_prelude::Buffer;
 use napi::{Error, Result};
 use napi_derive::napi;
-use sessiondb::manager::SessionManager;
+use sessiondb::manager::{SessionManager, TreeLink};
 use sessiondb::paths as layout;
 use sessiondb::rpc::RpcServer;
 use sessiondb::tree::PathStep;
 use sessiondb::EntryKey;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+
+mod tree_rows;
 use std::path::{Path, PathBuf};
 
 /// Runs `f`, turning a library error or a panic into a JS exception.
@@ -178,6 +180,102 @@ impl Native {
     pub fn entry_steps(&self, after: Option<f64>) -> Result<Buffer> {
         guard("getEntries", || {
             Ok(Buffer::from(steps_json(&self.manager()?.entry_steps(after.map(|k| EntryKey(k as i64)))?)?))
+        })
+    }
+
+    /// pi's `getTree()` without the lines (see `SessionManager::tree_links`), as the UTF-8 JSON
+    /// text `{"keys": [...], "ids": [...], "parents": [...], "types": [...], "roles": [...],
+    /// "times": [...], "labels": [[target, label, timestamp], ...]}`: a time is a number, null for
+    /// NaN, or false when not read; a label without its timestamp when the label entry has none.
+    #[napi]
+    pub fn tree_links(&self) -> Result<Buffer> {
+        guard("getTree", || {
+            let tree = self.manager()?.tree_links()?;
+            let n = tree.links.len();
+            let mut out = Vec::with_capacity(128 + n * 80);
+            out.extend_from_slice(b"{\"keys\":[");
+            for (i, l) in tree.links.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(l.key.to_string().as_bytes());
+            }
+            type Column = fn(&TreeLink) -> Option<&str>;
+            let columns: [(&str, Column); 4] = [
+                ("ids", |l| l.id.as_deref()),
+                ("parents", |l| l.parent_id.as_deref()),
+                ("types", |l| l.kind.as_deref()),
+                ("roles", |l| l.role.as_deref()),
+            ];
+            for (name, column) in columns {
+                out.extend_from_slice(format!("],\"{name}\":[").as_bytes());
+                for (i, l) in tree.links.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    match column(l) {
+                        Some(v) => json_string(&mut out, v)?,
+                        None => out.extend_from_slice(b"null"),
+                    }
+                }
+            }
+            out.extend_from_slice(b"],\"times\":[");
+            for (i, l) in tree.links.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                match l.time {
+                    Some(Some(ms)) => out.extend_from_slice(ms.to_string().as_bytes()),
+                    Some(None) => out.extend_from_slice(b"null"),
+                    None => out.extend_from_slice(b"false"),
+                }
+            }
+            out.extend_from_slice(b"],\"labels\":[");
+            for (i, (target, label, ts)) in tree.labels.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.push(b'[');
+                json_string(&mut out, target)?;
+                out.push(b',');
+                out.extend_from_slice(label.to_json().as_bytes());
+                if let Some(ts) = ts {
+                    out.push(b',');
+                    out.extend_from_slice(ts.to_json().as_bytes());
+                }
+                out.push(b']');
+            }
+            out.extend_from_slice(b"]}");
+            Ok(Buffer::from(out))
+        })
+    }
+
+    /// For each of `keys` (assistant messages), what pi's tree selector reads of it to build its
+    /// rows (see `tree_rows`), as the UTF-8 JSON text `[row, ...]`, without a line crossing.
+    #[napi]
+    pub fn assistant_rows(&self, keys: Vec<f64>) -> Result<Buffer> {
+        guard("getTree", || {
+            let keys: Vec<EntryKey> = keys.into_iter().map(|k| EntryKey(k as i64)).collect();
+            let mut rows: std::collections::HashMap<EntryKey, Vec<u8>> =
+                std::collections::HashMap::with_capacity(keys.len());
+            self.manager()?.lines_at(&keys, &mut |k, line| {
+                let mut row = Vec::with_capacity(32);
+                tree_rows::write_row(&mut row, line);
+                rows.insert(k, row);
+            })?;
+            let mut out = Vec::with_capacity(keys.len() * 24 + 2);
+            out.push(b'[');
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                match rows.get(k) {
+                    Some(row) => out.extend_from_slice(row),
+                    None => out.extend_from_slice(b"null"),
+                }
+            }
+            out.push(b']');
+            Ok(Buffer::from(out))
         })
     }
 
@@ -463,13 +561,16 @@ fn steps_json(steps: &[PathStep]) -> sessiondb::Result<Vec<u8>> {
                 out.push(b',');
             }
             match column(s) {
-                Some(v) => {
-                    serde_json::to_writer(&mut out, v).map_err(|e| sessiondb::Error::InvalidArgument(e.to_string()))?
-                }
+                Some(v) => json_string(&mut out, v)?,
                 None => out.extend_from_slice(b"null"),
             }
         }
     }
     out.extend_from_slice(b"]}");
     Ok(out)
+}
+
+/// `v` as a JSON string.
+fn json_string(out: &mut Vec<u8>, v: &str) -> sessiondb::Result<()> {
+    serde_json::to_writer(out, v).map_err(|e| sessiondb::Error::InvalidArgument(e.to_string()))
 }

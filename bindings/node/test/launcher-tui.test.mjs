@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { writeSession } from "./tree-session.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const launcher = path.join(here, "..", "pi", "launcher.mjs");
@@ -328,6 +329,56 @@ test("sessiondb-pi's TUI commands: /name, /session, /export, /compact, /tree, /f
 		}
 	} finally {
 		kill();
+		fs.rmSync(W, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+	}
+});
+
+test("/tree on a long branched session: sessiondb-pi's screens are plain pi's", { timeout: 300_000, skip: !hasTmux && "tmux is not installed" }, async () => {
+	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-tui-tree-"));
+	const project = path.join(W, "project");
+	fs.mkdirSync(project);
+	const model = ["-e", ext, "--provider", "faux", "--model", "faux-1"];
+	/** The /tree screen, and the screen after moving to the entry three rows up, on one side. */
+	const screens = async (side, program) => {
+		const agent = path.join(W, side, "agent");
+		const folder = path.join(agent, "sessions", "--tree--");
+		fs.mkdirSync(folder, { recursive: true });
+		// A session over 2,000 entries: sessiondb-pi builds its tree lazily.
+		const file = path.join(folder, "2026-01-01T00-00-00-000Z_0199a000-0000-7000-8000-000000000000.jsonl");
+		writeSession(file, project);
+		const env = { PI_CODING_AGENT_DIR: agent, SESSIONDB_PATH: path.join(W, side, "db.sqlite"), SESSIONDB_PI_PACKAGE: piRoot, FAUX_REPLIES: "", TERM: "xterm-256color", PATH: process.env.PATH };
+		const vars = Object.entries(env).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+		const { tmux, screen, waitFor, kill } = terminal(`sessiondb-tui-tree-${side}`);
+		const key = (k) => tmux("send-keys", "-t", "pi", k);
+		try {
+			tmux("new-session", "-d", "-s", "pi", "-x", "150", "-y", "45", `cd ${JSON.stringify(project)} && env ${vars.join(" ")} ${JSON.stringify(process.execPath)} ${[program, ...model, "--session", file].map((a) => JSON.stringify(a)).join(" ")}`);
+			await waitFor(`${side} started`, (s) => s.includes("faux-1") && s.includes("entry 2899"), 120_000);
+			tmux("send-keys", "-t", "pi", "-l", "/tree");
+			await waitFor(`${side}: /tree typed`, (s) => s.includes("/tree"));
+			key("Enter");
+			const tree = await waitFor(`${side}: the tree`, (s) => s.includes("Session Tree") && /\(\d+\/\d+\)/.test(s), 120_000);
+			for (let i = 0; i < 3; i++) key("Up");
+			const row = (s) => Number(/\((\d+)\//.exec(s)?.[1]);
+			const moved = await waitFor(`${side}: three rows up`, (s) => row(s) === row(tree) - 3);
+			key("Enter");
+			await waitFor(`${side}: the summary question`, (s) => s.includes("No summary"));
+			key("Enter");
+			const navigated = await waitFor(`${side}: navigated`, (s) => s.includes("Navigated to selected point"), 120_000);
+			key("Escape");
+			return { tree, moved, navigated };
+		} finally {
+			kill();
+		}
+	};
+	try {
+		const pi = await screens("pi", path.join(piRoot, "dist", "bundle", "cli.js"));
+		const ours = await screens("sessiondb-pi", launcher);
+		assert.match(pi.tree, /assistant: entry 2899/);
+		assert.match(pi.tree, /\[read: file-\d+\.txt\]/, "a tool result row shows its call");
+		assert.equal(ours.tree, pi.tree);
+		assert.equal(ours.moved, pi.moved);
+		assert.equal(ours.navigated, pi.navigated);
+	} finally {
 		fs.rmSync(W, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 	}
 });
