@@ -102,8 +102,9 @@ fn a_database_written_before_packing_is_packed_in_place_and_exports_the_same_byt
     let db = sessiondb::db::open(&old).unwrap();
     assert!(count(&db, PLAIN) <= fresh_plain, "{} lines left as text", count(&db, PLAIN));
     assert_eq!(count(&db, "SELECT count(*) FROM maintenance"), 0);
-    assert!(count(&db, PLAIN_TEXTS) <= fresh_plain_texts);
-    assert!(count(&db, "SELECT count(*) FROM list_texts WHERE typeof(text) = 'blob'") > 0);
+    // Joined texts stay text (migration 20): a listing reads them all.
+    assert_eq!(count(&db, PLAIN_TEXTS), fresh_plain_texts);
+    assert_eq!(count(&db, "SELECT count(*) FROM list_texts WHERE typeof(text) = 'blob'"), 0);
     assert_eq!(exports(&db), want, "every export is byte for byte the same");
     assert_eq!(sessiondb::check::check_all(&db, |_| {}).unwrap().problems, want_check);
 
@@ -237,7 +238,7 @@ fn a_session_over_16_mib_is_exported_to_its_file_byte_for_byte() {
 }
 
 #[test]
-fn listed_texts_unpacked_ahead_match_each_read_alone() {
+fn listed_texts_of_all_and_of_a_part_match_each_read_alone() {
     let dir = tempfile::tempdir().unwrap();
     let sessions = dir.path().join("sessions");
     std::fs::create_dir_all(&sessions).unwrap();
@@ -250,9 +251,9 @@ fn listed_texts_unpacked_ahead_match_each_read_alone() {
     let (_d, _path, mut db) = common::temp_db();
     let targets = sessiondb::import::collect_targets(std::slice::from_ref(&sessions)).unwrap();
     sessiondb::import::import_targets(&mut db, &targets, ImportOptions::default(), |_| {}).unwrap();
-    // Enough packed texts for many slices, unpacked by other threads in order.
-    let framed = count(&db, "SELECT sum(length(text)) FROM list_texts WHERE typeof(text) = 'blob'");
-    assert!(framed * 4 > 3 << 20, "{framed} bytes of packed texts");
+    // Stored as text, not packed (migration 20): a listing reads them as they are.
+    assert_eq!(count(&db, "SELECT count(*) FROM list_texts WHERE typeof(text) = 'blob'"), 0);
+    assert_eq!(count(&db, "SELECT count(*) FROM list_texts"), 140);
     let mut all = sessiondb::discovery::list_everything(&db).unwrap();
     assert_eq!(all.len(), 140);
     // Every session's text (a pass over all of them), then a part of them (each by its key).
@@ -260,7 +261,7 @@ fn listed_texts_unpacked_ahead_match_each_read_alone() {
     let part: Vec<(sessiondb::SessionKey, i64)> = all.iter().take(66).map(|i| (i.sid, i.last_seq)).collect();
     let part_texts = sessiondb::discovery::texts_of(&db, &part).unwrap();
     for (n, info) in all.iter().enumerate() {
-        // One session alone is read through `sessiondb_line`, not the workers.
+        // One session alone, read by its key.
         let alone = sessiondb::discovery::texts_of(&db, &[(info.sid, info.last_seq)]).unwrap();
         assert!(info.all_messages_text.len() > 20_000, "{}", info.all_messages_text.len());
         assert!(info.all_messages_text == alone[0], "{}: the listed text differs", info.id);

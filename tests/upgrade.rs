@@ -126,7 +126,19 @@ fn a_sqlite_database_of_schema_19_opens_migrated_with_its_sessions() {
     let fresh = dir.path().join("fresh.sqlite");
     let fresh = fresh.to_str().unwrap();
     ok(fresh, &["import", SESSIONS]);
+    assert!(packed_list_texts(old) > 0, "the fixture's joined texts are packed, as schema 19 stored them");
     assert_upgraded(old, fresh, 19, sqlite_history);
+    assert_eq!(packed_list_texts(old), 0, "V20 keeps the joined texts as text");
+    assert_eq!(packed_list_texts(fresh), 0);
+}
+
+/// Joined `allMessagesText` rows stored packed.
+fn packed_list_texts(path: &str) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.query_row("SELECT count(*) FROM list_texts WHERE typeof(text) <> 'text' OR text_dict IS NOT NULL", [], |r| {
+        r.get(0)
+    })
+    .unwrap()
 }
 
 #[test]

@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::store::interface::discovery::{Discovery, InfoRow, ListTextCache, Origins, SessionRef};
 use crate::store::keys::SessionKey;
 use crate::store::sqlite::keys::SessionKeyList;
-use crate::store::sqlite::{columns, unpack_ahead, Sqlite};
+use crate::store::sqlite::{columns, Sqlite};
 use rusqlite::{named_params, Connection, OptionalExtension, Row};
 
 /// The columns an [`InfoRow`] is read from, by name.
@@ -78,13 +78,13 @@ pub const SESSION_INFO_BY_SID: &str = info_select!(" WHERE sid = :sid");
 /// Number of sessions.
 pub const SESSION_COUNT: &str = "SELECT count(*) AS n FROM sessions";
 
-/// Every session's joined `allMessagesText` as stored (for listing most of the sessions at
-/// once: unpacked by `unpack_ahead`).
-pub const LIST_TEXT_STORED_ALL: &str = "SELECT sid, upto_seq, text AS body, text_dict AS dict FROM list_texts";
+/// Every session's joined `allMessagesText` (for listing most of the sessions at once). Stored
+/// as text (migration 20): `sessiondb_line` hands it on as it is.
+pub const LIST_TEXT_STORED_ALL: &str = "SELECT sid, upto_seq, sessiondb_line(text, text_dict) AS text FROM list_texts";
 
-/// The joined texts, as stored, of the sessions whose keys are in the JSON array `:sids` (a
-/// folder's sessions), each found by its key.
-pub const LIST_TEXT_STORED_OF: &str = "SELECT l.sid, l.upto_seq, l.text AS body, l.text_dict AS dict \
+/// The joined texts of the sessions whose keys are in the JSON array `:sids` (a folder's
+/// sessions), each found by its key.
+pub const LIST_TEXT_STORED_OF: &str = "SELECT l.sid, l.upto_seq, sessiondb_line(l.text, l.text_dict) AS text \
     FROM json_each(:sids) AS k JOIN list_texts l ON l.sid = k.value";
 
 /// A session's joined `allMessagesText` and the line it is exact up to.
@@ -172,7 +172,7 @@ impl Discovery for Sqlite {
     fn each_list_text(&self, f: &mut dyn FnMut(SessionKey, i64, String)) -> Result<()> {
         let mut st = self.conn.prepare_cached(LIST_TEXT_STORED_ALL)?;
         let rows = st.query([])?;
-        self.each_stored_text(rows, f)
+        each_stored_text(rows, f)
     }
 
     fn list_text(&self, sid: SessionKey) -> Result<Option<(i64, String)>> {
@@ -242,7 +242,7 @@ impl Discovery for Sqlite {
             // A part of the sessions (a folder's): theirs only, each by its key.
             let mut st = self.conn.prepare_cached(LIST_TEXT_STORED_OF)?;
             let rows = st.query(named_params! { ":sids": SessionKeyList(sids) })?;
-            self.each_stored_text(rows, &mut put)?;
+            each_stored_text(rows, &mut put)?;
         } else {
             self.each_list_text(&mut put)?;
         }
@@ -261,26 +261,16 @@ impl Discovery for Sqlite {
     }
 }
 
-/// Fewer joined texts than this are read one by one (through `sessiondb_line`, whose kept
-/// lines spare a text read again); more are unpacked by a few threads.
+/// Fewer joined texts than this are read one by one, each by its key.
 const FEW_TEXTS: usize = 64;
 
-impl Sqlite {
-    /// Hands `f` the session key, `upto_seq` and unpacked text of each row of `rows` (columns
-    /// `sid`, `upto_seq`, `body`, `dict`), unpacked by a few threads ahead of this one: listing
-    /// all of 10,000 sessions unpacks tens of MB of texts.
-    fn each_stored_text(&self, mut rows: rusqlite::Rows<'_>, f: &mut dyn FnMut(SessionKey, i64, String)) -> Result<()> {
-        let mut un = self.unpacker.borrow_mut();
-        let key = |r: &rusqlite::Row<'_>| -> Result<(SessionKey, i64)> { Ok((r.get("sid")?, r.get("upto_seq")?)) };
-        unpack_ahead::each_slice(&self.conn, &mut un, &mut rows, key, &mut |keys, texts, ends| {
-            let mut start = 0;
-            for ((sid, upto), &end) in keys.into_iter().zip(ends) {
-                f(sid, upto, String::from_utf8_lossy(&texts[start..end]).into_owned());
-                start = end + 1;
-            }
-            Ok(())
-        })
+/// Hands `f` the session key, `upto_seq` and text of each row of `rows` (columns `sid`,
+/// `upto_seq`, `text`).
+fn each_stored_text(mut rows: rusqlite::Rows<'_>, f: &mut dyn FnMut(SessionKey, i64, String)) -> Result<()> {
+    while let Some(r) = rows.next()? {
+        f(r.get("sid")?, r.get("upto_seq")?, r.get("text")?);
     }
+    Ok(())
 }
 
 impl ListTextCache for Sqlite {
@@ -297,11 +287,11 @@ impl ListTextCache for Sqlite {
     }
 
     fn save_list_text(&self, sid: SessionKey, upto: i64, text: &str) -> Result<()> {
+        // Kept as text, not packed: a listing reads every session's joined text, and unpacking
+        // them doubled its time; they are a few percent of the database (docs/storage.md).
         let db = &self.conn;
-        let stored = self.stored(text, None)?;
-        db.prepare_cached(SAVE_LIST_TEXT)?.execute(
-            named_params! { ":sid": sid, ":upto": upto, ":text": stored.body(), ":text_dict": stored.dict() },
-        )?;
+        db.prepare_cached(SAVE_LIST_TEXT)?
+            .execute(named_params! { ":sid": sid, ":upto": upto, ":text": text, ":text_dict": None::<i64> })?;
         Ok(())
     }
 

@@ -1,14 +1,15 @@
-//! Entry lines (and joined message texts) stored packed, on SQLite: the `sessiondb_line(body,
+//! Entry lines stored packed, on SQLite: the `sessiondb_line(body,
 //! dict)` SQL function every connection gets (what reads of lines go through), the dictionaries
 //! in `line_dicts`, the packer a connection's own writes use, and packing the lines a database
-//! held before (the `compress-lines` maintenance of migration V17).
+//! held before (the `compress-lines` maintenance of migration V17); joined message texts are
+//! kept as text (`unpack-list-texts`, V20).
 //!
 //! A `body` (or `list_texts.text`) is the line itself when it is TEXT, and a zstd frame of it
 //! ([`crate::store::codec`]) when it is a BLOB, with the id of its dictionary beside it.
 
 use crate::error::{Error, Result};
 use crate::store::codec::{Dictionary, Packed, Packer, Unpacker, TRAIN_BYTES};
-use crate::store::keys::{EntryKey, SessionKey};
+use crate::store::keys::EntryKey;
 use crate::store::sqlite::Sqlite;
 use rusqlite::functions::FunctionFlags;
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
@@ -261,12 +262,6 @@ pub const PLAIN_LINES: &str = "SELECT key, body FROM entries \
 /// Stores one packed line in place of its text.
 pub const PACK_LINE: &str = "UPDATE entries SET body = :body, body_dict = :dict WHERE key = :key";
 
-/// Packs the joined texts stored as text.
-pub const PLAIN_LIST_TEXTS: &str = "SELECT sid, text FROM list_texts WHERE typeof(text) = 'text'";
-
-/// Stores one packed joined text.
-pub const PACK_LIST_TEXT: &str = "UPDATE list_texts SET text = :text, text_dict = :dict WHERE sid = :sid";
-
 /// How many lines are stored as text.
 pub const COUNT_PLAIN: &str = "SELECT count(*) FROM entries WHERE body_key IS NULL AND typeof(body) = 'text'";
 
@@ -329,16 +324,6 @@ fn pack_all(store: &Sqlite, total: i64, show: bool) -> Result<()> {
             }
         }
         if rows.is_empty() {
-            let texts: Vec<(SessionKey, String)> = conn
-                .prepare_cached(PLAIN_LIST_TEXTS)?
-                .query_map([], |r| Ok((r.get("sid")?, r.get("text")?)))?
-                .collect::<rusqlite::Result<_>>()?;
-            for (sid, text) in &texts {
-                if let Some(p) = packer.pack(text.as_bytes()) {
-                    conn.prepare_cached(PACK_LIST_TEXT)?
-                        .execute(named_params! { ":text": p.frame, ":dict": p.dict_id(), ":sid": sid })?;
-                }
-            }
             conn.execute_batch("COMMIT")?;
             break;
         }
@@ -352,5 +337,20 @@ fn pack_all(store: &Sqlite, total: i64, show: bool) -> Result<()> {
     if show {
         eprintln!();
     }
+    Ok(())
+}
+
+/// The joined texts packed by the sessiondb of V17 to V19, stored as text again.
+const UNPACK_LIST_TEXTS: &str = "UPDATE list_texts SET text = sessiondb_line(text, text_dict), text_dict = NULL \
+    WHERE text_dict IS NOT NULL OR typeof(text) = 'blob'";
+
+/// Stores every joined text as text (the `unpack-list-texts` maintenance V20 leaves): a
+/// listing reads them all, and unpacking them doubled its time. One statement: a process killed
+/// meanwhile leaves them as they were.
+pub fn unpack_list_texts(conn: &mut Connection) -> Result<()> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    tx.execute(UNPACK_LIST_TEXTS, [])?;
+    tx.execute("DELETE FROM maintenance WHERE task = 'unpack-list-texts'", [])?;
+    tx.commit()?;
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! Stored values in order, unpacked by other threads ahead of the caller: a session's lines
-//! (export) and every session's joined text (a listing of them all). The calling thread reads
+//! (export). The calling thread reads
 //! rows and hands each slice of values, unpacked into one buffer, to its consumer (which
 //! writes the file), while a few others unpack the next slices of frames. Unpacking a
 //! 100,000-line session in line would double its export's time; rows of one slice are
@@ -147,7 +147,7 @@ pub type SliceFn<'a, K> = dyn FnMut(Vec<K>, &mut Vec<u8>, &[usize]) -> Result<()
 /// Unpacked with `un` (the connection's, which keeps the dictionaries it learnt from one call
 /// to the next) when the rows are one slice, else by a few threads, a slice each, while this
 /// one reads rows and hands over what they unpacked.
-pub fn each_slice<K>(
+fn each_slice<K>(
     conn: &Connection,
     un: &mut Unpacker,
     rows: &mut rusqlite::Rows<'_>,
