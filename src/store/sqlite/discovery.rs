@@ -79,12 +79,16 @@ pub const SESSION_INFO_BY_SID: &str = info_select!(" WHERE sid = :sid");
 pub const SESSION_COUNT: &str = "SELECT count(*) AS n FROM sessions";
 
 /// Every session's joined `allMessagesText` (for listing most of the sessions at once). Stored
-/// as text (migration 20): `sessiondb_line` hands it on as it is.
-pub const LIST_TEXT_STORED_ALL: &str = "SELECT sid, upto_seq, sessiondb_line(text, text_dict) AS text FROM list_texts";
+/// as text (migration 20), read as it is: through `sessiondb_line`, each text would be copied
+/// twice more (a listing reads tens of MB of them); a packed one (the migration's task cut
+/// short) is unpacked.
+pub const LIST_TEXT_STORED_ALL: &str = "SELECT sid, upto_seq, \
+    CASE WHEN typeof(text) = 'text' THEN text ELSE sessiondb_line(text, text_dict) END AS text FROM list_texts";
 
 /// The joined texts of the sessions whose keys are in the JSON array `:sids` (a folder's
 /// sessions), each found by its key.
-pub const LIST_TEXT_STORED_OF: &str = "SELECT l.sid, l.upto_seq, sessiondb_line(l.text, l.text_dict) AS text \
+pub const LIST_TEXT_STORED_OF: &str = "SELECT l.sid, l.upto_seq, \
+    CASE WHEN typeof(l.text) = 'text' THEN l.text ELSE sessiondb_line(l.text, l.text_dict) END AS text \
     FROM json_each(:sids) AS k JOIN list_texts l ON l.sid = k.value";
 
 /// A session's joined `allMessagesText` and the line it is exact up to.
