@@ -33,7 +33,7 @@ fn main() -> sessiondb::Result<()> {
         let t = std::time::Instant::now();
         m.create_branched_session(Some(&mid))?;
         let wall = t.elapsed().as_secs_f64() * 1e3;
-        println!("wall {wall:.0} ms, cpu {:.0} ms, main thread cpu {:.0} ms", proc_cpu() - p0, main_cpu() - m0);
+        println!("wall {wall:.3} ms, cpu {:.0} ms, main thread cpu {:.0} ms", proc_cpu() - p0, main_cpu() - m0);
     }
     Ok(())
 }
