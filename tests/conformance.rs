@@ -217,7 +217,7 @@ fn sessions_entries_and_paths_agree() {
             });
             same("branch source rows", &sides, |s| {
                 s.db.store()
-                    .branch_source_rows(&[key_of(s)])
+                    .branch_source_rows(&[key_of(s)], true)
                     .unwrap()
                     .into_iter()
                     .map(|(l, body)| (s.key(l.key), l.fields.id, body))

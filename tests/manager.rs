@@ -481,95 +481,130 @@ fn journaled_appends_settle_exactly_once() {
     assert_eq!(text.0, 0, "{text:?}");
 }
 
-#[test]
-fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
-    // Lines in JSON.stringify form are shared with their search, usage and statistics rows
-    // copied; the others (spaced out, escapes pi would not write, integer-like keys, numbers
-    // written otherwise, re-chained past a label) are written again as pi writes them.
-    let (dir, db, _env) = agent_home();
+/// A source session's lines after its header (`n` is appended to every entry id; the first
+/// entry's parent is `first_parent`): lines in JSON.stringify form and lines that are not
+/// (spaced out, escapes pi would not write, integer-like keys, numbers written otherwise),
+/// labels, a session name, a compaction and setting changes. Its leaf is `u6{n}`.
+fn branch_source_lines(n: &str, first_parent: Option<&str>) -> Vec<String> {
     let asst = |id: &str, parent: &str, text: &str, extra: &str| {
         format!(
-            r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2026-01-01T00:00:0{}.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"provider":"p","model":"m","usage":{{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{{"input":0.001,"output":0.5,"cacheRead":0,"cacheWrite":0,"total":0.501}}}},"stopReason":"stop","timestamp":1767225601000{extra}}}}}"#,
+            r#"{{"type":"message","id":"{id}{n}","parentId":"{parent}{n}","timestamp":"2026-01-01T00:00:0{}.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"provider":"p","model":"m","usage":{{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{{"input":0.001,"output":0.5,"cacheRead":0,"cacheWrite":0,"total":0.501}}}},"stopReason":"stop","timestamp":1767225601000{extra}}}}}"#,
             id.len()
         )
     };
     let user = |id: &str, parent: &str, text: &str| {
         format!(
-            r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"user","content":"{text}","timestamp":1767225602000}}}}"#
+            r#"{{"type":"message","id":"{id}{n}","parentId":"{parent}{n}","timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"user","content":"{text} {n}","timestamp":1767225602000}}}}"#
         )
     };
-    let lines = [
-        r#"{"type":"session","version":3,"id":"0193c1de-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#.to_string(),
-        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"look in \/tmp","timestamp":1767225600000}}"#.to_string(),
+    let first = first_parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+    let other = |line: &str| line.replace("{n}", n);
+    vec![
+        format!(
+            r#"{{"type":"message","id":"u1{n}","parentId":{first},"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"look in \/tmp","timestamp":1767225600000}}}}"#
+        ),
         asst("a1", "u1", "plain and shared", ""),
-        r#"{"type":"label","id":"l1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","targetId":"u1","label":"start"}"#.to_string(),
+        other(
+            r#"{"type":"label","id":"l1{n}","parentId":"a1{n}","timestamp":"2026-01-01T00:00:03.000Z","targetId":"u1{n}","label":"start"}"#,
+        ),
         user("u2", "l1", "after the label"),
         asst("a2", "u2", "spaced", "").replace(r#""stopReason":"stop""#, r#""stopReason": "stop""#),
         asst("a3", "a2", "integer keys", r#","details":{"b":1,"2":"x"}"#),
         asst("a4", "a3", "escaped \\u0041 and 1.50", r#","n":1.50"#),
         user("u3", "a4", "stringify form again"),
         asst("a5", "u3", "last", ""),
-        r#"{"type":"session_info","id":"n1","parentId":"a5","timestamp":"2026-01-01T00:00:04.000Z","name":"  named  "}"#.to_string(),
+        other(
+            r#"{"type":"session_info","id":"n1{n}","parentId":"a5{n}","timestamp":"2026-01-01T00:00:04.000Z","name":"  named {n} "}"#,
+        ),
         // A run of shared lines holding a compaction and setting changes, then a run that
         // starts after a dropped label and refers to them.
-        r#"{"type":"compaction","id":"c1","parentId":"n1","timestamp":"2026-01-01T00:00:05.000Z","summary":"so far","firstKeptEntryId":"u3","tokensBefore":100}"#.to_string(),
-        r#"{"type":"thinking_level_change","id":"t1","parentId":"c1","timestamp":"2026-01-01T00:00:05.000Z","thinkingLevel":"high"}"#.to_string(),
+        other(
+            r#"{"type":"compaction","id":"c1{n}","parentId":"n1{n}","timestamp":"2026-01-01T00:00:05.000Z","summary":"so far","firstKeptEntryId":"u3{n}","tokensBefore":100}"#,
+        ),
+        other(
+            r#"{"type":"thinking_level_change","id":"t1{n}","parentId":"c1{n}","timestamp":"2026-01-01T00:00:05.000Z","thinkingLevel":"high"}"#,
+        ),
         user("u4", "t1", "after the compaction"),
         asst("a6", "u4", "kept", ""),
-        r#"{"type":"label","id":"l2","parentId":"a6","timestamp":"2026-01-01T00:00:06.000Z","targetId":"a6","label":"here"}"#.to_string(),
+        other(
+            r#"{"type":"label","id":"l2{n}","parentId":"a6{n}","timestamp":"2026-01-01T00:00:06.000Z","targetId":"a6{n}","label":"here"}"#,
+        ),
         user("u5", "l2", "re-chained"),
         asst("a7", "u5", "in a new run", ""),
-        r#"{"type":"model_change","id":"mc","parentId":"a7","timestamp":"2026-01-01T00:00:07.000Z","provider":"p","modelId":"m2"}"#.to_string(),
+        other(
+            r#"{"type":"model_change","id":"mc{n}","parentId":"a7{n}","timestamp":"2026-01-01T00:00:07.000Z","provider":"p","modelId":"m2"}"#,
+        ),
         user("u6", "mc", "the leaf"),
-    ];
-    let file = dir.path().join("source.jsonl");
-    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
-    let mut m = SessionManager::open(&db, file.to_str().unwrap(), None, None).unwrap();
-    let branched = m.create_branched_session(Some("u6")).unwrap().unwrap();
-    drop(m);
-    let mut got = export_lines(&db, &branched);
-    // pi's lines: each path entry re-chained to the one before (labels left out), written
-    // by JSON.stringify, then the label re-attached to its target.
+    ]
+}
+
+/// The ids of the source lines of [`branch_source_lines`] that a branched session shares.
+const BRANCH_SHARED: [&str; 11] = ["a1", "u3", "a5", "n1", "c1", "t1", "u4", "a6", "a7", "mc", "u6"];
+
+/// Checks the branched session at `branched` made of the source lines `lines` (after the
+/// header) in the database `db`: its entries are pi's lines (each path entry re-chained to
+/// the one before, labels left out, written by JSON.stringify, then the labels re-attached to
+/// their targets), it shares exactly the lines `shared` (ids, in order) and its rows are
+/// those of an import of its own file (with what the import notes of each line's form when
+/// `noted`: the source's rows were written with it).
+fn assert_branched_as_pi_and_import(
+    dir: &std::path::Path,
+    db: &std::path::Path,
+    lines: &[String],
+    branched: &str,
+    shared: &[String],
+    noted: bool,
+) {
+    let mut got = export_lines(db, branched);
     let mut parent = serde_json::Value::Null;
     let mut want = Vec::new();
-    for line in lines[1..].iter().filter(|l| !l.contains(r#""type":"label""#)) {
+    let mut label_targets = Vec::new();
+    for line in lines {
         let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["type"] == "label" {
+            label_targets.push(v["targetId"].as_str().unwrap().to_string());
+            continue;
+        }
         v["parentId"] = parent.clone();
         parent = v["id"].clone();
         want.push(v);
     }
-    let labels: Vec<_> = got.split_off(got.len() - 2);
-    let targets: Vec<_> = labels.iter().map(|l| (l["type"].as_str(), l["targetId"].as_str())).collect();
-    assert_eq!(targets, [(Some("label"), Some("u1")), (Some("label"), Some("a6"))]);
+    let labels: Vec<_> = got.split_off(got.len() - label_targets.len());
+    let targets: Vec<_> =
+        labels.iter().map(|l| (l["type"].as_str().unwrap(), l["targetId"].as_str().unwrap())).collect();
+    // pi re-emits the labels in the order they were set.
+    let want_targets: Vec<_> = label_targets.iter().map(|t| ("label", t.as_str())).collect();
+    assert_eq!(targets, want_targets);
     assert_eq!(got[1..], want[..]);
     // Shared lines are exactly the stored ones; the others were rewritten.
-    let conn = sessiondb::db::open(&db).unwrap();
+    let conn = sessiondb::db::open(db).unwrap();
     let sid = |p: &str| -> sessiondb::SessionKey {
         conn.sqlite().query_row("SELECT sid FROM sessions WHERE path = ?1", [p], |r| r.get(0)).unwrap()
     };
-    let shared: Vec<String> = conn
+    let got_shared: Vec<String> = conn
         .sqlite()
         .prepare("SELECT id FROM entries WHERE session = ?1 AND body_key IS NOT NULL ORDER BY key")
         .unwrap()
-        .query_map([sid(&branched)], |r| r.get(0))
+        .query_map([sid(branched)], |r| r.get(0))
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(shared, ["a1", "u3", "a5", "n1", "c1", "t1", "u4", "a6", "a7", "mc", "u6"]);
+    assert_eq!(got_shared, shared);
     // The same rows as importing the branched session's own file.
-    let text = sessiondb::db::open(&db).map(|c| {
+    let text = sessiondb::db::open(db).map(|c| {
         let mut out = Vec::new();
-        sessiondb::export::write_session(&c, sid(&branched), &mut out).unwrap();
+        sessiondb::export::write_session(&c, sid(branched), &mut out).unwrap();
         out
     });
-    let copy = dir.path().join("copy.jsonl");
+    let copy = dir.join("copy.jsonl");
     std::fs::write(&copy, text.unwrap()).unwrap();
-    let fresh_db = dir.path().join("fresh.sqlite");
+    let fresh_db = dir.join("fresh.sqlite");
     drop(SessionManager::open(&fresh_db, copy.to_str().unwrap(), None, None).unwrap());
     let fresh = sessiondb::db::open(&fresh_db).unwrap();
     let derived = |c: &sessiondb::db::Db, s: sessiondb::SessionKey| -> Vec<String> {
         let mut out = Vec::new();
-        for sql in [
+        let form = ["SELECT plain, activity_ms FROM entries WHERE session = ?1 ORDER BY key"];
+        for sql in form.into_iter().filter(|_| noted).chain([
             "SELECT role, ts_ms, list_text FROM texts WHERE session = ?1 ORDER BY key",
             "SELECT entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost \
              FROM usage WHERE session = ?1 ORDER BY key",
@@ -579,7 +614,7 @@ fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
             "SELECT seq, id, parent_id, type, ts, ts_ms, role, depth, parent_key & 4294967295, \
              compaction_key & 4294967295, thinking_key & 4294967295, model_key & 4294967295 \
              FROM entries WHERE session = ?1 ORDER BY key",
-        ] {
+        ]) {
             let mut st = c.sqlite().prepare(sql).unwrap();
             let n = st.column_count();
             let rows = st
@@ -593,9 +628,144 @@ fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
     };
     let fresh_sid: sessiondb::SessionKey =
         fresh.sqlite().query_row("SELECT sid FROM sessions", [], |r| r.get(0)).unwrap();
-    let ours = derived(&conn, sid(&branched));
+    let ours = derived(&conn, sid(branched));
     assert!(ours.len() > 20, "{ours:?}");
     assert_eq!(ours, derived(&fresh, fresh_sid));
+    let check = common::run(db, &["check"]);
+    assert_eq!(check.0, 0, "{check:?}");
+}
+
+const BRANCH_HEADER: &str = r#"{"type":"session","version":3,"id":"0193c1de-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+
+#[test]
+fn branched_sessions_hold_what_an_import_of_their_lines_holds() {
+    // Lines in JSON.stringify form are shared with their search, usage and statistics rows
+    // copied; the others (spaced out, escapes pi would not write, integer-like keys, numbers
+    // written otherwise, re-chained past a label) are written again as pi writes them.
+    let (dir, db, _env) = agent_home();
+    let lines = branch_source_lines("", None);
+    let file = dir.path().join("source.jsonl");
+    std::fs::write(&file, format!("{BRANCH_HEADER}\n{}\n", lines.join("\n"))).unwrap();
+    let mut m = SessionManager::open(&db, file.to_str().unwrap(), None, None).unwrap();
+    let branched = m.create_branched_session(Some("u6")).unwrap().unwrap();
+    drop(m);
+    let shared: Vec<String> = BRANCH_SHARED.iter().map(|s| s.to_string()).collect();
+    assert_branched_as_pi_and_import(dir.path(), &db, &lines, &branched, &shared, true);
+}
+
+#[test]
+fn a_long_path_branches_as_a_short_one() {
+    // A path of several thousand entries (several slices of rows, each read by one query and
+    // copied in runs) gives what a short one gives, block by block.
+    let (dir, db, _env) = agent_home();
+    let blocks = 150;
+    let mut lines = Vec::new();
+    let mut shared = Vec::new();
+    for b in 0..blocks {
+        let n = format!("-{b}");
+        let prev = (b > 0).then(|| format!("u6-{}", b - 1));
+        lines.extend(branch_source_lines(&n, prev.as_deref()));
+        shared.extend(BRANCH_SHARED.iter().map(|s| format!("{s}{n}")));
+    }
+    assert!(lines.len() > 2500, "several slices of rows");
+    let file = dir.path().join("source.jsonl");
+    std::fs::write(&file, format!("{BRANCH_HEADER}\n{}\n", lines.join("\n"))).unwrap();
+    let mut m = SessionManager::open(&db, file.to_str().unwrap(), None, None).unwrap();
+    let branched = m.create_branched_session(Some(&format!("u6-{}", blocks - 1))).unwrap().unwrap();
+    drop(m);
+    assert_branched_as_pi_and_import(dir.path(), &db, &lines, &branched, &shared, true);
+}
+
+/// Imports [`branch_source_lines`] into a new database; returns the temporary home, the
+/// database, the file and the test lock.
+fn branch_source() -> (tempfile::TempDir, std::path::PathBuf, String, Vec<String>, std::sync::MutexGuard<'static, ()>) {
+    let (dir, db, env) = agent_home();
+    let lines = branch_source_lines("", None);
+    let file = dir.path().join("source.jsonl");
+    std::fs::write(&file, format!("{BRANCH_HEADER}\n{}\n", lines.join("\n"))).unwrap();
+    let (code, _, err) = common::run(&db, &["import", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    (dir, db, file.to_str().unwrap().to_string(), lines, env)
+}
+
+#[test]
+fn lines_are_noted_plain_when_written() {
+    // What the branch trusts: every line in JSON.stringify form is noted (with activity for
+    // the user and assistant messages with content), and no other.
+    let (_dir, db, _file, _lines, _env) = branch_source();
+    let conn = sessiondb::db::open(&db).unwrap();
+    let noted: Vec<(String, Option<i64>, Option<f64>)> = conn
+        .sqlite()
+        .prepare("SELECT id, plain, activity_ms FROM entries ORDER BY key")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let want: Vec<(String, Option<i64>, Option<f64>)> = [
+        ("u1", None, None), // `\/` is not how JSON.stringify writes `/`
+        ("a1", Some(2), Some(1767225601000.0)),
+        ("l1", Some(1), None),
+        ("u2", Some(2), None), // message.timestamp is the entry's time
+        ("a2", None, None),
+        ("a3", None, None),
+        ("a4", None, None),
+        ("u3", Some(2), None),
+        ("a5", Some(2), Some(1767225601000.0)),
+        ("n1", Some(1), None),
+        ("c1", Some(1), None),
+        ("t1", Some(1), None),
+        ("u4", Some(2), None),
+        ("a6", Some(2), Some(1767225601000.0)),
+        ("l2", Some(1), None),
+        ("u5", Some(2), None),
+        ("a7", Some(2), Some(1767225601000.0)),
+        ("mc", Some(1), None),
+        ("u6", Some(2), None),
+    ]
+    .into_iter()
+    .map(|(id, p, a)| (id.to_string(), p, a))
+    .collect();
+    assert_eq!(noted, want);
+}
+
+#[test]
+fn rows_noted_plain_are_shared_unread() {
+    // A row noted plain is taken at its word: a spaced-out line noted plain (which sessiondb
+    // never writes) is shared as it is instead of being written again as pi writes it.
+    let (_dir, db, file, _lines, _env) = branch_source();
+    {
+        let conn = sessiondb::db::open(&db).unwrap();
+        conn.sqlite().execute("UPDATE entries SET plain = 2, activity_ms = 1767225601000 WHERE id = 'a2'", []).unwrap();
+    }
+    let mut m = SessionManager::open(&db, &file, None, None).unwrap();
+    let branched = m.create_branched_session(Some("u6")).unwrap().unwrap();
+    drop(m);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let spaced = text.lines().find(|l| l.contains(r#""id":"a2""#)).unwrap();
+    let conn = sessiondb::db::open(&db).unwrap();
+    let sid: sessiondb::SessionKey =
+        conn.sqlite().query_row("SELECT sid FROM sessions WHERE path = ?1", [&branched], |r| r.get(0)).unwrap();
+    let mut out = Vec::new();
+    sessiondb::export::write_session(&conn, sid, &mut out).unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.lines().any(|l| l == spaced), "{out}");
+}
+
+#[test]
+fn rows_written_before_lines_were_noted_branch_as_pi() {
+    // Rows of a database from before migration 21 carry no note: their lines are read and
+    // checked, and the branched session is the same.
+    let (dir, db, file, lines, _env) = branch_source();
+    {
+        let conn = sessiondb::db::open(&db).unwrap();
+        conn.sqlite().execute("UPDATE entries SET plain = NULL, activity_ms = NULL", []).unwrap();
+    }
+    let mut m = SessionManager::open(&db, &file, None, None).unwrap();
+    let branched = m.create_branched_session(Some("u6")).unwrap().unwrap();
+    drop(m);
+    let shared: Vec<String> = BRANCH_SHARED.iter().map(|s| s.to_string()).collect();
+    assert_branched_as_pi_and_import(dir.path(), &db, &lines, &branched, &shared, false);
 }
 
 mod schema_v6 {

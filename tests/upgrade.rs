@@ -130,6 +130,16 @@ fn a_sqlite_database_of_schema_19_opens_migrated_with_its_sessions() {
     assert_upgraded(old, fresh, 19, sqlite_history);
     assert_eq!(packed_list_texts(old), 0, "V20 keeps the joined texts as text");
     assert_eq!(packed_list_texts(fresh), 0);
+    // V21: rows written before carry no note of their line's form (a branch reads their
+    // lines); an import notes them.
+    assert_eq!(noted_rows(old), 0);
+    assert!(noted_rows(fresh) > 0);
+}
+
+/// Entry rows noted as holding a line in JSON.stringify form.
+fn noted_rows(path: &str) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.query_row("SELECT count(*) FROM entries WHERE plain IS NOT NULL", [], |r| r.get(0)).unwrap()
 }
 
 /// Joined `allMessagesText` rows stored packed.

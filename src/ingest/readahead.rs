@@ -34,7 +34,7 @@ impl Scanned {
         match classify(text) {
             LineKind::Blank => Scanned::Blank,
             LineKind::Malformed(reason) => Scanned::Malformed(reason),
-            LineKind::Object(obj) => Scanned::Entry(ParsedLine::of(&obj)),
+            LineKind::Object(obj) => Scanned::Entry(ParsedLine::of_line(text, &obj)),
         }
     }
 }

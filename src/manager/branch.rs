@@ -2,7 +2,8 @@
 //! entries (re-chained), a compaction's `firstKeptEntryId` moved off a dropped label, then
 //! the labels of kept entries re-emitted. Lines that do not change are handed on as shared
 //! with their source row, so that a session in the same database can copy rows instead of
-//! reading and writing lines.
+//! reading and writing lines; lines the store noted as plain when they were written are
+//! handed on unread.
 
 use crate::error::Result;
 use crate::js::canonical;
@@ -19,22 +20,80 @@ use std::collections::{HashMap, HashSet};
 pub enum Line<'a> {
     /// A line to store as it is.
     Text(&'a str),
-    /// A line that a row of the same database holds exactly (`.1` is that line).
-    Shared(&'a SharedLine, &'a str),
+    /// A line that a row of the same database holds exactly (`.1` is that line, `None` when it
+    /// was not read: the row's [`SharedLine::plain`] says what it adds to the statistics).
+    Shared(&'a SharedLine, Option<&'a str>),
 }
 
 /// Takes the entry lines of a new session in order.
 pub type LineSink<'a> = dyn FnMut(Line<'_>) -> Result<()> + 'a;
 
-/// A path row of the source session: its columns and its line.
-struct SourceRow {
-    line: SharedLine,
-    body: String,
+/// The line of `row`: `body` when it was read, else read now.
+fn line_of(src: &Db, row: &SharedLine, body: Option<String>) -> Result<String> {
+    match body {
+        Some(body) => Ok(body),
+        None => src
+            .store()
+            .entry_by_key(row.key)?
+            .map(|r| r.body)
+            .ok_or_else(|| crate::error::Error::NotFound(format!("entry {} of the branched path is gone", row.key))),
+    }
 }
 
-/// The rows stored under `keys` (absent keys skipped), in that order.
-fn read_rows(src: &Db, keys: &[EntryKey]) -> Result<Vec<SourceRow>> {
-    Ok(src.store().branch_source_rows(keys)?.into_iter().map(|(line, body)| SourceRow { line, body }).collect())
+/// What walking the path has kept so far.
+#[derive(Default)]
+struct Walk {
+    /// Ids of the entries kept.
+    kept: HashSet<String>,
+    /// Dropped label id → the entry that follows it (a compaction's new `firstKeptEntryId`).
+    replacement: HashMap<String, String>,
+    /// Labels dropped since the last kept entry.
+    pending: Vec<String>,
+    /// Id of the last kept entry.
+    parent: Option<String>,
+}
+
+impl Walk {
+    /// Keeps an entry whose line stays as `row` holds it.
+    fn keep_as_is(&mut self, row: &SharedLine) {
+        self.kept.extend(row.fields.id.clone());
+        self.parent.clone_from(&row.fields.id);
+    }
+
+    /// Takes the line `body` of `row` as pi does: a label is dropped, any other entry is
+    /// re-chained to the last kept one (and a compaction's `firstKeptEntryId` moved off a
+    /// dropped label), then written as JSON.stringify writes it.
+    fn rewrite(&mut self, row: &SharedLine, body: &str, share: bool, sink: &mut LineSink<'_>) -> Result<()> {
+        let Value::Object(mut o) = json::parse_or_raw(body).unwrap_or(Value::Null) else { return Ok(()) };
+        let eid = o.get("id").and_then(Value::as_str).map(str::to_owned);
+        if o.get("type").and_then(Value::as_str) == Some("label") {
+            self.pending.extend(eid);
+            return Ok(());
+        }
+        for l in self.pending.drain(..) {
+            self.replacement.insert(l, eid.clone().unwrap_or_default());
+        }
+        o.set("parentId", self.parent.as_deref().map_or(Value::Null, build::s));
+        if o.get("type").and_then(Value::as_str) == Some("compaction") {
+            if let Some(Value::String(fk)) = o.get("firstKeptEntryId") {
+                let fk = fk.to_str().into_owned();
+                if Some(fk.as_str()) != eid.as_deref() {
+                    if let Some(r) = self.replacement.get(&fk) {
+                        o.set("firstKeptEntryId", build::s(r));
+                    }
+                }
+            }
+        }
+        let line = Value::Object(o).to_json();
+        if share && line == body {
+            sink(Line::Shared(row, Some(body)))?;
+        } else {
+            sink(Line::Text(&line))?;
+        }
+        self.kept.extend(eid.clone());
+        self.parent = eid;
+        Ok(())
+    }
 }
 
 /// Hands the branched session's lines for the path `keys` (root first) of the session in
@@ -47,60 +106,42 @@ pub fn branch_lines(
     share: bool,
     sink: &mut LineSink<'_>,
 ) -> Result<()> {
-    let mut kept: HashSet<String> = HashSet::new();
-    let mut replacement: HashMap<String, String> = HashMap::new();
-    let mut pending: Vec<String> = Vec::new();
-    let mut parent: Option<String> = None;
+    let mut walk = Walk::default();
     // In slices: a long path is never held in memory.
     for slice in keys.chunks(COPY_SLICE as usize) {
-        for row in read_rows(src, slice)? {
-            let f = &row.line.fields;
+        // Without sharing, every line is rewritten: read them all.
+        for (row, body) in src.store().branch_source_rows(slice, !share)? {
+            let f = &row.fields;
             // Most lines keep their parent and are already what JSON.stringify writes: shared
             // as they are, without parsing and writing them again (labels and compactions,
             // whose fields may change, and the line after dropped labels take the slow path).
-            if share
-                && parent.is_some()
-                && f.parent_id == parent
-                && pending.is_empty()
-                && !matches!(f.kind.as_deref(), Some("label" | "compaction" | "session"))
-                && row.body.starts_with('{')
-                && canonical::is_stringify_form(&row.body)
-            {
-                sink(Line::Shared(&row.line, &row.body))?;
-                kept.extend(f.id.clone());
-                parent.clone_from(&f.id);
+            // A line the store noted as plain when it was written is not even read: unpacking
+            // and checking every line was most of a long path's time.
+            let as_is = share
+                && walk.parent.is_some()
+                && f.parent_id == walk.parent
+                && walk.pending.is_empty()
+                && !matches!(f.kind.as_deref(), Some("label" | "compaction" | "session"));
+            if as_is && body.is_none() && row.plain.is_some_and(|p| p.observation(f).is_some()) {
+                sink(Line::Shared(&row, None))?;
+                walk.keep_as_is(&row);
                 continue;
             }
-            let Value::Object(mut o) = json::parse_or_raw(&row.body).unwrap_or(Value::Null) else { continue };
-            let eid = o.get("id").and_then(Value::as_str).map(str::to_owned);
-            if o.get("type").and_then(Value::as_str) == Some("label") {
-                pending.extend(eid);
+            // A label is dropped: a plain one by its columns (a plain line repeats no key).
+            if body.is_none() && row.plain.is_some() && f.kind.as_deref() == Some("label") {
+                walk.pending.extend(f.id.clone());
                 continue;
             }
-            for l in pending.drain(..) {
-                replacement.insert(l, eid.clone().unwrap_or_default());
+            let body = line_of(src, &row, body)?;
+            if as_is && (row.plain.is_some() || (body.starts_with('{') && canonical::is_stringify_form(&body))) {
+                sink(Line::Shared(&row, Some(&body)))?;
+                walk.keep_as_is(&row);
+                continue;
             }
-            o.set("parentId", parent.as_deref().map_or(Value::Null, build::s));
-            if o.get("type").and_then(Value::as_str) == Some("compaction") {
-                if let Some(Value::String(fk)) = o.get("firstKeptEntryId") {
-                    let fk = fk.to_str().into_owned();
-                    if Some(fk.as_str()) != eid.as_deref() {
-                        if let Some(r) = replacement.get(&fk) {
-                            o.set("firstKeptEntryId", build::s(r));
-                        }
-                    }
-                }
-            }
-            let line = Value::Object(o).to_json();
-            if share && line == row.body {
-                sink(Line::Shared(&row.line, &row.body))?;
-            } else {
-                sink(Line::Text(&line))?;
-            }
-            kept.extend(eid.clone());
-            parent = eid;
+            walk.rewrite(&row, &body, share, sink)?;
         }
     }
+    let Walk { kept, parent, .. } = walk;
     let mut taken = kept.clone();
     let mut label_parent = parent;
     for (target, (label, label_ts)) in labels {

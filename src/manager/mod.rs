@@ -180,12 +180,15 @@ fn write_session_from(conn: &mut Db, path: &Path, header: &Object, fill: &mut Li
     let not_object = || Error::InvalidArgument("entry is not a JSON object".into());
     let mut w = EntryWriter::new(&tx, sid)?;
     fill(&tx, &mut |line| match line {
-        Line::Text(text) => w.write_parsed(text, write::ParsedLine::of(&write::scan(text).ok_or_else(not_object)?)),
+        Line::Text(text) => {
+            w.write_parsed(text, write::ParsedLine::of_line(text, &write::scan(text).ok_or_else(not_object)?))
+        }
         Line::Shared(src, text) => {
-            let seen = match Observation::of_fields(&src.fields) {
+            let noted = src.plain.and_then(|p| p.observation(&src.fields));
+            let seen = match noted.or_else(|| Observation::of_fields(&src.fields)) {
                 Some(seen) => seen,
                 None => {
-                    let obj = write::scan(text).ok_or_else(not_object)?;
+                    let obj = write::scan(text.ok_or_else(not_object)?).ok_or_else(not_object)?;
                     let (fields, message) = EntryFields::read(&obj);
                     Observation::of(&fields, &obj, message.as_ref())
                 }

@@ -23,7 +23,7 @@ impl<'t> EntryWriter<'t> {
 
     /// Stores one entry line (`obj` is `text` scanned).
     pub fn write(&mut self, obj: &RawObject<'_>, text: &str) -> Result<()> {
-        self.lines.write_parsed(text, ParsedLine::of(obj))
+        self.lines.write_parsed(text, ParsedLine::of_line(text, obj))
     }
 
     /// Stores one entry line read beforehand ([`ParsedLine::of`] of `text`).
@@ -32,9 +32,10 @@ impl<'t> EntryWriter<'t> {
     }
 
     /// Stores one entry line, `text`, that row `src.key` of the same database holds exactly
-    /// (`seen` is read from the line as [`ParsedLine::of`] reads it): where the backend can,
-    /// the line is shared rather than copied.
-    pub fn share(&mut self, src: &SharedLine, text: &str, seen: &Observation) -> Result<()> {
+    /// (`seen` is read from the line as [`ParsedLine::of`] reads it; `text` is `None` when
+    /// `src.plain` says what the line is): where the backend can, the line is shared rather
+    /// than copied.
+    pub fn share(&mut self, src: &SharedLine, text: Option<&str>, seen: &Observation) -> Result<()> {
         self.lines.share(src, text, seen)
     }
 

@@ -80,6 +80,55 @@ impl Observation {
     }
 }
 
+/// A line exactly as `JSON.stringify` writes it, as stored beside its columns: enough to know
+/// what it adds to its session's statistics without reading it (a branched session shares such
+/// lines unread).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Plain {
+    /// A user or assistant message with content (it counts as activity).
+    pub activity: bool,
+    /// Its activity time when it differs from the entry's `ts_ms` (`message.timestamp`).
+    pub activity_ms: Option<f64>,
+}
+
+impl Plain {
+    /// How a line in `JSON.stringify` form whose columns are `fields` and that adds `seen` is stored.
+    pub fn of(fields: &EntryFields, seen: &Observation) -> Self {
+        let entry_ms = fields.ts_ms.map(|t| (t as f64).to_bits());
+        let activity_ms = seen.activity.flatten().filter(|t| Some(t.to_bits()) != entry_ms);
+        Plain { activity: seen.activity.is_some(), activity_ms }
+    }
+
+    /// The stored `plain` column: 2 for activity, else 1 (`NULL` is a line not known to be plain).
+    pub fn column(&self) -> i64 {
+        if self.activity {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// From the stored columns `plain` and `activity_ms`.
+    pub fn from_columns(plain: Option<i64>, activity_ms: Option<f64>) -> Option<Self> {
+        plain.map(|p| Plain { activity: p == 2, activity_ms })
+    }
+
+    /// What the line adds to its session's statistics, as [`Observation::of`] reads it from the
+    /// line; `None` when the line itself is needed (a session name).
+    pub fn observation(&self, fields: &EntryFields) -> Option<Observation> {
+        match (fields.kind.as_deref(), fields.role.as_deref()) {
+            (Some("message"), Some(role @ ("user" | "assistant"))) => Some(Observation {
+                entry: true,
+                name: None,
+                message: true,
+                activity: self.activity.then(|| self.activity_ms.or(fields.ts_ms.map(|t| t as f64))),
+                user: self.activity && role == "user",
+            }),
+            _ => Observation::of_fields(fields),
+        }
+    }
+}
+
 impl SessionStats {
     /// Takes one entry into account; `text` is its part of `allMessagesText` (pi's
     /// `extractTextContent` of a user/assistant message, when not empty).
@@ -126,5 +175,41 @@ pub fn message_text(content: &Value) -> String {
             .collect::<Vec<_>>()
             .join(" "),
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Observation, Plain};
+    use crate::js::json;
+    use crate::store::derive::EntryFields;
+
+    /// What a plain line adds, stored as [`Plain`] and read back, is what reading the line gives.
+    #[test]
+    fn a_plain_line_adds_what_its_line_adds() {
+        let lines = [
+            r#"{"type":"message","id":"a","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1767225600000}}"#,
+            r#"{"type":"message","id":"b","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"assistant","content":[],"timestamp":1767225601000}}"#,
+            r#"{"type":"message","id":"c","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"no time"}}"#,
+            r#"{"type":"message","id":"d","timestamp":"bad","message":{"role":"user","content":"no time at all"}}"#,
+            r#"{"type":"message","id":"e","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","timestamp":5}}"#,
+            r#"{"type":"message","id":"f","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"assistant","content":"x","timestamp":1.5}}"#,
+            r#"{"type":"message","id":"g","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"toolResult","content":"x"}}"#,
+            r#"{"type":"model_change","id":"h","timestamp":"2026-01-01T00:00:01.000Z","provider":"p","modelId":"m"}"#,
+        ];
+        let mut activity = 0;
+        for line in lines {
+            let obj = json::scan_object(line.as_bytes()).unwrap().unwrap();
+            let (fields, message) = EntryFields::read(&obj);
+            let seen = Observation::of(&fields, &obj, message.as_ref());
+            let plain = Plain::of(&fields, &seen);
+            activity += i64::from(plain.activity);
+            let stored = Plain::from_columns(Some(plain.column()), plain.activity_ms).unwrap();
+            assert_eq!(stored.observation(&fields), Some(seen), "{line}");
+        }
+        assert_eq!(activity, 5);
+        // A session name needs its line.
+        let name = EntryFields { kind: Some("session_info".into()), ..EntryFields::default() };
+        assert_eq!(Plain::default().observation(&name), None);
     }
 }

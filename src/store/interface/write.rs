@@ -3,21 +3,23 @@
 //! branch sources, and the types they take.
 
 use crate::error::Result;
+use crate::js::canonical;
 use crate::js::json::{self, RawObject};
 use crate::jsonl::signature::FileSignature;
 use crate::store::codec::{Packed, Packer};
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
 use crate::store::extract::Extras;
 use crate::store::keys::{EntryKey, SessionKey};
-use crate::store::stats::{Observation, SessionStats};
+use crate::store::stats::{Observation, Plain, SessionStats};
 use std::path::Path;
 
 /// A backend's writer of a new session's lines (`store::entry_writer::EntryWriter`).
 pub trait LineWriter {
     /// Stores one entry line read beforehand.
     fn write_parsed(&mut self, text: &str, line: ParsedLine) -> Result<()>;
-    /// Stores one entry line that row `src.key` of the same database holds.
-    fn share(&mut self, src: &SharedLine, text: &str, seen: &Observation) -> Result<()>;
+    /// Stores one entry line that row `src.key` of the same database holds: `text`, or `None`
+    /// when `src.plain` says what the line is (it was not read).
+    fn share(&mut self, src: &SharedLine, text: Option<&str>, seen: &Observation) -> Result<()>;
     /// Saves the statistics; returns them.
     fn finish(self: Box<Self>) -> Result<SessionStats>;
 }
@@ -92,6 +94,8 @@ pub struct ParsedLine {
     /// The line packed beforehand (by an import's read-ahead) with a packer of the store
     /// ([`Writes::line_packer`]); `None`: the store packs it as it writes it, if it packs lines.
     pub packed: Option<Packed>,
+    /// The line is what `JSON.stringify` writes ([`ParsedLine::of_line`]); `None`: not known.
+    pub plain: Option<Plain>,
 }
 
 impl ParsedLine {
@@ -100,7 +104,17 @@ impl ParsedLine {
         let (fields, message) = EntryFields::read(obj);
         let extras = Extras::of(&fields, obj, message.as_ref());
         let seen = Observation::of(&fields, obj, message.as_ref());
-        ParsedLine { fields, extras, seen, packed: None }
+        ParsedLine { fields, extras, seen, packed: None, plain: None }
+    }
+
+    /// Reads it from the line `text` and its scan `obj`, noting whether the line is in
+    /// `JSON.stringify` form (a branched session then shares it without reading it).
+    pub fn of_line(text: &str, obj: &RawObject<'_>) -> Self {
+        let mut line = ParsedLine::of(obj);
+        if canonical::is_stringify_form(text) {
+            line.plain = Some(Plain::of(&line.fields, &line.seen));
+        }
+        line
     }
 }
 
@@ -116,6 +130,9 @@ pub struct SharedLine {
     pub derived: Derived,
     /// Its part of `allMessagesText` (its search row's list text).
     pub list_text: Option<String>,
+    /// The line is what `JSON.stringify` writes, as the store noted when it was written
+    /// (`None`: not known; the line is then read).
+    pub plain: Option<Plain>,
 }
 
 /// Most rows one copy statement moves: a copy within one table goes through a temporary
@@ -294,6 +311,8 @@ pub trait Writes {
     /// Key and derived columns of entry `id` in session `sid` (the later line for a repeated id).
     fn entry_node(&self, sid: SessionKey, id: &str) -> Result<Option<(EntryKey, Derived)>>;
     /// The rows stored under `keys` (absent keys skipped), in that order, each as a line a new
-    /// session may share and the line itself: consecutive keys are read by one range query.
-    fn branch_source_rows(&self, keys: &[EntryKey]) -> Result<Vec<(SharedLine, String)>>;
+    /// session may share and the line itself, which may be left unread (`None`) where
+    /// [`SharedLine::plain`] says what it is, unless `every_line`: consecutive keys are read by
+    /// one range query.
+    fn branch_source_rows(&self, keys: &[EntryKey], every_line: bool) -> Result<Vec<(SharedLine, Option<String>)>>;
 }

@@ -211,7 +211,7 @@ pub const PG_BRANCH_SOURCE_ROWS: &str = "SELECT (session << 32) | seq AS key, id
         body, parent_key, depth, compaction_key, thinking_key, model_key \
     FROM entries WHERE session = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq";
 
-fn pg_branch_source_rows(pg: &Pg, keys: &[EntryKey]) -> Result<Vec<(SharedLine, String)>> {
+fn pg_branch_source_rows(pg: &Pg, keys: &[EntryKey]) -> Result<Vec<(SharedLine, Option<String>)>> {
     let mut out = Vec::with_capacity(keys.len());
     let mut rest = keys;
     while let Some(&lo) = rest.first() {
@@ -236,8 +236,10 @@ fn pg_branch_source_rows(pg: &Pg, keys: &[EntryKey]) -> Result<Vec<(SharedLine, 
                     model_key: r.get("model_key"),
                 },
                 list_text: None,
+                // Not noted on the server: every line is read.
+                plain: None,
             };
-            out.push((line, String::from_utf8_lossy(r.get::<_, &[u8]>("body")).into_owned()));
+            out.push((line, Some(String::from_utf8_lossy(r.get::<_, &[u8]>("body")).into_owned())));
         }
         rest = &rest[len..];
     }
@@ -256,7 +258,9 @@ impl LineWriter for Appends<'_> {
         self.pg.append_entry(self.sid, text, None).map(drop)
     }
 
-    fn share(&mut self, _src: &SharedLine, text: &str, _seen: &Observation) -> Result<()> {
+    fn share(&mut self, _src: &SharedLine, text: Option<&str>, _seen: &Observation) -> Result<()> {
+        // Lines are left unread only where the store noted them plain, which the server does not.
+        let text = text.ok_or_else(|| crate::error::Error::InvalidArgument("a shared line was not read".into()))?;
         self.pg.append_entry(self.sid, text, None).map(drop)
     }
 
@@ -347,7 +351,7 @@ impl Writes for Pg {
         }))
     }
 
-    fn branch_source_rows(&self, keys: &[EntryKey]) -> Result<Vec<(SharedLine, String)>> {
+    fn branch_source_rows(&self, keys: &[EntryKey], _every_line: bool) -> Result<Vec<(SharedLine, Option<String>)>> {
         pg_branch_source_rows(self, keys)
     }
 }

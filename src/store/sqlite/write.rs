@@ -15,7 +15,7 @@ use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sqlite::extract::ExtrasWriter;
 use crate::store::sqlite::lines::Stored;
 use crate::store::sqlite::{columns, journal, Named, Sqlite};
-use crate::store::stats::{Observation, SessionStats};
+use crate::store::stats::{Observation, Plain, SessionStats};
 use rusqlite::{named_params, Connection, OptionalExtension};
 
 /// The version as an integer column (`NULL` when it is not a whole number).
@@ -133,8 +133,9 @@ pub const RECORD_SHARES: &str = "INSERT OR IGNORE INTO shares (copy, owner) \
 /// the others the source's shifted by `:delta` (depth by `:ddepth`), except references to entries
 /// before the run, which become `:before_compaction_key..=:before_model_key` (see `store::CopyRun`).
 pub const COPY_PATH_RUN: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, body, \
-        body_key, parent_key, depth, compaction_key, thinking_key, model_key) \
+        body_key, plain, activity_ms, parent_key, depth, compaction_key, thinking_key, model_key) \
     SELECT key + :delta, :sid, (key + :delta) & 4294967295, id, parent_id, type, ts, ts_ms, role, '', coalesce(body_key, key), \
+        plain, activity_ms, \
         CASE WHEN key = :lo THEN :parent_key ELSE parent_key + :delta END, \
         CASE WHEN key = :lo THEN :depth ELSE depth + :ddepth END, \
         CASE WHEN key = :lo THEN :compaction_key WHEN compaction_key >= :lo THEN compaction_key + :delta ELSE :before_compaction_key END, \
@@ -166,10 +167,10 @@ impl<'t> BulkWriter<'t> {
         self.flush_run()?;
         self.seq += 1;
         let key = entry_key(self.sid, self.seq);
-        let ParsedLine { fields: f, extras, seen, packed } = line;
+        let ParsedLine { fields: f, extras, seen, packed, plain } = line;
         let d = self.tree.place(key, &f);
         let body = self.store.stored(text, packed)?;
-        insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, (&body, None), &d)?;
+        insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, (&body, plain), &d)?;
         self.extras.write(self.sid, key, &f, &extras)?;
         self.count(&seen, extras.list_text());
         Ok(())
@@ -267,15 +268,16 @@ impl<'t> BulkWriter<'t> {
 
 /// Adds one entry line.
 pub const INSERT_ENTRY: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, \
-    body, body_dict, parent_key, depth, compaction_key, thinking_key, model_key, body_key) \
-    VALUES (:key, :session, :seq, :id, :parent_id, :type, :ts, :ts_ms, :role, :body, :body_dict, :parent_key, :depth, :compaction_key, :thinking_key, :model_key, :body_key)";
+    body, body_dict, plain, activity_ms, parent_key, depth, compaction_key, thinking_key, model_key) \
+    VALUES (:key, :session, :seq, :id, :parent_id, :type, :ts, :ts_ms, :role, :body, :body_dict, :plain, :activity_ms, :parent_key, :depth, :compaction_key, :thinking_key, :model_key)";
 
-/// Inserts one entry row (line `seq` of session `sid`) with its columns and derived data.
+/// Inserts one entry row (line `seq` of session `sid`) with its columns and derived data
+/// (`plain`: the line is in `JSON.stringify` form).
 fn insert_entry_row(
     stmt: &mut Named<'_>,
     (sid, seq): (SessionKey, i64),
     f: &EntryFields,
-    (body, owner): (&Stored<'_>, Option<EntryKey>),
+    (body, plain): (&Stored<'_>, Option<Plain>),
     d: &Derived,
 ) -> Result<()> {
     stmt.execute(named_params! {
@@ -290,12 +292,13 @@ fn insert_entry_row(
         ":role": f.role,
         ":body": body.body(),
         ":body_dict": body.dict(),
+        ":plain": plain.map(|p| p.column()),
+        ":activity_ms": plain.and_then(|p| p.activity_ms),
         ":parent_key": d.parent_key,
         ":depth": d.depth,
         ":compaction_key": d.compaction_key,
         ":thinking_key": d.thinking_key,
         ":model_key": d.model_key,
-        ":body_key": owner,
     })?;
     Ok(())
 }
@@ -305,8 +308,8 @@ fn insert_entry_row(
 /// the lines themselves are shared (see `entry_lines`), not copied. The same parameters as
 /// [`COPY_TEXTS`] and [`COPY_USAGE`], which run with it.
 pub const COPY_ENTRIES: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, body, \
-        body_key, parent_key, depth, compaction_key, thinking_key, model_key) \
-    SELECT key - :base + :new_base, :copy, seq, id, parent_id, type, ts, ts_ms, role, '', coalesce(body_key, key), \
+        body_key, plain, activity_ms, parent_key, depth, compaction_key, thinking_key, model_key) \
+    SELECT key - :base + :new_base, :copy, seq, id, parent_id, type, ts, ts_ms, role, '', coalesce(body_key, key), plain, activity_ms, \
         parent_key - :base + :new_base, depth, compaction_key - :base + :new_base, thinking_key - :base + :new_base, model_key - :base + :new_base \
     FROM entries WHERE key BETWEEN :from AND :to AND type IS NOT 'session'";
 
@@ -358,11 +361,14 @@ fn derived(r: &rusqlite::Row<'_>) -> rusqlite::Result<Derived> {
 }
 
 /// Path rows `:lo..=:hi` of a session to branch from: columns, the line wherever it is stored,
-/// derived columns and the search row's list text.
+/// derived columns and the search row's list text. Unless `:every_line`, the line of a plain row
+/// is left unread (`NULL`) where a branch neither edits it (a compaction) nor needs it for the
+/// statistics (a name): unpacking and checking every line was most of a long branch's time.
 pub const BRANCH_SOURCE_ROWS: &str = "SELECT e.key, e.id, e.parent_id, e.type, e.ts, e.ts_ms, e.role, \
-        CASE WHEN e.body_key IS NULL THEN sessiondb_line(e.body, e.body_dict) \
+        CASE WHEN NOT :every_line AND e.plain IS NOT NULL AND e.type NOT IN ('compaction', 'session_info') THEN NULL \
+            WHEN e.body_key IS NULL THEN sessiondb_line(e.body, e.body_dict) \
             ELSE (SELECT sessiondb_line(o.body, o.body_dict) FROM entries o WHERE o.key = e.body_key) END AS body, \
-        e.parent_key, e.depth, e.compaction_key, e.thinking_key, e.model_key, t.list_text \
+        e.plain, e.activity_ms, e.parent_key, e.depth, e.compaction_key, e.thinking_key, e.model_key, t.list_text \
     FROM entries e LEFT JOIN texts t ON t.key = e.key WHERE e.key BETWEEN :lo AND :hi ORDER BY e.key";
 
 impl<'t> LineWriter for BulkWriter<'t> {
@@ -370,7 +376,7 @@ impl<'t> LineWriter for BulkWriter<'t> {
         BulkWriter::write_parsed(self, text, line)
     }
 
-    fn share(&mut self, src: &SharedLine, _text: &str, seen: &Observation) -> Result<()> {
+    fn share(&mut self, src: &SharedLine, _text: Option<&str>, seen: &Observation) -> Result<()> {
         BulkWriter::share(self, src, seen)
     }
 
@@ -543,12 +549,12 @@ impl Writes for Sqlite {
             .ok()
             .flatten()
             .ok_or_else(|| crate::error::Error::InvalidArgument("entry is not a JSON object".into()))?;
-        let ParsedLine { fields: f, extras, seen, .. } = ParsedLine::of(&obj);
+        let ParsedLine { fields: f, extras, seen, plain, .. } = ParsedLine::of_line(text, &obj);
         let seq = last_seq + 1;
         let key = entry_key(sid, seq);
         let (d, _) = place_appended(key, &f, parent, regular);
         let body = self.stored(text, None)?;
-        insert_entry_row(&mut Named::prepare(tx, INSERT_ENTRY)?, (sid, seq), &f, (&body, None), &d)?;
+        insert_entry_row(&mut Named::prepare(tx, INSERT_ENTRY)?, (sid, seq), &f, (&body, plain), &d)?;
         ExtrasWriter::new(tx).write(sid, key, &f, &extras)?;
         stats.apply(&seen, extras.list_text());
         tx.prepare_cached(APPEND_SESSION_STATS)?.execute(named_params! {
@@ -570,7 +576,7 @@ impl Writes for Sqlite {
         Ok(st.query_row(named_params! { ":sid": sid, ":id": id }, |r| Ok((r.get("key")?, derived(r)?))).optional()?)
     }
 
-    fn branch_source_rows(&self, keys: &[EntryKey]) -> Result<Vec<(SharedLine, String)>> {
+    fn branch_source_rows(&self, keys: &[EntryKey], every_line: bool) -> Result<Vec<(SharedLine, Option<String>)>> {
         let mut st = self.conn.prepare_cached(BRANCH_SOURCE_ROWS)?;
         let c = columns(
             &st,
@@ -589,13 +595,16 @@ impl Writes for Sqlite {
                 "model_key",
                 "list_text",
                 "body",
+                "plain",
+                "activity_ms",
             ],
         )?;
         let mut out = Vec::with_capacity(keys.len());
         let mut rest = keys;
         while let Some(&lo) = rest.first() {
             let len = rest.windows(2).take_while(|w| w[1] == w[0] + 1).count() + 1;
-            let mut rows = st.query(named_params! { ":lo": lo, ":hi": lo + len as i64 - 1 })?;
+            let mut rows =
+                st.query(named_params! { ":lo": lo, ":hi": lo + len as i64 - 1, ":every_line": every_line })?;
             while let Some(r) = rows.next()? {
                 let line = SharedLine {
                     key: r.get(c[0])?,
@@ -615,6 +624,7 @@ impl Writes for Sqlite {
                         model_key: r.get(c[11])?,
                     },
                     list_text: r.get(c[12])?,
+                    plain: Plain::from_columns(r.get(c[14])?, r.get(c[15])?),
                 };
                 out.push((line, r.get(c[13])?));
             }
