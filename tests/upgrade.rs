@@ -8,7 +8,8 @@
 //!   moved or edited migration file before then;
 //! - `export --all` writes back every session byte for byte as the old sessiondb exported it;
 //! - `list`, `search`, `stats` and `check` print what they print on a fresh import of those
-//!   exported files (the folder the files were read from aside).
+//!   exported files (the folder the files were read from aside);
+//! - on SQLite, the entries whose usages are read from their lines are those of a fresh import.
 //!
 //! The PostgreSQL half is skipped without `SESSIONDB_TEST_PG_URL` (failing instead when
 //! `SESSIONDB_REQUIRE_PG` is set).
@@ -46,6 +47,19 @@ fn sqlite_history(path: &str) -> Vec<Applied> {
         .prepare("SELECT version, name, CAST(checksum AS TEXT) FROM refinery_schema_history ORDER BY version")
         .unwrap();
     st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
+}
+
+/// The entries whose usages are read from their lines (`usage_lines`, filled at open for an
+/// older database), by session id and line number: keys differ between databases.
+fn sqlite_usage_lines(path: &str) -> Vec<(String, i64)> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut st = conn
+        .prepare(
+            "SELECT s.id, e.seq FROM usage_lines l JOIN entries e ON e.key = l.key JOIN sessions s ON s.sid = e.session \
+             ORDER BY 1, 2",
+        )
+        .unwrap();
+    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
 }
 
 fn pg_history(url: &str) -> Vec<Applied> {
@@ -130,6 +144,9 @@ fn a_sqlite_database_of_schema_19_opens_migrated_with_its_sessions() {
     assert_upgraded(old, fresh, 19, sqlite_history);
     assert_eq!(packed_list_texts(old), 0, "V20 keeps the joined texts as text");
     assert_eq!(packed_list_texts(fresh), 0);
+    let listed = sqlite_usage_lines(fresh);
+    assert!(listed.len() >= 5, "the fixtures' odd usages: {listed:?}");
+    assert_eq!(sqlite_usage_lines(old), listed, "usage_lines of the upgraded database");
 }
 
 /// Joined `allMessagesText` rows stored packed.
