@@ -155,9 +155,12 @@ test("TUI --session: the bodies parsed do not grow with the session's length", {
 	for (const kind of ["lines", "results"]) assertBounded(short, long, kind, "TUI");
 });
 
-// pi's footer sums the usage of every entry (modes/interactive/components/footer.js); the
-// binding scans every stored line for it (usagesAt). Fixed when the usages come from columns.
-test("TUI --session: the lines scanned for the footer's usages do not grow with the session's length", { timeout: 600_000, skip: !hasTmux && "tmux is not installed", todo: "the footer's usage totals scan every line (README: Where pi walks every entry)" }, async () => {
+// pi's footer sums the usage of every entry (modes/interactive/components/footer.js): the
+// binding answers it from the store's usage rows, and knows from the store which entries have
+// no usage (here the users and the compactions) or one only the line gives (none here): no line
+// is scanned for it, whatever the session's length.
+test("TUI --session: the footer's usages are read without scanning lines", { timeout: 600_000, skip: !hasTmux && "tmux is not installed" }, async () => {
 	const { short, long } = await tuiBoth();
 	assertBounded(short, long, "usages", "TUI footer");
+	assert.deepEqual([short.usages, long.usages], [0, 0], "lines scanned for the footer's usages");
 });
