@@ -420,7 +420,7 @@ class SessionManager {
 			if (steps.entries === undefined || kept.length < steps.keys.length) steps.entries = kept.concat(this.#linesAt(steps.keys.slice(kept.length)));
 			return steps.entries.slice();
 		}
-		steps.lazy ??= this.#lazy(steps);
+		steps.lazy ??= this.#lazy(steps, true);
 		return steps.lazy.slice();
 	}
 	/**
@@ -475,7 +475,7 @@ class SessionManager {
 	 * The array is built once per path (getBranch returns copies): the same entry objects each
 	 * time, as with pi, and array methods run at native speed.
 	 */
-	#lazy({ keys, ids, types, roles, prefix }) {
+	#lazy({ keys, ids, types, roles, prefix }, path = false) {
 		const epoch = this.#n.epoch();
 		const branch = {
 			epoch,
@@ -483,10 +483,13 @@ class SessionManager {
 			ids,
 			types,
 			roles,
+			path, // a path from the root: each entry's parentId is the id of the one before
 			messages: new Array(keys.length),
 			usage: (i, which) => this.#usageAt(branch, i, which),
+			row: (i) => this.#rowOf(branch, i, 1), // an assistant's usage row (its provider and model)
 			own: (i) => (this.#messages?.epoch === epoch ? this.#messages.byId.has(ids[i]) : false),
 			isParsed: (i) => this.#parsed?.byKey.has(keys[i]) ?? false,
+			one: (i) => this.#linesAt([keys[i]])[0],
 			parsed: (i) => {
 				let e = this.#parsed?.byKey.get(keys[i]);
 				if (e === undefined) {
@@ -738,6 +741,12 @@ const entryHandler = {
 		const i = t[INDEX];
 		if (prop === "id" && branch.ids[i] !== null) return branch.ids[i];
 		if (prop === "type" && branch.types[i] !== null) return branch.types[i];
+		// On a path, an entry's parent is the entry before it (pi's getBranch walks parentId).
+		if (prop === "parentId" && branch.path && !branch.isParsed(i)) {
+			if (i > 0 && branch.ids[i - 1] !== null) return branch.ids[i - 1];
+			// The root's (where pi's walk up stops): that line alone, not a window around it.
+			if (i === 0) return branch.one(0)?.parentId;
+		}
 		if (prop === "message" && branch.roles[i] !== null && !branch.isParsed(i) && !branch.own(i)) {
 			return (branch.messages[i] ??= new Proxy({ [SLOT]: branch, [INDEX]: i, [MESSAGE]: true }, messageHandler));
 		}
@@ -804,6 +813,12 @@ const messageHandler = {
 		const i = t[INDEX];
 		if (prop === "role") return t[SLOT].roles[i];
 		if (prop === "usage" && !t[SLOT].isParsed(i)) return t[SLOT].usage(i, 1);
+		// An assistant's provider and model, read by pi's walks of the branch (compaction's
+		// getSessionContextSettings): from its usage row, when it gives them.
+		if ((prop === "provider" || prop === "model") && !t[SLOT].isParsed(i)) {
+			const v = t[SLOT].row(i)?.[prop === "provider" ? 1 : 2];
+			if (typeof v === "string") return v;
+		}
 		return t[SLOT].parsed(i)?.message?.[prop];
 	},
 };

@@ -224,3 +224,37 @@ test("a long session's usages are pi's, read from the lines only where the rows 
 		fs.rmSync(W, { recursive: true, force: true });
 	}
 });
+
+// pi's compaction (prepareCompaction) walks the whole branch: every entry's id and parentId,
+// every assistant's provider and model (getSessionContextSettings), then the messages it keeps
+// and summarises. The links and the usage rows answer the walk: only the entries after the last
+// compaction are parsed.
+test("pi's prepareCompaction on a long branch parses the entries after its last compaction", async () => {
+	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-lazy-compact-"));
+	try {
+		const db = path.join(W, "db.sqlite");
+		SessionManager.useDatabase(db);
+		const sm = SessionManager.create(path.join(W, "p"));
+		const usage = (n) => ({ input: n, output: 20, cacheRead: 0, cacheWrite: 0, totalTokens: n + 20, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.01 } });
+		let kept;
+		const LONG = 6000;
+		for (let i = 0; i < LONG; i++) {
+			if (i === LONG - 300) sm.appendCompaction("the summary", kept, 50_000);
+			const id = i % 2 === 0 ? sm.appendMessage({ role: "user", content: `question ${i} ${"lorem ".repeat(40)}`, timestamp: i }) : sm.appendMessage({ role: "assistant", content: [{ type: "text", text: `answer ${i} ${"ipsum ".repeat(40)}` }], provider: "prov", model: `model-${i % 5}`, usage: usage(1000 + i), stopReason: "stop", timestamp: i });
+			if (i === LONG - 400) kept = id;
+		}
+		const file = sm.getSessionFile();
+		SessionManager.open(file).writeSessionFile(path.join(W, "pi.jsonl"));
+		const piLines = fs.readFileSync(path.join(W, "pi.jsonl"), "utf8").trim().split("\n").slice(1).map((l) => JSON.parse(l));
+		const { prepareCompaction } = await import(pathToFileURL(path.join(piDist, "core", "compaction", "compaction.js")).href);
+		const settings = { enabled: true, reserveTokens: 16384, keepRecentTokens: 2000 };
+		const want = JSON.stringify(prepareCompaction(piLines, settings));
+		assert.equal(JSON.stringify(prepareCompaction(SessionManager.open(file).getBranch(), settings)), want);
+		const run = counted(db, file, `const { prepareCompaction } = await import(pi + "/core/compaction/compaction.js");\nconsole.log(JSON.stringify(prepareCompaction(sm.getBranch(), ${JSON.stringify(settings)})));`);
+		assert.equal(JSON.stringify(run.out), want);
+		// The compaction's kept range and what follows (400 entries), give or take one window.
+		assert.ok(run.counts.lines <= 400 + 256, `${run.counts.lines} lines parsed of ${LONG}: ${JSON.stringify(run.counts)}`);
+	} finally {
+		fs.rmSync(W, { recursive: true, force: true });
+	}
+});
