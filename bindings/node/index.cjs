@@ -499,6 +499,22 @@ class SessionManager {
 				}
 				return e;
 			},
+			// Entry `i` parsed with the next entries of its type and role not parsed yet (the ones
+			// before it when none follows: a walk backwards), not with its neighbours: a walk
+			// looking into one kind of message (pi's fork selector reads every user message's
+			// content) parses those only.
+			parsedLike: (i) => {
+				let e = this.#parsed?.byKey.get(keys[i]);
+				if (e === undefined) {
+					const like = [keys[i]];
+					const same = (j) => types[j] === types[i] && roles[j] === roles[i] && !branch.isParsed(j);
+					for (let j = i + 1; j < keys.length && j < i + 8 * WINDOW && like.length < WINDOW; j++) if (same(j)) like.push(keys[j]);
+					if (like.length === 1) for (let j = i - 1; j >= 0 && j > i - 8 * WINDOW && like.length < WINDOW; j--) if (same(j)) like.push(keys[j]);
+					this.#linesAt(like);
+					e = this.#parsed.byKey.get(keys[i]);
+				}
+				return e;
+			},
 		};
 		const entries = new Array(keys.length);
 		const kept = prefix?.length ?? 0;
@@ -718,7 +734,7 @@ const SLOT = Symbol("sessiondb.lazy");
 const INDEX = Symbol("sessiondb.index");
 const MESSAGE = Symbol("sessiondb.message"); // on a message proxy's target: true
 const parsedOf = (t) => {
-	const e = t[SLOT].parsed(t[INDEX]);
+	const e = t[MESSAGE] ? t[SLOT].parsedLike(t[INDEX]) : t[SLOT].parsed(t[INDEX]);
 	return Object(t[MESSAGE] ? e?.message : e);
 };
 const forward = {
@@ -819,7 +835,7 @@ const messageHandler = {
 			const v = t[SLOT].row(i)?.[prop === "provider" ? 1 : 2];
 			if (typeof v === "string") return v;
 		}
-		return t[SLOT].parsed(i)?.message?.[prop];
+		return t[SLOT].parsedLike(i)?.message?.[prop];
 	},
 };
 
