@@ -9,6 +9,7 @@ use sessiondb::internals::extract as x;
 use sessiondb::internals::integrity as i;
 use sessiondb::internals::search_index as si;
 use sessiondb::internals::sessions as ss;
+use sessiondb::internals::usage as u;
 use sessiondb::internals::write as w;
 
 fn plan(conn: &sessiondb::db::Db, sql: &str) -> String {
@@ -79,6 +80,11 @@ const HOT: &[(&str, &str, &str)] = &[
     ("COPY_ENTRIES", sessiondb::internals::write::COPY_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("COPY_TEXTS", w::COPY_TEXTS, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("COPY_USAGE", w::COPY_USAGE, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("COPY_USAGE_LINES", w::COPY_USAGE_LINES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    // The usages pi's footer reads, for the Node binding: a session's rows by key range.
+    ("LAST_ENTRY_KEY", u::LAST_ENTRY_KEY, "SEARCH entries USING COVERING INDEX entries_links (key>? AND key<?)"),
+    ("ENTRY_USAGES", u::ENTRY_USAGES, "SEARCH u USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    ("USAGE_LINES", u::USAGE_LINES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("PENDING_BATCH", si::PENDING_BATCH, "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"),
     ("CHECK_ENTRIES", i::CHECK_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("CHECK_SESSION", i::CHECK_SESSION, "USING INTEGER PRIMARY KEY"),
@@ -98,7 +104,7 @@ fn hot_queries_use_indexes() {
         assert!(p.contains(must), "{name}: plan lacks {must:?}: {p}");
         // Subqueries (co-routines) may be scanned: they hold what an index already chose.
         let coroutines: Vec<&str> = p.split(" | ").filter_map(|step| step.strip_prefix("CO-ROUTINE ")).collect();
-        for table in ["entries", "sessions", "texts", "e", "p", "s", "t"] {
+        for table in ["entries", "sessions", "texts", "usage", "usage_lines", "e", "p", "s", "t", "u", "l"] {
             if coroutines.contains(&table) {
                 continue;
             }

@@ -8,7 +8,8 @@
 //!   moved or edited migration file before then;
 //! - `export --all` writes back every session byte for byte as the old sessiondb exported it;
 //! - `list`, `search`, `stats` and `check` print what they print on a fresh import of those
-//!   exported files (the folder the files were read from aside).
+//!   exported files (the folder the files were read from aside);
+//! - on SQLite, the entries whose usages are read from their lines are those of a fresh import.
 //!
 //! The PostgreSQL half is skipped without `SESSIONDB_TEST_PG_URL` (failing instead when
 //! `SESSIONDB_REQUIRE_PG` is set).
@@ -46,6 +47,19 @@ fn sqlite_history(path: &str) -> Vec<Applied> {
         .prepare("SELECT version, name, CAST(checksum AS TEXT) FROM refinery_schema_history ORDER BY version")
         .unwrap();
     st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
+}
+
+/// The entries whose usages are read from their lines (`usage_lines`, filled at open for an
+/// older database), by session id and line number: keys differ between databases.
+fn sqlite_usage_lines(path: &str) -> Vec<(String, i64)> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut st = conn
+        .prepare(
+            "SELECT s.id, e.seq FROM usage_lines l JOIN entries e ON e.key = l.key JOIN sessions s ON s.sid = e.session \
+             ORDER BY 1, 2",
+        )
+        .unwrap();
+    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
 }
 
 fn pg_history(url: &str) -> Vec<Applied> {
@@ -134,6 +148,10 @@ fn a_sqlite_database_of_schema_19_opens_migrated_with_its_sessions() {
     // lines); an import notes them.
     assert_eq!(noted_rows(old), 0);
     assert!(noted_rows(fresh) > 0);
+    // V22: the entries whose usages only their lines give, as a fresh import lists them.
+    let listed = sqlite_usage_lines(fresh);
+    assert!(listed.len() >= 5, "the fixtures' odd usages: {listed:?}");
+    assert_eq!(sqlite_usage_lines(old), listed, "usage_lines of the upgraded database");
 }
 
 /// Entry rows noted as holding a line in JSON.stringify form.

@@ -91,8 +91,9 @@ function sessionInfo(info) {
 const TOKEN = Symbol("sessiondb.SessionManager");
 const LAZY_BRANCH = 2000; // a longer branch is parsed as its entries are looked at
 const WINDOW = 256; // entries read at once from a lazy branch
-const USAGE_WINDOW = 4096; // usages read at once (pi's usage totals walk every entry)
+const USAGE_WINDOW = 4096; // lines scanned at once for usages their rows do not give (see #usageAt)
 const STEPS_TAIL = 64; // steps read to extend the last path to an entry appended below it
+const SEQS = 2 ** 32; // a storage key is (session << 32) | line number
 const BATCH = 20000; // lines per crossing: one JSON text stays far below V8's string limit
 
 class SessionManager {
@@ -103,6 +104,7 @@ class SessionManager {
 	#steps = null; // { epoch, start, keys, ids, types }: the last path getBranch read, see #branchSteps
 	#messages = null; // { epoch, byId }: messages appended by this manager, see #own
 	#all = null; // { epoch, lazy }: a long session's entries, see getEntries
+	#usages = null; // { epoch, upto, rows, scanned, proxies }: entries' usages by key, see #usageAt
 
 	/** @private Use the static constructors, as with pi's SessionManager. */
 	constructor(token, n) {
@@ -418,7 +420,7 @@ class SessionManager {
 			if (steps.entries === undefined || kept.length < steps.keys.length) steps.entries = kept.concat(this.#linesAt(steps.keys.slice(kept.length)));
 			return steps.entries.slice();
 		}
-		steps.lazy ??= this.#lazy(steps);
+		steps.lazy ??= this.#lazy(steps, true);
 		return steps.lazy.slice();
 	}
 	/**
@@ -473,26 +475,43 @@ class SessionManager {
 	 * The array is built once per path (getBranch returns copies): the same entry objects each
 	 * time, as with pi, and array methods run at native speed.
 	 */
-	#lazy({ keys, ids, types, roles, prefix }) {
+	#lazy({ keys, ids, types, roles, prefix }, path = false) {
 		const epoch = this.#n.epoch();
 		const branch = {
+			epoch,
 			keys,
 			ids,
 			types,
 			roles,
+			path, // a path from the root: each entry's parentId is the id of the one before
 			messages: new Array(keys.length),
-			usages: new Map(), // index -> [usage, message.usage]: see #usage
-			usage: (i, which) => {
-				const u = branch.usages.get(i) ?? this.#usage(branch, i);
-				return u[which] === null ? undefined : u[which][0];
-			},
+			usage: (i, which) => this.#usageAt(branch, i, which),
+			row: (i) => this.#rowOf(branch, i, 1), // an assistant's usage row (its provider and model)
 			own: (i) => (this.#messages?.epoch === epoch ? this.#messages.byId.has(ids[i]) : false),
 			isParsed: (i) => this.#parsed?.byKey.has(keys[i]) ?? false,
+			one: (i) => this.#linesAt([keys[i]])[0],
 			parsed: (i) => {
 				let e = this.#parsed?.byKey.get(keys[i]);
 				if (e === undefined) {
 					const from = Math.max(0, i - WINDOW / 2);
 					this.#linesAt(keys.slice(from, Math.min(keys.length, from + WINDOW)));
+					e = this.#parsed.byKey.get(keys[i]);
+				}
+				return e;
+			},
+			// Entry `i` parsed with the next entries of its type and role not parsed yet (some
+			// before it when none follows: a walk backwards), not with its neighbours: a walk
+			// looking into one kind of message (pi's fork selector reads every user message's
+			// content) parses those only.
+			parsedLike: (i) => {
+				let e = this.#parsed?.byKey.get(keys[i]);
+				if (e === undefined) {
+					const like = [keys[i]];
+					const same = (j) => types[j] === types[i] && roles[j] === roles[i] && !branch.isParsed(j);
+					for (let j = i + 1; j < keys.length && j < i + 8 * WINDOW && like.length < WINDOW; j++) if (same(j)) like.push(keys[j]);
+					// Backwards a quarter window: a walk from the end mostly stops early.
+					if (like.length === 1) for (let j = i - 1; j >= 0 && j > i - 8 * WINDOW && like.length < WINDOW / 4; j--) if (same(j)) like.push(keys[j]);
+					this.#linesAt(like);
 					e = this.#parsed.byKey.get(keys[i]);
 				}
 				return e;
@@ -536,15 +555,104 @@ class SessionManager {
 		return all.lazy.slice();
 	}
 
-	/** The usages of the entries around `i` of `branch` (a window), read without parsing lines. */
-	#usage(branch, i) {
-		const from = Math.max(0, i - 16);
-		const keys = branch.keys.slice(from, Math.min(branch.keys.length, from + USAGE_WINDOW));
-		const got = JSON.parse(this.#n.usagesAt(keys).toString());
-		parses.count("usages", keys.length);
-		for (let k = 0; k < keys.length; k++) branch.usages.set(from + k, [got[2 * k], got[2 * k + 1]]);
-		return branch.usages.get(i);
+	/**
+	 * What the store knows of the session's usages (`entryUsages`): rows and whether an entry's
+	 * usages are read from its line, by line number (seq, the key's low 32 bits: small integers
+	 * index arrays where pi's walks ask for every entry). Lines never change, so they are kept
+	 * across appends and only what follows the last line covered (`upto`) is asked for. `epoch`
+	 * is the one of the lazy array asking (no native call per entry); null for an array from
+	 * before the manager moved to another session (its lines are read).
+	 */
+	#usageState(epoch) {
+		if (this.#usages?.epoch !== epoch) {
+			if (epoch !== this.#n.epoch()) return null;
+			this.#usages = { epoch, base: undefined, upto: undefined, rows: [], inLine: new Uint8Array(0), scanned: new Map(), proxies: new Map() };
+		}
+		return this.#usages;
 	}
+
+	/** The line number of `key` when the store's usages cover it (see #usageState), else -1. */
+	#usageSeq(u, key) {
+		if (u === null || u.upto === null) return -1; // the store knows none (PostgreSQL): the lines are read
+		const seq = key % SEQS;
+		if (u.base !== undefined && key - seq !== u.base) return -1; // another session's
+		if (u.upto === undefined || seq > u.upto) {
+			if (u.epoch !== this.#n.epoch()) return -1;
+			const got = JSON.parse(this.#n.entryUsages(u.upto === undefined ? undefined : u.base + u.upto).toString());
+			if (got.upto === null) {
+				u.upto = null;
+				return -1;
+			}
+			u.base = got.upto - (got.upto % SEQS);
+			u.upto = got.upto % SEQS;
+			if (u.inLine.length <= u.upto) {
+				const grown = new Uint8Array(Math.max(u.upto + 1, 2 * u.inLine.length));
+				grown.set(u.inLine);
+				u.inLine = grown;
+			}
+			for (const r of got.rows) u.rows[r[0] % SEQS] = r;
+			for (const k of got.inLine) u.inLine[k % SEQS] = 1;
+			if (key - seq !== u.base) return -1;
+		}
+		return seq <= u.upto ? seq : -1;
+	}
+
+	/** The usage row of entry `i` of `branch` when it gives the usage `which` (see #usageAt), else undefined. */
+	#rowOf(branch, i, which) {
+		const u = this.#usageState(branch.epoch);
+		const seq = this.#usageSeq(u, branch.keys[i]);
+		if (seq < 0 || u.inLine[seq] === 1) return undefined;
+		const t = branch.types[i];
+		const mine = which === 1 ? t === "message" && branch.roles[i] === "assistant" : t === "usage" || t === "compaction" || t === "branch_summary";
+		return mine ? u.rows[seq] : undefined;
+	}
+
+	/**
+	 * Entry `i` of `branch`'s `usage` (`which` 0) or its message's `usage` (1), not parsing its
+	 * line. pi's usage totals read only the numbers a usage row holds (`input`, `output`,
+	 * `cacheRead`, `cacheWrite`, `cost.total`): where the row gives the usage, it is an object
+	 * answering those from the row and anything else from the parsed line (usageHandler); an
+	 * entry the store covers that has no row and is not read from its line has no usage.
+	 * Otherwise the line is scanned natively for its usages, with the lines after it that need
+	 * the same (pi walks them in order).
+	 */
+	#usageAt(branch, i, which) {
+		const key = branch.keys[i];
+		const row = this.#rowOf(branch, i, which);
+		const u = this.#usageState(branch.epoch);
+		if (row !== undefined) {
+			let p = u.proxies.get(key);
+			if (p === undefined) u.proxies.set(key, (p = new Proxy({ [SLOT]: branch, [INDEX]: i, row, which }, usageHandler)));
+			return p;
+		}
+		const seq = this.#usageSeq(u, key);
+		if (seq >= 0 && u.inLine[seq] !== 1) return undefined;
+		const scanned = u?.scanned ?? new Map(); // an array of another session: not kept
+		let got = scanned.get(key);
+		if (got === undefined) {
+			const keys = [key];
+			for (let j = i + 1; j < branch.keys.length && keys.length < USAGE_WINDOW; j++) {
+				const k = branch.keys[j];
+				if (scanned.has(k) || branch.isParsed(j)) continue;
+				const s = seq >= 0 ? k - u.base : -1;
+				let needs;
+				if (s >= 0 && s <= u.upto) needs = u.inLine[s] === 1;
+				else {
+					// Nothing known: the entries whose usages pi's totals read.
+					const t = branch.types[j];
+					const r = branch.roles[j];
+					needs = t === "message" ? r === "assistant" || r === "toolResult" : t === "usage" || t === "compaction" || t === "branch_summary";
+				}
+				if (needs) keys.push(k);
+			}
+			const raw = JSON.parse(this.#n.usagesAt(keys).toString());
+			parses.count("usages", keys.length);
+			for (let k = 0; k < keys.length; k++) scanned.set(keys[k], [raw[2 * k], raw[2 * k + 1]]);
+			got = scanned.get(key);
+		}
+		return got[which] === null ? undefined : got[which][0];
+	}
+
 	/**
 	 * pi's getTree(), built from the links (tree.cjs): a long session's entries are parsed only
 	 * when a field other than id, parentId, type or role is read (pi's /tree reads the rows on
@@ -627,7 +735,7 @@ const SLOT = Symbol("sessiondb.lazy");
 const INDEX = Symbol("sessiondb.index");
 const MESSAGE = Symbol("sessiondb.message"); // on a message proxy's target: true
 const parsedOf = (t) => {
-	const e = t[SLOT].parsed(t[INDEX]);
+	const e = t[MESSAGE] ? t[SLOT].parsedLike(t[INDEX]) : t[SLOT].parsed(t[INDEX]);
 	return Object(t[MESSAGE] ? e?.message : e);
 };
 const forward = {
@@ -650,11 +758,70 @@ const entryHandler = {
 		const i = t[INDEX];
 		if (prop === "id" && branch.ids[i] !== null) return branch.ids[i];
 		if (prop === "type" && branch.types[i] !== null) return branch.types[i];
+		// On a path, an entry's parent is the entry before it (pi's getBranch walks parentId).
+		if (prop === "parentId" && branch.path && !branch.isParsed(i)) {
+			if (i > 0 && branch.ids[i - 1] !== null) return branch.ids[i - 1];
+			// The root's (where pi's walk up stops): that line alone, not a window around it.
+			if (i === 0) return branch.one(0)?.parentId;
+		}
 		if (prop === "message" && branch.roles[i] !== null && !branch.isParsed(i) && !branch.own(i)) {
 			return (branch.messages[i] ??= new Proxy({ [SLOT]: branch, [INDEX]: i, [MESSAGE]: true }, messageHandler));
 		}
 		if (prop === "usage" && !branch.isParsed(i)) return branch.usage(i, 0);
 		return branch.parsed(i)?.[prop];
+	},
+};
+// A usage whose row holds the line's numbers (see #usageAt): the target holds the row and
+// `which` (0: the entry's usage, 1: its message's); `cost` is a proxy answering `total`.
+const USAGE_FIELDS = new Map([
+	["input", 3],
+	["output", 4],
+	["cacheRead", 5],
+	["cacheWrite", 6],
+]);
+const usageOf = (t) => {
+	const e = t[SLOT].parsed(t[INDEX]);
+	return Object(t.which === 1 ? e?.message?.usage : e?.usage);
+};
+const usageForward = {
+	has: (t, prop) => prop in usageOf(t),
+	ownKeys: (t) => Reflect.ownKeys(usageOf(t)),
+	getOwnPropertyDescriptor(t, prop) {
+		const d = Reflect.getOwnPropertyDescriptor(usageOf(t), prop);
+		if (d) d.configurable = true;
+		return d;
+	},
+	set(t, prop, value) {
+		usageOf(t)[prop] = value;
+		return true;
+	},
+};
+const usageHandler = {
+	...usageForward,
+	get(t, prop) {
+		if (t[SLOT].isParsed(t[INDEX])) return usageOf(t)[prop];
+		const column = USAGE_FIELDS.get(prop);
+		if (column !== undefined) return t.row[column];
+		if (prop === "cost") return (t.cost ??= new Proxy({ [SLOT]: t[SLOT], [INDEX]: t[INDEX], row: t.row, which: t.which, cost: true }, costHandler));
+		return usageOf(t)[prop];
+	},
+};
+const costOf = (t) => Object(usageOf(t).cost);
+const costHandler = {
+	has: (t, prop) => prop in costOf(t),
+	ownKeys: (t) => Reflect.ownKeys(costOf(t)),
+	getOwnPropertyDescriptor(t, prop) {
+		const d = Reflect.getOwnPropertyDescriptor(costOf(t), prop);
+		if (d) d.configurable = true;
+		return d;
+	},
+	set(t, prop, value) {
+		costOf(t)[prop] = value;
+		return true;
+	},
+	get(t, prop) {
+		if (prop === "total" && !t[SLOT].isParsed(t[INDEX])) return t.row[7];
+		return costOf(t)[prop];
 	},
 };
 const messageHandler = {
@@ -663,7 +830,13 @@ const messageHandler = {
 		const i = t[INDEX];
 		if (prop === "role") return t[SLOT].roles[i];
 		if (prop === "usage" && !t[SLOT].isParsed(i)) return t[SLOT].usage(i, 1);
-		return t[SLOT].parsed(i)?.message?.[prop];
+		// An assistant's provider and model, read by pi's walks of the branch (compaction's
+		// getSessionContextSettings): from its usage row, when it gives them.
+		if ((prop === "provider" || prop === "model") && !t[SLOT].isParsed(i)) {
+			const v = t[SLOT].row(i)?.[prop === "provider" ? 1 : 2];
+			if (typeof v === "string") return v;
+		}
+		return t[SLOT].parsedLike(i)?.message?.[prop];
 	},
 };
 

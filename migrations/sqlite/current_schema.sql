@@ -227,6 +227,11 @@ CREATE TABLE session_leases (
     since_ms   INTEGER NOT NULL,   -- when it took the lease (ms since 1970)
     renewed_ms INTEGER NOT NULL    -- when it last renewed it
 );
+CREATE TABLE usage_lines (
+    key     INTEGER PRIMARY KEY,               -- the entry's key
+    session INTEGER NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE
+);
+CREATE INDEX usage_lines_by_session ON usage_lines(session);
 INSERT INTO "search_meta" VALUES ('batch', 0);
 INSERT INTO "search_meta" VALUES ('deleted', 0);
 INSERT INTO "search_meta" VALUES ('indexed', 0);

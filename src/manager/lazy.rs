@@ -7,6 +7,7 @@ use crate::hash::{FxBuildHasher, FxHashMap};
 use crate::js::json::{self, Value};
 use crate::read::tree::PathStep;
 use crate::store::interface::entries;
+use crate::store::interface::usage::EntryUsages;
 use crate::store::keys::EntryKey;
 
 /// One entry's place in pi's `getTree()`, without its line (see
@@ -135,6 +136,14 @@ impl SessionManager {
             f((usage, message_usage));
         }
         Ok(())
+    }
+
+    /// The usages of the session's entries stored after key `after` (from the first when
+    /// `None`; see `store::interface::usage::Usage::entry_usages`): pi's usage totals and an
+    /// assistant's `provider`/`model`, for the entries whose rows give them, and the entries
+    /// whose usages are read from their lines; no line is read.
+    pub fn entry_usages(&self, after: Option<EntryKey>) -> Result<EntryUsages> {
+        self.db()?.store().entry_usages(self.sid, after.unwrap_or(EntryKey::MIN))
     }
 
     /// Hands `f` the line stored under each of `keys`, in that order (a key with no line is

@@ -38,6 +38,11 @@ pub struct UsageRow {
     /// Values left out (zero above) because they were not plausible for one entry (tokens a
     /// whole number up to 10^9, a cost up to 10^6).
     pub invalid: i64,
+    /// Whether `input`, `output`, `cacheRead`, `cacheWrite` and `cost.total` are all present in
+    /// the line and equal to the columns above (no value left out, `cost` an object, no `-0`),
+    /// and `provider` and `model`, when strings, are held whole (no lone surrogate): a reader
+    /// may answer those from the row without reading the line (see [`Extras::usage_in_line`]).
+    pub exact: bool,
 }
 
 fn str_of(v: Option<&Value>) -> Option<String> {
@@ -126,8 +131,13 @@ fn valid(v: Option<&Value>, tokens: bool) -> std::result::Result<Option<f64>, ()
     }
 }
 
-fn usage_from(v: &Value, provider: Option<String>, model: Option<String>) -> Option<UsageRow> {
+fn usage_from(v: &Value, provider: Option<Value>, model: Option<Value>) -> Option<UsageRow> {
     let o = v.as_object()?;
+    let whole = |v: &Option<Value>| !matches!(v, Some(Value::String(s)) if s.as_str().is_none());
+    let strings_whole = whole(&provider) && whole(&model);
+    let (provider, model) = (str_of(provider.as_ref()), str_of(model.as_ref()));
+    let present = ["input", "output", "cacheRead", "cacheWrite"].iter().all(|k| plain(o.get(k)))
+        && matches!(o.get("cost"), Some(Value::Object(c)) if plain(c.get("total")));
     let mut invalid = 0;
     let mut take = |v: Option<&Value>, tokens: bool| {
         valid(v, tokens).unwrap_or_else(|()| {
@@ -147,7 +157,24 @@ fn usage_from(v: &Value, provider: Option<String>, model: Option<String>) -> Opt
         c => take(c, false),
     }
     .unwrap_or(0.0);
-    Some(UsageRow { provider, model, input, output, cache_read, cache_write, total, cost, invalid })
+    Some(UsageRow {
+        provider,
+        model,
+        input,
+        output,
+        cache_read,
+        cache_write,
+        total,
+        cost,
+        invalid,
+        exact: present && invalid == 0 && strings_whole,
+    })
+}
+
+/// A number present and not `-0` (which the columns would give back as `0`); whether it is
+/// plausible is `valid`'s rule, counted in `invalid`.
+fn plain(v: Option<&Value>) -> bool {
+    matches!(v, Some(Value::Number(n)) if !n.is_sign_negative())
 }
 
 /// The token usage an entry records: an assistant message's, a `usage` entry's, or a
@@ -156,16 +183,35 @@ pub fn usage_of(f: &EntryFields, entry: &RawObject<'_>, message: Option<&RawObje
     match f.kind.as_deref()? {
         "message" if f.role.as_deref() == Some("assistant") => {
             let m = message?;
-            usage_from(&m.get("usage")?, str_of(m.get("provider").as_ref()), str_of(m.get("model").as_ref()))
+            usage_from(&m.get("usage")?, m.get("provider"), m.get("model"))
         }
-        "usage" => usage_from(
-            &entry.get("usage")?,
-            str_of(entry.get("provider").as_ref()),
-            str_of(entry.get("model").as_ref()),
-        ),
+        "usage" => usage_from(&entry.get("usage")?, entry.get("provider"), entry.get("model")),
         "compaction" | "branch_summary" => usage_from(&entry.get("usage")?, None, None),
         _ => None,
     }
+}
+
+/// Whether a reader must read the line for the entry's `usage` or its message's `usage` (pi's
+/// usage totals read them from every entry): one of them is present and its usage row (`usage`,
+/// from [`usage_of`]) is missing, not exact, or the other one's. An entry not listed has
+/// neither, or only the one its exact row gives: the Node binding answers pi's footer from the
+/// rows and the list without reading lines.
+pub fn usage_in_line(
+    f: &EntryFields,
+    entry: &RawObject<'_>,
+    message: Option<&RawObject<'_>>,
+    usage: Option<&UsageRow>,
+) -> bool {
+    let exact = usage.is_some_and(|u| u.exact);
+    let (own_row, message_row) = match f.kind.as_deref() {
+        Some("message") => (false, exact && f.role.as_deref() == Some("assistant")),
+        Some("usage" | "compaction" | "branch_summary") => (exact, false),
+        _ => (false, false),
+    };
+    // A message's `usage` is read through its `message` only for a message entry with a role
+    // (`EntryFields::read` scans `message` for those alone).
+    let message_usage = message.is_some_and(|m| f.role.is_some() && m.has("usage"));
+    (entry.has("usage") && !own_row) || (message_usage && !message_row)
 }
 
 /// Whether an entry has searchable text (decided from its type and role, without reading
@@ -206,6 +252,9 @@ pub struct Extras {
     pub search: Option<(String, Option<String>)>,
     /// Its token usage.
     pub usage: Option<UsageRow>,
+    /// Whether its `usage` or its message's `usage` is present in the line without its usage
+    /// row giving it exactly (see [`usage_in_line`]).
+    pub usage_in_line: bool,
 }
 
 impl Extras {
@@ -214,7 +263,9 @@ impl Extras {
         if f.is_header() {
             return Extras::default();
         }
-        Extras { search: searchable(f, message), usage: usage_of(f, entry, message) }
+        let usage = usage_of(f, entry, message);
+        let usage_in_line = usage_in_line(f, entry, message, usage.as_ref());
+        Extras { search: searchable(f, message), usage, usage_in_line }
     }
 
     /// The entry's part of `allMessagesText`.
@@ -251,5 +302,62 @@ mod tests {
         let v = json::parse(br#"{"input":3,"output":4,"cost":0.5}"#).unwrap();
         let u = usage_from(&v, None, None).unwrap();
         assert_eq!((u.total, u.cost, u.invalid), (7, 0.5, 0));
+    }
+
+    #[test]
+    fn a_usage_is_exact_when_the_columns_are_the_lines_numbers() {
+        let exact = |text: &str| usage_from(&json::parse(text.as_bytes()).unwrap(), None, None).unwrap().exact;
+        assert!(exact(r#"{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"cost":{"total":0.30000000000000004}}"#));
+        assert!(exact(
+            r#"{"reasoning":9,"cacheWrite":4,"cacheRead":3,"output":2,"input":1,"cost":{"input":1,"total":0}}"#
+        ));
+        // What pi would read differently from the columns: a missing number, a cost that is not
+        // an object, -0, values left out as implausible (a fractional token, a cost over 10^6).
+        assert!(!exact(r#"{"input":1,"output":2,"cacheRead":3,"cost":{"total":1}}"#));
+        assert!(!exact(r#"{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"cost":1}"#));
+        assert!(!exact(r#"{"input":-0,"output":2,"cacheRead":3,"cacheWrite":4,"cost":{"total":1}}"#));
+        assert!(!exact(r#"{"input":1.5,"output":2,"cacheRead":3,"cacheWrite":4,"cost":{"total":1}}"#));
+        assert!(!exact(r#"{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"cost":{"total":2e6}}"#));
+        assert!(!exact(r#"{"input":1,"output":2,"cacheRead":3,"cacheWrite":"4","cost":{"total":1}}"#));
+        assert!(!exact(r#"{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":1.5,"cost":{"total":1}}"#));
+    }
+
+    #[test]
+    fn usages_a_row_does_not_give_are_read_from_the_line() {
+        let in_line = |line: &str| {
+            let obj = json::scan_object(line.as_bytes()).unwrap().unwrap();
+            let (f, message) = EntryFields::read(&obj);
+            Extras::of(&f, &obj, message.as_ref()).usage_in_line
+        };
+        let u = r#"{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"cost":{"total":0.5}}"#;
+        let assistant = |usage: &str, extra: &str| {
+            format!(
+                r#"{{"type":"message","id":"a"{extra},"message":{{"role":"assistant","provider":"p","model":"m","usage":{usage}}}}}"#
+            )
+        };
+        // Given by their rows, or absent.
+        assert!(!in_line(&assistant(u, "")));
+        assert!(!in_line(r#"{"type":"message","id":"t","message":{"role":"toolResult","content":[]}}"#));
+        assert!(!in_line(&format!(r#"{{"type":"compaction","id":"c","usage":{u}}}"#)));
+        assert!(!in_line(&format!(r#"{{"type":"usage","id":"u","provider":"p","usage":{u}}}"#)));
+        assert!(!in_line(r#"{"type":"compaction","id":"c","summary":"s"}"#));
+        // A usage no row gives, a row that is not exact, or a usage beside the row's.
+        assert!(in_line(&format!(r#"{{"type":"message","id":"t","message":{{"role":"toolResult","usage":{u}}}}}"#)));
+        assert!(in_line(r#"{"type":"message","id":"t","message":{"role":"toolResult","usage":null}}"#));
+        assert!(in_line(&assistant("null", "")));
+        assert!(in_line(&assistant(r#"{"input":1}"#, "")));
+        assert!(in_line(&assistant(u, &format!(r#","usage":{u}"#))));
+        assert!(in_line(&format!(
+            r#"{{"type":"message","id":"u","usage":{u},"message":{{"role":"user","content":"q"}}}}"#
+        )));
+        assert!(in_line(&format!(r#"{{"type":"message","id":"u","message":{{"role":"user","usage":{u}}}}}"#)));
+        assert!(in_line(&format!(r#"{{"type":"label","id":"l","usage":{u}}}"#)));
+        // A provider the row cannot hold whole (a lone surrogate), a repeated key (the last wins).
+        assert!(in_line(&assistant(u, "").replace(r#""provider":"p""#, r#""provider":"\ud800""#)));
+        assert!(in_line(&format!(
+            r#"{{"type":"message","id":"a","message":{{"role":"assistant","usage":{u},"usage":7}}}}"#
+        )));
+        // A message entry without a role string: its message is read whole anyway.
+        assert!(!in_line(&format!(r#"{{"type":"message","id":"x","message":{{"role":1,"usage":{u}}}}}"#)));
     }
 }

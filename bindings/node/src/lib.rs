@@ -307,6 +307,35 @@ impl Native {
         })
     }
 
+    /// The usages of the entries stored after key `after` (all when absent), as the UTF-8 JSON
+    /// text `{"upto": key, "rows": [[key, provider, model, input, output, cacheRead, cacheWrite,
+    /// costTotal], ...], "inLine": [key, ...]}` (see `Usage::entry_usages`): up to `upto` (null:
+    /// nothing is known), an entry with a row has that usage and no other, one in `inLine` has
+    /// its usages read from its line, any other has none.
+    #[napi]
+    pub fn entry_usages(&self, after: Option<f64>) -> Result<Buffer> {
+        guard("getEntries", || {
+            let u = self.manager()?.entry_usages(after.map(|k| EntryKey(k as i64)))?;
+            // Written row by row (no JSON tree): pi's footer asks for every row of a session.
+            let mut out = Vec::with_capacity(64 + 96 * u.rows.len() + 16 * u.in_line.len());
+            let err = |e: serde_json::Error| sessiondb::Error::InvalidArgument(e.to_string());
+            out.extend_from_slice(b"{\"upto\":");
+            serde_json::to_writer(&mut out, &u.upto.map(|k| k.0)).map_err(err)?;
+            out.extend_from_slice(b",\"rows\":[");
+            for (i, r) in u.rows.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                let row = (r.key.0, &r.provider, &r.model, r.input, r.output, r.cache_read, r.cache_write, r.cost);
+                serde_json::to_writer(&mut out, &row).map_err(err)?;
+            }
+            out.extend_from_slice(b"],\"inLine\":");
+            serde_json::to_writer(&mut out, &u.in_line.iter().map(|k| k.0).collect::<Vec<_>>()).map_err(err)?;
+            out.push(b'}');
+            Ok(Buffer::from(out))
+        })
+    }
+
     /// The lines stored under `keys`, as the UTF-8 JSON text `[line, ...]`.
     #[napi]
     pub fn lines_at(&self, keys: Vec<f64>) -> Result<Buffer> {

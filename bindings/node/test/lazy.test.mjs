@@ -6,6 +6,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
+import { spawnSync } from "node:child_process";
+import { pathToFileURL } from "node:url";
+import { types } from "node:util";
 import { SessionManager } from "../index.js";
 
 test("a long branch read lazily is pi's branch, entry for entry", () => {
@@ -86,6 +89,171 @@ test("a long branch read lazily is pi's branch, entry for entry", () => {
 		assert.equal(again.length, want.length + 1);
 		assert.equal(again.at(-1).id, after);
 		assert.equal(again[4], live.getEntries()[4]);
+	} finally {
+		fs.rmSync(W, { recursive: true, force: true });
+	}
+});
+
+const piDist = path.join(process.env.SESSIONDB_NODE_HOME ?? path.join(os.homedir(), ".cache", "sessiondb-node"), "node_modules", "@earendil-works", "pi-coding-agent", "dist");
+const indexUrl = new URL("../index.js", import.meta.url).href;
+
+/**
+ * Runs `body` (a module's code, with `sm`: session `file` opened from database `db`, and `pi`:
+ * the URL of pi's dist/ folder) in a new process counting the bodies the binding reads
+ * (parse-count.cjs); returns what the body printed, as JSON, and the counts.
+ */
+function counted(db, file, body) {
+	const countFile = path.join(path.dirname(db), "counts.json");
+	fs.rmSync(countFile, { force: true });
+	const script = [
+		`import { SessionManager } from ${JSON.stringify(indexUrl)};`,
+		"SessionManager.useLeases(false);",
+		`SessionManager.useDatabase(${JSON.stringify(db)});`,
+		`const sm = SessionManager.open(${JSON.stringify(file)});`,
+		`const pi = ${JSON.stringify(pathToFileURL(piDist).href)};`,
+		body,
+	].join("\n");
+	const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, SESSIONDB_COUNT_PARSES: countFile }, encoding: "utf8" });
+	assert.equal(r.status, 0, r.stderr);
+	return { out: JSON.parse(r.stdout), counts: JSON.parse(fs.readFileSync(countFile, "utf8")) };
+}
+
+// pi's footer (modes/interactive/components/footer.js, getSessionStats) over `entries`, reading
+// what it reads; an assistant whose usage has no `cost` is left out (pi's footer throws on it).
+const FOOTER = `
+	const t = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0 };
+	const add = (u) => { t.input += u.input; t.output += u.output; t.cacheRead += u.cacheRead; t.cacheWrite += u.cacheWrite; t.cost += u.cost.total; };
+	let rate;
+	for (const e of entries) {
+		if (e.type === "usage") add(e.usage);
+		else if (e.type === "message" && e.message.role === "assistant") {
+			if (!e.message.usage?.cost) continue;
+			add(e.message.usage);
+			const p = e.message.usage.input + e.message.usage.cacheRead + e.message.usage.cacheWrite;
+			rate = p > 0 ? (e.message.usage.cacheRead / p) * 100 : undefined;
+		} else if (e.type === "message" && e.message.role === "toolResult" && e.message.usage) add(e.message.usage);
+		else if ((e.type === "branch_summary" || e.type === "compaction") && e.usage) add(e.usage);
+	}
+	return JSON.stringify([t, rate]);`;
+const footer = new Function("entries", FOOTER);
+
+// pi's footer and session statistics sum every entry's usage (addUsageToTotals: `input`,
+// `output`, `cacheRead`, `cacheWrite`, `cost.total`). A long session's lazy entries answer
+// those from the store's usage rows where a row holds exactly the line's numbers, know from the
+// store which entries have no usage, and read the lines of the others: every usage, total and
+// JSON must be pi's, whatever the line holds, and only those lines are read.
+test("a long session's usages are pi's, read from the lines only where the rows do not give them", () => {
+	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-lazy-usage-"));
+	try {
+		const db = path.join(W, "db.sqlite");
+		SessionManager.useDatabase(db);
+		const sm = SessionManager.create(path.join(W, "p"));
+		const full = (n) => ({ input: n, output: 2 * n, cacheRead: 3, cacheWrite: 4, totalTokens: 3 * n + 7, cost: { input: 0.1, output: 0.2, cacheRead: 0, cacheWrite: 0, total: 0.1 + 0.2 } });
+		// Usages whose numbers a row cannot give back exactly (and pi's NaN or missing values).
+		const odd = [
+			{ input: 1, output: 2, cacheRead: 3, totalTokens: 6, cost: { total: 0.5 } }, // no cacheWrite
+			{ input: 1, output: 2, cacheRead: 3, cacheWrite: 4, cost: 0.5 }, // cost a number
+			{ input: 1, output: 2, cacheRead: 3, cacheWrite: 4, cost: { total: -0.5 } },
+			{ input: 1.5, output: 2, cacheRead: 3, cacheWrite: 4, cost: { total: 0.5 } },
+			{ input: 1, output: 2, cacheRead: 3, cacheWrite: 4, cost: { total: 2e6 } },
+			{ cacheWrite1h: 1, reasoning: 2, input: 1, output: 2, cacheRead: 3, cacheWrite: 4, cost: { totalFromProvider: true, total: 7 } }, // exact, keys in another order
+		];
+		let inLine = 0; // the entries whose usages only their lines give
+		for (let i = 0; i < 2400; i++) {
+			if (i % 2 === 0) sm.appendMessage({ role: "user", content: `q ${i}`, timestamp: i });
+			else if (i % 97 === 1) {
+				const k = (i >> 1) % odd.length;
+				inLine += k === 5 ? 0 : 1;
+				sm.appendMessage({ role: "assistant", content: [], provider: "p", model: "m", usage: odd[k], timestamp: i });
+			} else if (i % 89 === 3) {
+				inLine += i % 4 === 1 ? 1 : 0;
+				sm.appendMessage({ role: "toolResult", toolCallId: "t", content: [], usage: i % 4 === 1 ? full(i) : undefined, timestamp: i });
+			} else if (i % 301 === 5) sm.appendCompaction(`sum ${i}`, undefined, 10, undefined, undefined, i % 3 ? full(i) : undefined);
+			else if (i % 307 === 7) sm.appendUsage("cache_warm", "prov", "m", full(i), "note");
+			else if (i % 311 === 9) {
+				inLine++;
+				sm.appendMessage({ role: "assistant", content: [], usage: i % 2 ? null : [], timestamp: i });
+			} else if (i % 313 === 11) {
+				inLine++; // a provider no row holds whole
+				sm.appendMessage({ role: "assistant", content: [], provider: "\ud800p", model: "m", usage: full(i), timestamp: i });
+			} else sm.appendMessage({ role: "assistant", content: [{ type: "text", text: `a ${i}` }], provider: "p", model: `m${i % 3}`, usage: full(i), timestamp: i });
+		}
+		const file = sm.getSessionFile();
+		const piEntries = () => {
+			SessionManager.open(file).writeSessionFile(path.join(W, "pi.jsonl"));
+			return fs.readFileSync(path.join(W, "pi.jsonl"), "utf8").trim().split("\n").slice(1).map((l) => JSON.parse(l));
+		};
+		const lazy = SessionManager.open(file);
+		const all = lazy.getEntries();
+		const want = piEntries();
+		assert.equal(footer(all), footer(want));
+		const fromRows = all.filter((e) => e.type === "message" && e.message.role === "assistant" && types.isProxy(e.message.usage));
+		assert.ok(fromRows.length > 1000, `usages from rows: ${fromRows.length}`);
+		assert.ok(!types.isProxy(all.find((e) => e.message?.role === "toolResult" && e.message.usage)?.message.usage), "a toolResult's usage has no row");
+		const fields = (u) => (u && typeof u === "object" ? [u.input, u.output, u.cacheRead, u.cacheWrite, u.cost?.total, Object.keys(u), typeof u.cost, JSON.stringify(u)] : u);
+		const usages = (entries) => entries.map((e) => [e.type, e.message?.role, fields(e.usage), fields(e.message?.usage), e.message?.provider, e.message?.model]);
+		assert.deepEqual(usages(all), usages(want));
+		assert.equal(JSON.stringify(all), JSON.stringify(want));
+
+		// In a fresh process: the footer reads the lines of the entries whose rows do not give
+		// their usages, and parses none.
+		const walk = counted(db, file, `const entries = sm.getEntries();\n${FOOTER.replace("return JSON.stringify([t, rate]);", "console.log(JSON.stringify([t, rate]));")}`);
+		assert.equal(JSON.stringify(walk.out), footer(want));
+		assert.deepEqual([walk.counts.lines, walk.counts.usages], [0, inLine], `counts: ${JSON.stringify(walk.counts)}, ${inLine} usages in lines`);
+
+		// Appends after the rows were read (by another manager): the new rows are read, the old
+		// ones kept.
+		const live = SessionManager.open(file);
+		const reader = SessionManager.open(file);
+		const before = footer(reader.getEntries());
+		live.appendMessage({ role: "assistant", content: [], usage: full(5), timestamp: 9 });
+		live.appendMessage({ role: "assistant", content: [], usage: odd[0], timestamp: 9 });
+		live.appendMessage({ role: "toolResult", toolCallId: "t", content: [], usage: full(6), timestamp: 9 });
+		assert.equal(footer(live.getEntries()), footer(piEntries())); // (and its appends settled)
+		const grown = reader.getEntries();
+		assert.equal(grown.length, all.length + 3);
+		assert.notEqual(footer(grown), before);
+		assert.equal(footer(grown), footer(piEntries()));
+		assert.ok(types.isProxy(grown.at(-3).message.usage));
+		assert.deepEqual(usages(grown), usages(piEntries()));
+		// A fork holds copies of the rows and of the list.
+		const forked = SessionManager.forkFrom(file, path.join(W, "fork"));
+		assert.equal(footer(forked.getEntries()), footer(piEntries()));
+		assert.deepEqual(usages(forked.getEntries()), usages(piEntries()));
+	} finally {
+		fs.rmSync(W, { recursive: true, force: true });
+	}
+});
+
+// pi's compaction (prepareCompaction) walks the whole branch: every entry's id and parentId,
+// every assistant's provider and model (getSessionContextSettings), then the messages it keeps
+// and summarises. The links and the usage rows answer the walk: only the entries after the last
+// compaction are parsed.
+test("pi's prepareCompaction on a long branch parses the entries after its last compaction", async () => {
+	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-lazy-compact-"));
+	try {
+		const db = path.join(W, "db.sqlite");
+		SessionManager.useDatabase(db);
+		const sm = SessionManager.create(path.join(W, "p"));
+		const usage = (n) => ({ input: n, output: 20, cacheRead: 0, cacheWrite: 0, totalTokens: n + 20, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.01 } });
+		let kept;
+		const LONG = 6000;
+		for (let i = 0; i < LONG; i++) {
+			if (i === LONG - 300) sm.appendCompaction("the summary", kept, 50_000);
+			const id = i % 2 === 0 ? sm.appendMessage({ role: "user", content: `question ${i} ${"lorem ".repeat(40)}`, timestamp: i }) : sm.appendMessage({ role: "assistant", content: [{ type: "text", text: `answer ${i} ${"ipsum ".repeat(40)}` }], provider: "prov", model: `model-${i % 5}`, usage: usage(1000 + i), stopReason: "stop", timestamp: i });
+			if (i === LONG - 400) kept = id;
+		}
+		const file = sm.getSessionFile();
+		SessionManager.open(file).writeSessionFile(path.join(W, "pi.jsonl"));
+		const piLines = fs.readFileSync(path.join(W, "pi.jsonl"), "utf8").trim().split("\n").slice(1).map((l) => JSON.parse(l));
+		const { prepareCompaction } = await import(pathToFileURL(path.join(piDist, "core", "compaction", "compaction.js")).href);
+		const settings = { enabled: true, reserveTokens: 16384, keepRecentTokens: 2000 };
+		const want = JSON.stringify(prepareCompaction(piLines, settings));
+		assert.equal(JSON.stringify(prepareCompaction(SessionManager.open(file).getBranch(), settings)), want);
+		const run = counted(db, file, `const { prepareCompaction } = await import(pi + "/core/compaction/compaction.js");\nconsole.log(JSON.stringify(prepareCompaction(sm.getBranch(), ${JSON.stringify(settings)})));`);
+		assert.equal(JSON.stringify(run.out), want);
+		// The compaction's kept range and what follows (400 entries), give or take one window.
+		assert.ok(run.counts.lines <= 400 + 256, `${run.counts.lines} lines parsed of ${LONG}: ${JSON.stringify(run.counts)}`);
 	} finally {
 		fs.rmSync(W, { recursive: true, force: true });
 	}

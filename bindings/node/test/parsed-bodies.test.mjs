@@ -155,9 +155,36 @@ test("TUI --session: the bodies parsed do not grow with the session's length", {
 	for (const kind of ["lines", "results"]) assertBounded(short, long, kind, "TUI");
 });
 
-// pi's footer sums the usage of every entry (modes/interactive/components/footer.js); the
-// binding scans every stored line for it (usagesAt). Fixed when the usages come from columns.
-test("TUI --session: the lines scanned for the footer's usages do not grow with the session's length", { timeout: 600_000, skip: !hasTmux && "tmux is not installed", todo: "the footer's usage totals scan every line (README: Where pi walks every entry)" }, async () => {
+// pi's footer sums the usage of every entry (modes/interactive/components/footer.js): the
+// binding answers it from the store's usage rows, and knows from the store which entries have
+// no usage (here the users and the compactions) or one only the line gives (none here): no line
+// is scanned for it, whatever the session's length.
+test("TUI --session: the footer's usages are read without scanning lines", { timeout: 600_000, skip: !hasTmux && "tmux is not installed" }, async () => {
 	const { short, long } = await tuiBoth();
 	assertBounded(short, long, "usages", "TUI footer");
+	assert.deepEqual([short.usages, long.usages], [0, 0], "lines scanned for the footer's usages");
+});
+
+/** sessiondb-pi in rpc mode on `file`: each command of `commands` answered, then stdin closed. */
+function rpc(file, commands) {
+	fs.rmSync(countFile, { force: true });
+	const input = commands.map((c, i) => JSON.stringify({ id: String(i), ...c })).join("\n");
+	const r = spawnSync(process.execPath, [launcher, ...MODEL, "--mode", "rpc", "--session", file], { cwd, env, input: `${input}\n`, encoding: "utf8", timeout: 300_000, maxBuffer: 1 << 30 });
+	const answers = r.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).filter((a) => a.type === "response");
+	assert.equal(answers.length, commands.length, `rpc ${JSON.stringify(commands)}: ${r.stdout}\n${r.stderr}`);
+	for (const a of answers) assert.ok(a.success, JSON.stringify(a));
+	return { answers, counts: counts() };
+}
+
+// pi's fork selector reads every user message's text (AgentSession.getUserMessagesForForking):
+// the users' lines are the floor, and the other entries must not be parsed with them. Opening
+// the session in rpc mode parses its context (the baseline, get_state alone).
+test("rpc get_fork_messages: the user messages are parsed, not the entries between them", { timeout: 600_000 }, () => {
+	const base = rpc(files.long, [{ type: "get_state" }]).counts;
+	const { answers, counts: c } = rpc(files.long, [{ type: "get_fork_messages" }]);
+	// The even entries (compactions fall on odd ones), and the prompts the tests above sent.
+	const users = answers[0].data.messages.length;
+	assert.ok(users >= LONG / 2 && users <= LONG / 2 + 4, `${users} user messages`);
+	assert.equal(answers[0].data.messages[7].text, `question 14: ${"lorem ipsum ".repeat(20)}`);
+	assert.ok(c.lines <= base.lines + users, `${c.lines} lines parsed for ${users} user messages of ${LONG} entries (${base.lines} to open it)`);
 });

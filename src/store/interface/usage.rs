@@ -2,6 +2,7 @@
 //! ([`Usage`], implemented in `store::sqlite::usage` and `store::postgres::usage`).
 
 use crate::error::Result;
+use crate::store::keys::{EntryKey, SessionKey};
 use serde::Serialize;
 
 /// Totals of one group.
@@ -29,6 +30,44 @@ pub struct Totals {
     pub invalid_usage_values: i64,
 }
 
+/// One entry's usage row, for a reader answering pi's usage fields without the line: an
+/// assistant's `message.usage`, or the `usage` of a `usage`, `compaction` or `branch_summary`
+/// entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryUsage {
+    /// The entry's key.
+    pub key: EntryKey,
+    /// An assistant's or a `usage` entry's `provider`, when a string.
+    pub provider: Option<String>,
+    /// Its `model`, when a string.
+    pub model: Option<String>,
+    /// `input`.
+    pub input: i64,
+    /// `output`.
+    pub output: i64,
+    /// `cacheRead`.
+    pub cache_read: i64,
+    /// `cacheWrite`.
+    pub cache_write: i64,
+    /// `cost.total`.
+    pub cost: f64,
+}
+
+/// What pi's usage walks read of a session's entries, without their lines (see
+/// [`Usage::entry_usages`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EntryUsages {
+    /// The usage rows given exactly by their values (`store::extract::UsageRow::exact`): the
+    /// entries of `in_line` are not among them.
+    pub rows: Vec<EntryUsage>,
+    /// The entries whose `usage` or message `usage` must be read from the line
+    /// (`store::extract::usage_in_line`).
+    pub in_line: Vec<EntryKey>,
+    /// The last key both cover: an entry up to it that is in neither has no `usage` and no
+    /// message `usage`. `None`: nothing is known, read the lines.
+    pub upto: Option<EntryKey>,
+}
+
 /// Usage totals.
 pub trait Usage {
     /// Totals per group (`group` is one of the names [`USAGE_TOTALS`] takes), ordered by group.
@@ -39,6 +78,10 @@ pub trait Usage {
         until_ms: Option<i64>,
         cwd: Option<&str>,
     ) -> Result<Vec<Totals>>;
+
+    /// The usages of session `sid`'s entries stored after key `after`, in key order: pi's
+    /// usage totals (the footer, `/session`) read every entry's.
+    fn entry_usages(&self, sid: SessionKey, after: EntryKey) -> Result<EntryUsages>;
 }
 
 /// Milliseconds in a day.

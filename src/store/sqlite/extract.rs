@@ -1,10 +1,11 @@
 //! What SQLite stores beside each line at import and append (its search and usage rows), and
-//! the maintenance that rebuilds them from the lines (`reindex`, `usage`, `list-texts`).
+//! the maintenance that rebuilds them from the lines (`reindex`, `usage`, `list-texts`,
+//! `usage-lines`).
 
 use crate::error::Result;
 use crate::js::json;
 use crate::store::derive::EntryFields;
-use crate::store::extract::{usage_of, Extras};
+use crate::store::extract::{usage_in_line, usage_of, Extras};
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sqlite::Named;
 use rusqlite::{named_params, Connection};
@@ -17,18 +18,22 @@ pub const INSERT_TEXT: &str =
 pub const INSERT_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_ms, provider, model, input, output, \
     cache_read, cache_write, total, cost, invalid) VALUES (:key, :session, :entry_id, :ts, :ts_ms, :provider, :model, :input, :output, :cache_read, :cache_write, :total, :cost, :invalid)";
 
+/// Lists an entry whose usage a reader must read from its line (`extract::usage_in_line`).
+pub const INSERT_USAGE_LINE: &str = "INSERT INTO usage_lines (key, session) VALUES (:key, :session)";
+
 /// Writes the search and usage rows of entries, holding its statements (prepared when first
 /// needed) across the entries of a session.
 pub struct ExtrasWriter<'c> {
     conn: &'c Connection,
     text: Option<Named<'c>>,
     usage: Option<Named<'c>>,
+    usage_line: Option<Named<'c>>,
 }
 
 impl<'c> ExtrasWriter<'c> {
     /// A writer into `conn` (inside the caller's transaction).
     pub fn new(conn: &'c Connection) -> Self {
-        ExtrasWriter { conn, text: None, usage: None }
+        ExtrasWriter { conn, text: None, usage: None, usage_line: None }
     }
 
     /// Writes the search and usage rows of the entry stored under `key`.
@@ -62,6 +67,13 @@ impl<'c> ExtrasWriter<'c> {
                 ":invalid": u.invalid,
             })?;
         }
+        if x.usage_in_line {
+            let st = match &mut self.usage_line {
+                Some(st) => st,
+                None => self.usage_line.insert(Named::prepare(self.conn, INSERT_USAGE_LINE)?),
+            };
+            st.execute(named_params! { ":key": key, ":session": sid })?;
+        }
         Ok(())
     }
 }
@@ -84,6 +96,7 @@ pub fn reindex_all(conn: &mut Connection) -> Result<()> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     tx.execute("DELETE FROM texts", [])?;
     tx.execute("DELETE FROM usage", [])?;
+    tx.execute("DELETE FROM usage_lines", [])?;
     {
         let mut st = tx.prepare(ALL_ENTRY_BODIES)?;
         let mut rows = st.query([])?;
@@ -97,6 +110,31 @@ pub fn reindex_all(conn: &mut Connection) -> Result<()> {
     tx.execute(REBUILD_LIST_TEXTS, [])?;
     tx.execute(MAINTENANCE_DONE, named_params! { ":task": "reindex" })?;
     tx.execute(MAINTENANCE_DONE, named_params! { ":task": "list-texts" })?;
+    tx.execute(MAINTENANCE_DONE, named_params! { ":task": "usage-lines" })?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Lists again, from every stored line, the entries whose usage a reader must read from the
+/// line (after the migration that added the list).
+pub fn reindex_usage_lines(conn: &mut Connection) -> Result<()> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    tx.execute("DELETE FROM usage_lines", [])?;
+    {
+        let mut insert = Named::prepare(&tx, INSERT_USAGE_LINE)?;
+        let mut st = tx.prepare(ALL_ENTRY_BODIES)?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let (key, sid, body): (EntryKey, SessionKey, String) = (r.get("key")?, r.get("session")?, r.get("body")?);
+            let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
+            let (f, message) = EntryFields::read(&obj);
+            let usage = usage_of(&f, &obj, message.as_ref());
+            if usage_in_line(&f, &obj, message.as_ref(), usage.as_ref()) {
+                insert.execute(named_params! { ":key": key, ":session": sid })?;
+            }
+        }
+    }
+    tx.execute(MAINTENANCE_DONE, named_params! { ":task": "usage-lines" })?;
     tx.commit()?;
     Ok(())
 }
@@ -125,7 +163,8 @@ pub fn reindex_usage(conn: &mut Connection) -> Result<()> {
             let body: String = line.query_row(named_params! { ":key": key }, |r| r.get("body"))?;
             let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
             let (f, message) = EntryFields::read(&obj);
-            let x = Extras { search: None, usage: usage_of(&f, &obj, message.as_ref()) };
+            // Only the rows: the entries read from their lines are `usage-lines`' to list.
+            let x = Extras { search: None, usage: usage_of(&f, &obj, message.as_ref()), usage_in_line: false };
             ExtrasWriter::new(&tx).write(sid, key, &f, &x)?;
         }
     }

@@ -2,7 +2,8 @@
 //! reads its columns by name.
 
 use crate::error::Result;
-use crate::store::interface::usage::{Totals, Usage};
+use crate::store::interface::usage::{EntryUsage, EntryUsages, Totals, Usage};
+use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sqlite::Sqlite;
 use rusqlite::named_params;
 
@@ -52,6 +53,19 @@ pub const USAGE_TOTALS_BY_DAY: &str = "WITH kept AS ( \
         total(cache_write) AS cache_write, total(total) AS total_tokens, total(cost) AS cost, sum(invalid) AS invalid \
     FROM addends GROUP BY grp ORDER BY grp";
 
+/// The usage rows of the keys `:after` (excluded) to `:last` (within a session's range of keys:
+/// the primary key's range), but those read from their lines.
+pub const ENTRY_USAGES: &str = "SELECT key, provider, model, input, output, cache_read, cache_write, cost \
+    FROM usage u WHERE key > :after AND key <= :last \
+        AND NOT EXISTS (SELECT 1 FROM usage_lines l WHERE l.key = u.key) ORDER BY key";
+
+/// The entries of the keys `:after` (excluded) to `:last` whose usage is read from their lines.
+pub const USAGE_LINES: &str = "SELECT key FROM usage_lines WHERE key > :after AND key <= :last ORDER BY key";
+
+/// The key of the session's last line in `:first..=:last` (its range of keys), else `:after`.
+pub const LAST_ENTRY_KEY: &str = "SELECT coalesce((SELECT key FROM entries WHERE key BETWEEN :first AND :last \
+    ORDER BY key DESC LIMIT 1), :after)";
+
 impl Usage for Sqlite {
     fn usage_totals(
         &self,
@@ -72,6 +86,43 @@ impl Usage for Sqlite {
             }
         };
         Ok(rows)
+    }
+
+    fn entry_usages(&self, sid: SessionKey, after: EntryKey) -> Result<EntryUsages> {
+        // Lines and the rows derived from them are written in one transaction (an append, an
+        // import, a migration's maintenance at open): up to the last line read, they are all
+        // here.
+        let (first, last) = sid.range();
+        let after = after.max(first - 1);
+        // The last line first: rows written after it (another process appending) are not read,
+        // and their lines are then after the key returned, so the caller asks again.
+        let upto: EntryKey = self
+            .conn
+            .prepare_cached(LAST_ENTRY_KEY)?
+            .query_row(named_params! { ":after": after, ":first": first, ":last": last }, |r| r.get(0))?;
+        let range = named_params! { ":after": after, ":last": upto };
+        let rows = self
+            .conn
+            .prepare_cached(ENTRY_USAGES)?
+            .query_map(range, |r| {
+                Ok(EntryUsage {
+                    key: r.get("key")?,
+                    provider: r.get("provider")?,
+                    model: r.get("model")?,
+                    input: r.get("input")?,
+                    output: r.get("output")?,
+                    cache_read: r.get("cache_read")?,
+                    cache_write: r.get("cache_write")?,
+                    cost: r.get("cost")?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let in_line = self
+            .conn
+            .prepare_cached(USAGE_LINES)?
+            .query_map(range, |r| r.get("key"))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(EntryUsages { rows, in_line, upto: Some(upto) })
     }
 }
 

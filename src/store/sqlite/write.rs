@@ -215,7 +215,7 @@ impl<'t> BulkWriter<'t> {
             ":before_thinking_key": before.thinking_key,
             ":before_model_key": before.model_key,
         })?;
-        for copy in [COPY_TEXTS, COPY_USAGE] {
+        for copy in [COPY_TEXTS, COPY_USAGE, COPY_USAGE_LINES] {
             self.tx.prepare_cached(copy)?.execute(named_params! {
                 ":base": r.lo, ":new_base": new_lo, ":copy": self.sid, ":from": r.lo, ":to": r.hi,
             })?;
@@ -306,7 +306,7 @@ fn insert_entry_row(
 /// Copies the entry lines of a session (keys `:from..=:to`, base `:base`) to session `:copy` (base
 /// `:new_base`), header lines left out: keys and key-valued derived columns move by the base shift;
 /// the lines themselves are shared (see `entry_lines`), not copied. The same parameters as
-/// [`COPY_TEXTS`] and [`COPY_USAGE`], which run with it.
+/// [`COPY_TEXTS`], [`COPY_USAGE`] and [`COPY_USAGE_LINES`], which run with it.
 pub const COPY_ENTRIES: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, body, \
         body_key, plain, activity_ms, parent_key, depth, compaction_key, thinking_key, model_key) \
     SELECT key - :base + :new_base, :copy, seq, id, parent_id, type, ts, ts_ms, role, '', coalesce(body_key, key), plain, activity_ms, \
@@ -325,6 +325,11 @@ pub const COPY_USAGE: &str = "INSERT INTO usage (key, session, entry_id, ts, ts_
     SELECT key - :base + :new_base, :copy, entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost, \
         invalid, entry_id IS NULL \
     FROM usage WHERE key BETWEEN :from AND :to";
+
+/// Copies the list of entries whose usage is read from the line along with
+/// `write::COPY_ENTRIES` (same parameters).
+pub const COPY_USAGE_LINES: &str = "INSERT INTO usage_lines (key, session) \
+    SELECT key - :base + :new_base, :copy FROM usage_lines WHERE key BETWEEN :from AND :to";
 
 /// Gives session `:copy` the statistics of session `:source` (a copy of all its entries).
 const COPY_SESSION_STATS: &str = "UPDATE sessions SET (name, message_count, first_message, last_activity_ms, \
@@ -487,7 +492,7 @@ impl Writes for Sqlite {
         // In slices of lines (see `COPY_SLICE`).
         for first in (0..=last_seq).step_by(COPY_SLICE as usize) {
             let (from, to) = (lo + first, lo + (first + COPY_SLICE - 1).min(last_seq));
-            for statement in [COPY_ENTRIES, COPY_TEXTS, COPY_USAGE] {
+            for statement in [COPY_ENTRIES, COPY_TEXTS, COPY_USAGE, COPY_USAGE_LINES] {
                 let p = named_params! { ":base": lo, ":new_base": new_lo, ":copy": copy, ":from": from, ":to": to };
                 tx.prepare_cached(statement)?.execute(p)?;
             }
