@@ -326,13 +326,22 @@ if (args.giant) {
 		// The scripted model's context window is 128k and GIANT's context since its last
 		// compaction is far less: a threshold 10 tokens under the window makes pi compact first.
 		fs.writeFileSync(path.join(pristine, "agent", "settings.json"), JSON.stringify({ compaction: { reserveTokens: 127990 } }));
-		if (side === "sessiondb-pi" && !fs.existsSync(path.join(pristine, "db.sqlite"))) {
-			row("GIANT first start (import)", side, once([...sides[side], ...MODEL, "-p", "--no-session", "hi"], cwd, envOf(pristine)));
-		}
 		const dir = path.join(scratch, `giant-${side}-run`);
+		// sessiondb-pi's first start imports the folder once per database and sessions folder,
+		// as their paths name them (its marker, the database's rows): a copy elsewhere would be
+		// imported again on every run. The import is made where the runs work, and kept.
+		let source = pristine;
+		if (side === "sessiondb-pi") {
+			source = path.join(scratch, `giant-${side}-imported`);
+			if (!fs.existsSync(path.join(source, "db.sqlite"))) {
+				freshCopy(pristine, dir);
+				row("GIANT first start (import)", side, once([...sides[side], ...MODEL, "-p", "--no-session", "hi"], cwd, envOf(dir)));
+				freshCopy(dir, source);
+			}
+		}
 		const got = [];
 		for (let i = 0; i < Math.min(runs, 3); i++) {
-			freshCopy(pristine, dir);
+			freshCopy(source, dir);
 			const file = path.join(dir, "agent", "sessions", rel);
 			const before = fs.statSync(file).size;
 			got.push(once([...sides[side], ...MODEL, "-p", "--session", file, "hi"], cwd, envOf(dir)));
