@@ -730,7 +730,7 @@ class SessionManager {
 
 // The entries of a lazy branch (see #lazy) are proxies sharing one handler: the target holds the
 // branch and the index; `id`, `type` and a message's `role` are answered without parsing, any
-// other property parses the entry (a window of its neighbours with it).
+// other property parses the entry (with the next entries of its kind: see parsedLike).
 const SLOT = Symbol("sessiondb.lazy");
 const INDEX = Symbol("sessiondb.index");
 const MESSAGE = Symbol("sessiondb.message"); // on a message proxy's target: true
@@ -768,7 +768,10 @@ const entryHandler = {
 			return (branch.messages[i] ??= new Proxy({ [SLOT]: branch, [INDEX]: i, [MESSAGE]: true }, messageHandler));
 		}
 		if (prop === "usage" && !branch.isParsed(i)) return branch.usage(i, 0);
-		return branch.parsed(i)?.[prop];
+		// With the next entries of its kind, not its neighbours: pi's compaction reads every
+		// thinking_level_change and model_change of the branch (getSessionContextSettings), and a
+		// window around each parsed the whole branch of a giant session.
+		return branch.parsedLike(i)?.[prop];
 	},
 };
 // A usage whose row holds the line's numbers (see #usageAt): the target holds the row and

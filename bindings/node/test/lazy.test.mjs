@@ -238,8 +238,12 @@ test("pi's prepareCompaction on a long branch parses the entries after its last 
 		const usage = (n) => ({ input: n, output: 20, cacheRead: 0, cacheWrite: 0, totalTokens: n + 20, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.01 } });
 		let kept;
 		const LONG = 6000;
+		// Thinking level and model changes along the branch, which getSessionContextSettings reads.
+		let changes = 0;
 		for (let i = 0; i < LONG; i++) {
 			if (i === LONG - 300) sm.appendCompaction("the summary", kept, 50_000);
+			if (i % 97 === 50) changes += Boolean(sm.appendThinkingLevelChange(i % 2 ? "high" : "low"));
+			if (i % 131 === 70) changes += Boolean(sm.appendModelChange("prov", `model-${i % 3}`));
 			const id = i % 2 === 0 ? sm.appendMessage({ role: "user", content: `question ${i} ${"lorem ".repeat(40)}`, timestamp: i }) : sm.appendMessage({ role: "assistant", content: [{ type: "text", text: `answer ${i} ${"ipsum ".repeat(40)}` }], provider: "prov", model: `model-${i % 5}`, usage: usage(1000 + i), stopReason: "stop", timestamp: i });
 			if (i === LONG - 400) kept = id;
 		}
@@ -252,8 +256,10 @@ test("pi's prepareCompaction on a long branch parses the entries after its last 
 		assert.equal(JSON.stringify(prepareCompaction(SessionManager.open(file).getBranch(), settings)), want);
 		const run = counted(db, file, `const { prepareCompaction } = await import(pi + "/core/compaction/compaction.js");\nconsole.log(JSON.stringify(prepareCompaction(sm.getBranch(), ${JSON.stringify(settings)})));`);
 		assert.equal(JSON.stringify(run.out), want);
-		// The compaction's kept range and what follows (400 entries), give or take one window.
-		assert.ok(run.counts.lines <= 400 + 256, `${run.counts.lines} lines parsed of ${LONG}: ${JSON.stringify(run.counts)}`);
+		// The compaction's kept range and what follows (400 entries), give or take one window,
+		// and the changes (each parsed with the next of its kind, not a window around it).
+		assert.ok(changes > 80);
+		assert.ok(run.counts.lines <= 400 + 256 + changes, `${run.counts.lines} lines parsed of ${LONG + changes}: ${JSON.stringify(run.counts)}`);
 	} finally {
 		fs.rmSync(W, { recursive: true, force: true });
 	}
