@@ -13,6 +13,7 @@ const leases = require("./leases.cjs");
 const platform = require("./platform.cjs");
 const parses = require("./parse-count.cjs");
 const { buildTree } = require("./tree.cjs");
+const { forwarding } = require("./proxy.cjs");
 
 const native = loadNative();
 
@@ -738,19 +739,7 @@ const parsedOf = (t) => {
 	const e = t[MESSAGE] ? t[SLOT].parsedLike(t[INDEX]) : t[SLOT].parsed(t[INDEX]);
 	return Object(t[MESSAGE] ? e?.message : e);
 };
-const forward = {
-	has: (t, prop) => prop in parsedOf(t),
-	ownKeys: (t) => Reflect.ownKeys(parsedOf(t)),
-	getOwnPropertyDescriptor(t, prop) {
-		const d = Reflect.getOwnPropertyDescriptor(parsedOf(t), prop);
-		if (d) d.configurable = true;
-		return d;
-	},
-	set(t, prop, value) {
-		parsedOf(t)[prop] = value;
-		return true;
-	},
-};
+const forward = forwarding(parsedOf);
 const entryHandler = {
 	...forward,
 	get(t, prop) {
@@ -786,19 +775,7 @@ const usageOf = (t) => {
 	const e = t[SLOT].parsed(t[INDEX]);
 	return Object(t.which === 1 ? e?.message?.usage : e?.usage);
 };
-const usageForward = {
-	has: (t, prop) => prop in usageOf(t),
-	ownKeys: (t) => Reflect.ownKeys(usageOf(t)),
-	getOwnPropertyDescriptor(t, prop) {
-		const d = Reflect.getOwnPropertyDescriptor(usageOf(t), prop);
-		if (d) d.configurable = true;
-		return d;
-	},
-	set(t, prop, value) {
-		usageOf(t)[prop] = value;
-		return true;
-	},
-};
+const usageForward = forwarding(usageOf);
 const usageHandler = {
 	...usageForward,
 	get(t, prop) {
@@ -811,17 +788,7 @@ const usageHandler = {
 };
 const costOf = (t) => Object(usageOf(t).cost);
 const costHandler = {
-	has: (t, prop) => prop in costOf(t),
-	ownKeys: (t) => Reflect.ownKeys(costOf(t)),
-	getOwnPropertyDescriptor(t, prop) {
-		const d = Reflect.getOwnPropertyDescriptor(costOf(t), prop);
-		if (d) d.configurable = true;
-		return d;
-	},
-	set(t, prop, value) {
-		costOf(t)[prop] = value;
-		return true;
-	},
+	...forwarding(costOf),
 	get(t, prop) {
 		if (prop === "total" && !t[SLOT].isParsed(t[INDEX])) return t.row[7];
 		return costOf(t)[prop];

@@ -5,6 +5,8 @@
 // text of the rows on screen, so the rest of the session is never parsed.
 "use strict";
 
+const { forwarding } = require("./proxy.cjs");
+
 /**
  * pi's `SessionManager.getTree()` (core/session-manager.js), the same steps over `links` (the
  * parsed native answer); `entryAt(i)` is the parsed entry of link `i` (file order) when one is
@@ -75,19 +77,7 @@ const parsedOf = (t) => {
 	const e = t.source.entryAt(t.index) ?? t.source.parse(t.index);
 	return Object(t.message ? e?.message : e);
 };
-const forward = {
-	has: (t, prop) => prop in parsedOf(t),
-	ownKeys: (t) => Reflect.ownKeys(parsedOf(t)),
-	getOwnPropertyDescriptor(t, prop) {
-		const d = Reflect.getOwnPropertyDescriptor(parsedOf(t), prop);
-		if (d) d.configurable = true;
-		return d;
-	},
-	set(t, prop, value) {
-		parsedOf(t)[prop] = value;
-		return true;
-	},
-};
+const forward = forwarding(parsedOf);
 const entryHandler = {
 	...forward,
 	get(t, prop) {

@@ -3,7 +3,7 @@
 //! `usage-lines`).
 
 use crate::error::Result;
-use crate::js::json;
+use crate::js::json::{self, RawObject};
 use crate::store::derive::EntryFields;
 use crate::store::extract::{usage_in_line, usage_of, Extras};
 use crate::store::keys::{EntryKey, SessionKey};
@@ -81,6 +81,25 @@ impl<'c> ExtrasWriter<'c> {
 /// Every stored entry line (for rebuilding derived tables).
 pub const ALL_ENTRY_BODIES: &str = "SELECT key, session, body FROM entry_lines ORDER BY key";
 
+/// What [`each_stored_entry`] hands on: the session, the key, the scanned line, its fields and
+/// its message.
+type EntryVisitor<'f> =
+    dyn FnMut(SessionKey, EntryKey, &RawObject<'_>, &EntryFields, Option<&RawObject<'_>>) -> Result<()> + 'f;
+
+/// Hands `f` every stored entry line that is a JSON object, scanned, with its fields and its
+/// message (lines that are not objects are skipped): what rebuilding a derived table reads.
+fn each_stored_entry(conn: &Connection, f: &mut EntryVisitor<'_>) -> Result<()> {
+    let mut st = conn.prepare(ALL_ENTRY_BODIES)?;
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        let (key, sid, body): (EntryKey, SessionKey, String) = (r.get("key")?, r.get("session")?, r.get("body")?);
+        let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
+        let (fields, message) = EntryFields::read(&obj);
+        f(sid, key, &obj, &fields, message.as_ref())?;
+    }
+    Ok(())
+}
+
 /// Rebuilds the joined `allMessagesText` of every session from the texts table.
 pub const REBUILD_LIST_TEXTS: &str = "INSERT OR REPLACE INTO list_texts (sid, upto_seq, text) \
     SELECT s.sid, s.last_seq, coalesce((SELECT group_concat(t.list_text, ' ' ORDER BY t.key) FROM texts t \
@@ -97,16 +116,9 @@ pub fn reindex_all(conn: &mut Connection) -> Result<()> {
     tx.execute("DELETE FROM texts", [])?;
     tx.execute("DELETE FROM usage", [])?;
     tx.execute("DELETE FROM usage_lines", [])?;
-    {
-        let mut st = tx.prepare(ALL_ENTRY_BODIES)?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let (key, sid, body): (EntryKey, SessionKey, String) = (r.get("key")?, r.get("session")?, r.get("body")?);
-            let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
-            let (f, message) = EntryFields::read(&obj);
-            ExtrasWriter::new(&tx).write(sid, key, &f, &Extras::of(&f, &obj, message.as_ref()))?;
-        }
-    }
+    each_stored_entry(&tx, &mut |sid, key, obj, f, message| {
+        ExtrasWriter::new(&tx).write(sid, key, f, &Extras::of(f, obj, message))
+    })?;
     tx.execute(REBUILD_LIST_TEXTS, [])?;
     tx.execute(MAINTENANCE_DONE, named_params! { ":task": "reindex" })?;
     tx.execute(MAINTENANCE_DONE, named_params! { ":task": "list-texts" })?;
@@ -122,17 +134,12 @@ pub fn reindex_usage_lines(conn: &mut Connection) -> Result<()> {
     tx.execute("DELETE FROM usage_lines", [])?;
     {
         let mut insert = Named::prepare(&tx, INSERT_USAGE_LINE)?;
-        let mut st = tx.prepare(ALL_ENTRY_BODIES)?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let (key, sid, body): (EntryKey, SessionKey, String) = (r.get("key")?, r.get("session")?, r.get("body")?);
-            let Some(obj) = json::scan_object(body.as_bytes()).ok().flatten() else { continue };
-            let (f, message) = EntryFields::read(&obj);
-            let usage = usage_of(&f, &obj, message.as_ref());
-            if usage_in_line(&f, &obj, message.as_ref(), usage.as_ref()) {
+        each_stored_entry(&tx, &mut |sid, key, obj, f, message| {
+            if usage_in_line(f, obj, message, usage_of(f, obj, message).as_ref()) {
                 insert.execute(named_params! { ":key": key, ":session": sid })?;
             }
-        }
+            Ok(())
+        })?;
     }
     tx.execute(MAINTENANCE_DONE, named_params! { ":task": "usage-lines" })?;
     tx.commit()?;
