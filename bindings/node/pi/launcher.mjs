@@ -159,12 +159,22 @@ const withTreeList = (source) =>
 	source.split(TREE_LIST_NEW).length === 2
 		? source.replace(TREE_LIST_NEW, `new (globalThis[Symbol.for("sessiondb.TreeList")](TreeList))(`)
 		: source;
+// The same for pi's SessionList (/resume): its threading resolves every session's path
+// (pi/session-list.mjs).
+const SESSION_LIST_NEW = "new SessionList(";
+const { patch: patchSessionList } = await import("./session-list.mjs");
+globalThis[Symbol.for("sessiondb.SessionList")] = patchSessionList;
+const withSessionList = (source) =>
+	source.split(SESSION_LIST_NEW).length === 2
+		? source.replace(SESSION_LIST_NEW, `new (globalThis[Symbol.for("sessiondb.SessionList")](SessionList))(`)
+		: source;
 const bundleCli = path.join(piRoot, "dist", "bundle", "cli.js");
 const bundle = filesOff || process.env.SESSIONDB_PI_UNBUNDLED === "1" ? null : findBundleChunk();
 const bundleChunk = bundle?.chunk ?? null;
 if (bundleChunk !== null) {
 	const chunkUrl = pathToFileURL(bundleChunk).href;
 	const treeUrl = bundle.tree ? pathToFileURL(bundle.tree).href : null;
+	const listUrl = bundle.list ? pathToFileURL(bundle.list).href : null;
 	const runtimeUrl = pathToFileURL(path.join(piRoot, "dist", "bundle", "cli-runtime.js")).href;
 	const slot = Symbol.for("sessiondb.SessionManager");
 	globalThis[slot] = SessionManager;
@@ -172,9 +182,10 @@ if (bundleChunk !== null) {
 		load(url, context, nextLoad) {
 			const r = nextLoad(url, context);
 			if (url === runtimeUrl) return { ...r, source: withOptions(String(r.source)) };
-			if (url !== chunkUrl && url !== treeUrl) return r;
+			if (url !== chunkUrl && url !== treeUrl && url !== listUrl) return r;
 			let source = String(r.source);
 			if (url === treeUrl) source = withTreeList(source);
+			if (url === listUrl) source = withSessionList(source);
 			if (url === chunkUrl) {
 				source = source.replace(BUNDLE_DECLARATION, `var SessionManager=globalThis[Symbol.for("sessiondb.SessionManager")],__piSessionManager=class _SessionManager{`);
 			}
@@ -189,18 +200,20 @@ if (bundleChunk !== null) {
 }
 
 /**
- * The bundle chunk declaring SessionManager exactly once (else null), and the chunk making pi's
- * TreeList when exactly one does (else null: pi's runs unpatched).
+ * The bundle chunk declaring SessionManager exactly once (else null), and the chunks making pi's
+ * TreeList and SessionList when exactly one does each (else null: pi's runs unpatched).
  */
 function findBundleChunk() {
 	const dir = path.join(piRoot, "dist", "bundle", "chunks");
 	let found = null;
 	const trees = [];
+	const lists = [];
 	try {
 		for (const name of fs.readdirSync(dir)) {
 			if (!name.endsWith(".js")) continue;
 			const text = fs.readFileSync(path.join(dir, name), "latin1");
 			if (text.includes(TREE_LIST_NEW)) trees.push(path.join(dir, name));
+			if (text.includes(SESSION_LIST_NEW)) lists.push(path.join(dir, name));
 			const at = text.indexOf(BUNDLE_DECLARATION);
 			if (at === -1) continue;
 			if (found !== null || text.indexOf(BUNDLE_DECLARATION, at + 1) !== -1) return null;
@@ -210,7 +223,7 @@ function findBundleChunk() {
 		return null;
 	}
 	if (found === null || !fs.existsSync(bundleCli)) return null;
-	return { chunk: found, tree: trees.length === 1 ? trees[0] : null };
+	return { chunk: found, tree: trees.length === 1 ? trees[0] : null, list: lists.length === 1 ? lists[0] : null };
 }
 
 async function runUnbundled() {

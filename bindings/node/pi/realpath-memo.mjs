@@ -1,0 +1,68 @@
+// `fs.realpathSync` memoised for the length of one synchronous call of pi's code.
+//
+// Node's realpathSync lstats every component of the path on each call. pi's modules import it by
+// name from node:fs (a live binding: module.syncBuiltinESMExports() passes a replacement on), so
+// while `fn` runs they get a version that resolves a folder once and then only lstats the last
+// component: a file that is no symbolic link resolves to its folder's real path joined with its
+// name, which is what Node answers. Anything else (a symbolic link, a missing file, options, a
+// Buffer or URL) is Node's own call. Nothing changes on disk within one synchronous call of the
+// caller's, so the memo ends with it.
+import fs from "node:fs";
+import module from "node:module";
+import path from "node:path";
+
+const MEMO = Symbol("sessiondb.realpathMemo");
+
+/** Runs `fn` with the memo in place; nested calls share the outer memo. */
+export function withRealpathMemo(fn) {
+	const original = fs.realpathSync;
+	if (original[MEMO]) return fn();
+	fs.realpathSync = memoOf(original);
+	module.syncBuiltinESMExports();
+	try {
+		return fn();
+	} finally {
+		fs.realpathSync = original;
+		module.syncBuiltinESMExports();
+	}
+}
+
+function memoOf(original) {
+	const folders = new Map(); // folder -> its real path
+	const answers = new Map(); // path -> its real path, or { error } Node threw for it
+	const resolve = (p) => {
+		const abs = path.resolve(p); // Node resolves the path first, lexically, as here
+		const folder = path.dirname(abs);
+		if (folder === abs) return original(p);
+		let st;
+		try {
+			st = fs.lstatSync(abs);
+		} catch {
+			return original(p); // Node's error, from Node's call
+		}
+		if (st.isSymbolicLink()) return original(p);
+		let real = folders.get(folder);
+		if (real === undefined) {
+			real = original(folder);
+			folders.set(folder, real);
+		}
+		return path.join(real, path.basename(abs));
+	};
+	const memo = function realpathSync(p, options) {
+		if (typeof p !== "string" || options !== undefined) return original(p, options);
+		let r = answers.get(p);
+		if (r === undefined) {
+			try {
+				r = resolve(p);
+			} catch (error) {
+				r = { error };
+			}
+			answers.set(p, r);
+		}
+		if (typeof r !== "string") throw r.error;
+		return r;
+	};
+	memo.native = original.native;
+	memo[MEMO] = true;
+	return memo;
+}
