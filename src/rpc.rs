@@ -175,6 +175,27 @@ impl RpcServer {
         self.lookups.as_ref().ok_or_else(|| Error::InvalidArgument("no database connection".into()))
     }
 
+    /// pi's `list(cwd, sessionDir?)` (`cwd` given) or `listAll(sessionDir?)`, without filling
+    /// in `allMessagesText`: the Node binding reads the texts (`messagesTexts`) only when one is
+    /// looked at, by each info's `sid` and `last_seq`.
+    pub fn session_infos(
+        &mut self,
+        cwd: Option<&str>,
+        session_dir: Option<&str>,
+    ) -> Result<Vec<discovery::SessionInfo>> {
+        let conn = self.lookup_conn()?;
+        match (cwd, session_dir) {
+            (Some(cwd), _) => {
+                let dir = discovery::session_dir_for(cwd, session_dir);
+                let filter = discovery::cwd_filter(cwd, session_dir, &dir);
+                discovery::list_dir(conn, &dir, filter.as_deref())
+            }
+            // pi 1.6.0's listAll(sessionDir?): a folder given lists that folder, unfiltered.
+            (None, Some(d)) => discovery::list_dir(conn, &discovery::session_dir_for("", Some(d)), None),
+            (None, None) => discovery::list_all(conn),
+        }
+    }
+
     fn install(&mut self, m: SessionManager) -> Result<Value> {
         let o = m.opened();
         self.current = Some(m);
@@ -261,37 +282,6 @@ impl RpcServer {
                 };
                 discovery::fill_all_text(conn, &mut infos)?;
                 Ok(array(infos.iter().map(discovery::SessionInfo::to_value).collect()))
-            }
-            // list/listAll without `allMessagesText`, each info with its `sid` and `lastSeq`
-            // for `messagesTexts` (the Node binding fills the texts in when they are read).
-            "listInfos" | "listAllInfos" => {
-                let conn = self.lookup_conn()?;
-                let infos = if method == "listInfos" {
-                    let cwd = a.str(0, "cwd")?;
-                    let dir_arg = a.opt_str(1, "sessionDir")?;
-                    let dir = discovery::session_dir_for(&cwd, dir_arg.as_deref());
-                    let filter = discovery::cwd_filter(&cwd, dir_arg.as_deref(), &dir);
-                    discovery::list_dir(conn, &dir, filter.as_deref())?
-                } else {
-                    match a.opt_str(0, "sessionDir")? {
-                        Some(d) => discovery::list_dir(conn, &discovery::session_dir_for("", Some(&d)), None)?,
-                        None => discovery::list_all(conn)?,
-                    }
-                };
-                Ok(array(
-                    infos
-                        .iter()
-                        .map(|i| {
-                            let mut v = i.to_value();
-                            if let Value::Object(o) = &mut v {
-                                o.remove("allMessagesText");
-                                o.set("sid", Value::Number(i.sid.0 as f64));
-                                o.set("lastSeq", Value::Number(i.last_seq as f64));
-                            }
-                            v
-                        })
-                        .collect(),
-                ))
             }
             "messagesTexts" => {
                 let Value::Array(items) = a.any(0) else {

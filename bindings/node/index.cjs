@@ -83,9 +83,10 @@ function request(n, method, args) {
 
 const undef = (v) => (v === null ? undefined : v);
 
+/** pi's SessionInfo from `listInfos`' row: dates cross as milliseconds (null: Invalid Date). */
 function sessionInfo(info) {
-	info.created = new Date(info.created);
-	info.modified = new Date(info.modified);
+	info.created = new Date(info.created ?? Number.NaN);
+	info.modified = new Date(info.modified ?? Number.NaN);
 	return info;
 }
 
@@ -137,6 +138,10 @@ class SessionManager {
 		return result;
 	}
 
+	/** list (cwd given) or listAll: pi's SessionInfo rows, without their texts. */
+	static #infos(cwd, sessionDir) {
+		return JSON.parse(SessionManager.#lookups().listInfos(cwd ?? null, sessionDir ?? null).toString());
+	}
 	static #lookups() {
 		const db = currentDatabase();
 		let n = lookups.get(db);
@@ -245,7 +250,7 @@ class SessionManager {
 	static async list(cwd, sessionDir, onProgress, signal) {
 		signal?.throwIfAborted();
 		catchUp()?.folder(folderOf(cwd, sessionDir));
-		const infos = lazyTexts(SessionManager.#lookups(), request(SessionManager.#lookups(), "listInfos", [cwd, sessionDir]));
+		const infos = lazyTexts(SessionManager.#lookups(), SessionManager.#infos(cwd, sessionDir));
 		report(infos, onProgress);
 		return infos;
 	}
@@ -263,7 +268,7 @@ class SessionManager {
 				: (onProgressOrSignal ?? signal);
 		abortSignal?.throwIfAborted();
 		catchUp()?.folder(dir ? path.resolve(dir) : sessionsRoot());
-		const infos = lazyTexts(SessionManager.#lookups(), request(SessionManager.#lookups(), "listAllInfos", [dir]));
+		const infos = lazyTexts(SessionManager.#lookups(), SessionManager.#infos(undefined, dir));
 		report(infos, progress);
 		return infos;
 	}

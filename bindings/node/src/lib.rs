@@ -35,6 +35,45 @@ fn guard<T>(what: &str, f: impl FnOnce() -> sessiondb::Result<T>) -> Result<T> {
     }
 }
 
+/// One session of `listInfos`: pi's `SessionInfo` without `allMessagesText`, with the dates as
+/// milliseconds (null: pi's Invalid Date), and the session's key and last line number for
+/// `messagesTexts`.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InfoOut<'a> {
+    path: &'a str,
+    id: &'a str,
+    cwd: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent_session_path: Option<&'a str>,
+    created: Option<i64>,
+    modified: Option<i64>,
+    message_count: i64,
+    first_message: &'a str,
+    sid: i64,
+    last_seq: i64,
+}
+
+impl<'a> From<&'a sessiondb::discovery::SessionInfo> for InfoOut<'a> {
+    fn from(i: &'a sessiondb::discovery::SessionInfo) -> Self {
+        InfoOut {
+            path: &i.path,
+            id: &i.id,
+            cwd: &i.cwd,
+            name: i.name.as_deref(),
+            parent_session_path: i.parent_session_path.as_deref(),
+            created: i.created_ms,
+            modified: i.modified_ms,
+            message_count: i.message_count,
+            first_message: &i.first_message,
+            sid: i.sid.0,
+            last_seq: i.last_seq,
+        }
+    }
+}
+
 /// A connection to the database and, once a constructor ran, its current session.
 #[napi]
 pub struct Native {
@@ -60,6 +99,21 @@ impl Native {
     pub fn call(&mut self, line: String) -> Result<String> {
         let server = &mut self.server;
         guard("call", || Ok(server.handle_line(&line)))
+    }
+
+    /// pi's `list(cwd, sessionDir?)` (`cwd` given) or `listAll(sessionDir?)` without the texts,
+    /// as the UTF-8 JSON text of an array of pi's `SessionInfo` fields (see [`InfoOut`]).
+    /// Written straight from the rows: 10,000 sessions cross in a few milliseconds.
+    #[napi]
+    pub fn list_infos(&mut self, cwd: Option<String>, session_dir: Option<String>) -> Result<Buffer> {
+        let server = &mut self.server;
+        guard("list", || {
+            let infos = server.session_infos(cwd.as_deref(), session_dir.as_deref())?;
+            let out: Vec<InfoOut<'_>> = infos.iter().map(InfoOut::from).collect();
+            serde_json::to_vec(&out)
+                .map(Buffer::from)
+                .map_err(|e| sessiondb::Error::InvalidArgument(format!("cannot write the list: {e}")))
+        })
     }
 
     /// `appendMessage(message)` with the message as JSON text: the hot path of an agent
