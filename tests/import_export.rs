@@ -379,3 +379,26 @@ fn new_databases_get_8k_pages_and_old_ones_keep_theirs() {
         |c: &sessiondb::db::Db| -> i64 { c.sqlite().query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0)).unwrap() };
     assert_eq!((pages(&fresh) * 8192, pages(&old) * 4096), (32 << 20, 32 << 20));
 }
+
+/// A folder's files are imported in `Path` order (by components), whatever the names: a name
+/// sorting before `/` byte-wise (`a-b` against `a/…`) does not move a subfolder's files.
+#[test]
+fn folders_are_walked_in_path_order() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("sessions");
+    let names =
+        ["a/x.jsonl", "a-b/y.jsonl", "a.b/z.jsonl", "a/b/c.jsonl", "ab.jsonl", "A.jsonl", "a-/w.jsonl", "a/b.jsonl"];
+    for n in names {
+        let p = root.join(n);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, "").unwrap();
+    }
+    std::fs::write(root.join("a/notes.txt"), "").unwrap();
+    let targets = sessiondb::import::collect_targets(std::slice::from_ref(&root)).unwrap();
+    let got: Vec<PathBuf> = targets.iter().map(|t| t.path.clone()).collect();
+    let mut want: Vec<PathBuf> = names.iter().map(|n| root.join(n)).collect();
+    want.sort();
+    assert_eq!(got, want);
+    let rel: Vec<&str> = targets.iter().map(|t| t.rel_path.as_str()).collect();
+    assert_eq!(rel, want.iter().map(|p| p.strip_prefix(&root).unwrap().to_str().unwrap()).collect::<Vec<_>>());
+}
