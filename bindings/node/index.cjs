@@ -83,6 +83,78 @@ function request(n, method, args) {
 
 const undef = (v) => (v === null ? undefined : v);
 
+/** `buf` itself when typed arrays can view it (8-byte aligned), else an aligned copy. */
+function aligned(buf) {
+	if (buf.byteOffset % 8 === 0) return buf;
+	const copy = new Uint8Array(buf.length);
+	copy.set(buf);
+	return Buffer.from(copy.buffer);
+}
+
+/**
+ * `{ upto, rows: [[key, provider, model, input, output, cacheRead, cacheWrite, costTotal], ...],
+ * inLine: [key, ...] }` from the columns `entryUsages` writes (src/lib.rs); `upto` null when the
+ * store knows nothing.
+ */
+function decodeUsages(buf) {
+	buf = aligned(buf);
+	const r = buf.readUInt32LE(0);
+	const l = buf.readUInt32LE(4);
+	const known = buf.readUInt32LE(8) === 1;
+	const tableLen = buf.readUInt32LE(12);
+	const upto = known ? buf.readDoubleLE(16) : null;
+	let at = buf.byteOffset + 24;
+	const numbers = new Float64Array(buf.buffer, at, 6 * r);
+	at += 48 * r;
+	const inLine = Array.from(new Float64Array(buf.buffer, at, l));
+	at += 8 * l;
+	const providers = new Uint16Array(buf.buffer, at, r);
+	const models = new Uint16Array(buf.buffer, at + 2 * r, r);
+	const table = [null, ...JSON.parse(buf.toString("utf8", buf.length - tableLen))];
+	const rows = new Array(r);
+	for (let i = 0; i < r; i++) {
+		const j = 6 * i;
+		rows[i] = [numbers[j], table[providers[i]], table[models[i]], numbers[j + 1], numbers[j + 2], numbers[j + 3], numbers[j + 4], numbers[j + 5]];
+	}
+	return { upto, rows, inLine };
+}
+
+/**
+ * `{ keys, ids, types, roles }` (plain arrays, null where absent) from the columns `branchSteps`
+ * and `entrySteps` write (src/lib.rs, `steps_bin`): typed arrays and one text of the ids, sliced,
+ * where JSON.parse of a 100,000-step path spent most of its time interning the ids.
+ */
+function decodeSteps(buf) {
+	buf = aligned(buf);
+	const n = buf.readUInt32LE(0);
+	const tableLen = buf.readUInt32LE(4);
+	let at = buf.byteOffset + 8;
+	const keyCol = new Float64Array(buf.buffer, at, n);
+	at += 8 * n;
+	const typeCol = new Uint16Array(buf.buffer, at, n);
+	at += 2 * n;
+	const roleCol = new Uint16Array(buf.buffer, at, n);
+	at += 2 * n;
+	const offsets = new Uint32Array(buf.buffer, at, n + 1);
+	at += 4 * (n + 1);
+	const nulls = new Uint8Array(buf.buffer, at, n);
+	at += n;
+	const end = buf.byteOffset + buf.length - tableLen;
+	const text = buf.toString("utf8", at - buf.byteOffset, end - buf.byteOffset);
+	const table = [null, ...JSON.parse(buf.toString("utf8", end - buf.byteOffset))];
+	const keys = new Array(n);
+	const ids = new Array(n);
+	const types = new Array(n);
+	const roles = new Array(n);
+	for (let i = 0; i < n; i++) {
+		keys[i] = keyCol[i];
+		ids[i] = nulls[i] === 1 ? null : text.slice(offsets[i], offsets[i + 1]);
+		types[i] = table[typeCol[i]];
+		roles[i] = table[roleCol[i]];
+	}
+	return { keys, ids, types, roles };
+}
+
 function sessionInfo(info) {
 	info.created = new Date(info.created);
 	info.modified = new Date(info.modified);
@@ -437,7 +509,7 @@ class SessionManager {
 		if (held?.start === start) return held;
 		let steps = null;
 		if (held && held.keys.length > 0) {
-			const tail = JSON.parse(this.#n.branchSteps(start, STEPS_TAIL).toString());
+			const tail = decodeSteps(this.#n.branchSteps(start, STEPS_TAIL));
 			const at = tail.ids.lastIndexOf(held.start);
 			if (at !== -1 && tail.keys[at] === held.keys[held.keys.length - 1]) {
 				steps = {
@@ -450,7 +522,7 @@ class SessionManager {
 				};
 			} else if (tail.keys.length < STEPS_TAIL) steps = tail; // the whole path
 		}
-		steps ??= JSON.parse(this.#n.branchSteps(start).toString());
+		steps ??= decodeSteps(this.#n.branchSteps(start));
 		this.#steps = { epoch, start, ...steps };
 		return this.#steps;
 	}
@@ -538,10 +610,10 @@ class SessionManager {
 		let all = this.#all?.epoch === epoch ? this.#all : null;
 		if (all === null) {
 			if (this.getEntryCount() <= LAZY_BRANCH) return this.#sync().entries.slice();
-			all = this.#all = { epoch, lazy: this.#lazy(JSON.parse(this.#n.entrySteps(undefined).toString())) };
+			all = this.#all = { epoch, lazy: this.#lazy(decodeSteps(this.#n.entrySteps(undefined))) };
 		} else {
 			const last = all.lazy.length > 0 ? all.lazy.branch.keys[all.lazy.length - 1] : undefined;
-			const more = JSON.parse(this.#n.entrySteps(last).toString());
+			const more = decodeSteps(this.#n.entrySteps(last));
 			if (more.keys.length > 0) {
 				const b = all.lazy.branch;
 				all.lazy = this.#lazy({
@@ -579,7 +651,7 @@ class SessionManager {
 		if (u.base !== undefined && key - seq !== u.base) return -1; // another session's
 		if (u.upto === undefined || seq > u.upto) {
 			if (u.epoch !== this.#n.epoch()) return -1;
-			const got = JSON.parse(this.#n.entryUsages(u.upto === undefined ? undefined : u.base + u.upto).toString());
+			const got = decodeUsages(this.#n.entryUsages(u.upto === undefined ? undefined : u.base + u.upto));
 			if (got.upto === null) {
 				u.upto = null;
 				return -1;

@@ -71,9 +71,8 @@ impl SessionManager {
         Ok(self
             .db()?
             .store()
-            .links(self.sid)?
+            .links_after(self.sid, after)?
             .into_iter()
-            .filter(|l| l.key > after)
             .map(|l| PathStep { key: l.key, id: l.id, kind: l.kind, role: l.role })
             .collect())
     }
@@ -184,7 +183,7 @@ impl SessionManager {
 /// pi's `getBranch` walk (from `id` up through `parentId`, the later line of a repeated id
 /// winning, stopping at a cycle) over the entries' links read in one pass: on a long path one
 /// sequential read is cheaper than a lookup per step.
-fn walk_links(links: Vec<entries::Link>, id: &str) -> Vec<PathStep> {
+fn walk_links(mut links: Vec<entries::Link>, id: &str) -> Vec<PathStep> {
     // Entry ids are short, and SipHash's setup costs more than hashing them (a 100,000-entry
     // path is walked at every resume).
     let mut by_id: FxHashMap<&str, usize> = FxHashMap::with_capacity_and_hasher(links.len(), FxBuildHasher);
@@ -205,9 +204,11 @@ fn walk_links(links: Vec<entries::Link>, id: &str) -> Vec<PathStep> {
         current = links[i].parent_id.as_deref().and_then(|p| by_id.get(p).copied());
     }
     path.reverse();
-    let mut links: Vec<Option<entries::Link>> = links.into_iter().map(Some).collect();
+    // Each index is on the path once (`seen`): its strings are moved out, not copied.
     path.into_iter()
-        .filter_map(|i| links[i].take())
-        .map(|l| PathStep { key: l.key, id: l.id, kind: l.kind, role: l.role })
+        .map(|i| {
+            let l = &mut links[i];
+            PathStep { key: l.key, id: l.id.take(), kind: l.kind.take(), role: l.role.take() }
+        })
         .collect()
 }
