@@ -177,6 +177,7 @@ class SessionManager {
 	#steps = null; // { epoch, start, keys, ids, types }: the last path getBranch read, see #branchSteps
 	#messages = null; // { epoch, byId }: messages appended by this manager, see #own
 	#all = null; // { epoch, lazy }: a long session's entries, see getEntries
+	#allSteps = null; // { epoch, steps }: a long session's entries read with a path, see #wholePath
 	#usages = null; // { epoch, upto, rows, scanned, proxies }: entries' usages by key, see #usageAt
 
 	/** @private Use the static constructors, as with pi's SessionManager. */
@@ -522,9 +523,37 @@ class SessionManager {
 				};
 			} else if (tail.keys.length < STEPS_TAIL) steps = tail; // the whole path
 		}
-		steps ??= decodeSteps(this.#n.branchSteps(start));
+		steps ??= this.#wholePath(start, epoch);
 		this.#steps = { epoch, start, ...steps };
 		return this.#steps;
+	}
+
+	/**
+	 * The steps of the path to `start`, read whole. A long session's entries not read yet
+	 * (getEntries) are read with it and kept for getEntries: both come from one read of every
+	 * link, and pi's TUI asks for the branch at start, then for every entry (its footer).
+	 */
+	#wholePath(start, epoch) {
+		if (this.#all?.epoch !== epoch && this.#mirror?.epoch !== epoch && this.getEntryCount() > LAZY_BRANCH) {
+			const got = this.#n.entriesAndPath(start);
+			if (got !== null) {
+				const all = decodeSteps(got[0]);
+				const raw = aligned(got[1]);
+				const at = new Uint32Array(raw.buffer, raw.byteOffset, raw.length / 4);
+				const n = at.length;
+				const steps = { keys: new Array(n), ids: new Array(n), types: new Array(n), roles: new Array(n) };
+				for (let i = 0; i < n; i++) {
+					const j = at[i];
+					steps.keys[i] = all.keys[j];
+					steps.ids[i] = all.ids[j];
+					steps.types[i] = all.types[j];
+					steps.roles[i] = all.roles[j];
+				}
+				this.#allSteps = { epoch, steps: all };
+				return steps;
+			}
+		}
+		return decodeSteps(this.#n.branchSteps(start));
 	}
 
 	/** The parsed entries stored under `keys`, the same objects each time (within an epoch). */
@@ -610,20 +639,23 @@ class SessionManager {
 		let all = this.#all?.epoch === epoch ? this.#all : null;
 		if (all === null) {
 			if (this.getEntryCount() <= LAZY_BRANCH) return this.#sync().entries.slice();
-			all = this.#all = { epoch, lazy: this.#lazy(decodeSteps(this.#n.entrySteps(undefined))) };
-		} else {
-			const last = all.lazy.length > 0 ? all.lazy.branch.keys[all.lazy.length - 1] : undefined;
-			const more = decodeSteps(this.#n.entrySteps(last));
-			if (more.keys.length > 0) {
-				const b = all.lazy.branch;
-				all.lazy = this.#lazy({
-					keys: b.keys.concat(more.keys),
-					ids: b.ids.concat(more.ids),
-					types: b.types.concat(more.types),
-					roles: b.roles.concat(more.roles),
-					prefix: all.lazy,
-				});
-			}
+			// Read with the path by getBranch (#wholePath), else now.
+			const held = this.#allSteps?.epoch === epoch ? this.#allSteps.steps : null;
+			this.#allSteps = null;
+			all = this.#all = { epoch, lazy: this.#lazy(held ?? decodeSteps(this.#n.entrySteps(undefined))) };
+			if (held === null) return all.lazy.slice();
+		}
+		const last = all.lazy.length > 0 ? all.lazy.branch.keys[all.lazy.length - 1] : undefined;
+		const more = decodeSteps(this.#n.entrySteps(last));
+		if (more.keys.length > 0) {
+			const b = all.lazy.branch;
+			all.lazy = this.#lazy({
+				keys: b.keys.concat(more.keys),
+				ids: b.ids.concat(more.ids),
+				types: b.types.concat(more.types),
+				roles: b.roles.concat(more.roles),
+				prefix: all.lazy,
+			});
 		}
 		return all.lazy.slice();
 	}

@@ -173,6 +173,18 @@ impl Native {
         })
     }
 
+    /// Every entry's steps (as `entrySteps` of all) and the path of `getBranch(from)` as u32
+    /// indexes into them (little-endian), root first: `[steps, path]`, from one read of the
+    /// links; null when the session's derived columns cannot be trusted (ask `branchSteps`).
+    #[napi]
+    pub fn entries_and_path(&self, from: Option<String>) -> Result<Option<Vec<Buffer>>> {
+        guard("getBranch", || {
+            let Some((steps, path)) = self.manager()?.entries_and_path(from.as_deref())? else { return Ok(None) };
+            let indexes: Vec<u8> = path.iter().flat_map(|i| i.to_le_bytes()).collect();
+            Ok(Some(vec![Buffer::from(steps_bin(&steps)?), Buffer::from(indexes)]))
+        })
+    }
+
     /// The keys, ids, types and roles of the session's entries after key `after` (all when
     /// absent), in file order, as `branchSteps` writes them.
     #[napi]
