@@ -587,6 +587,7 @@ class SessionManager {
 			roles,
 			path, // a path from the root: each entry's parentId is the id of the one before
 			messages: new Array(keys.length),
+			back: 0.5, // half the next backward window of parsedLike
 			usage: (i, which) => this.#usageAt(branch, i, which),
 			row: (i) => this.#rowOf(branch, i, 1), // an assistant's usage row (its provider and model)
 			own: (i) => (this.#messages?.epoch === epoch ? this.#messages.byId.has(ids[i]) : false),
@@ -611,8 +612,14 @@ class SessionManager {
 					const like = [keys[i]];
 					const same = (j) => types[j] === types[i] && roles[j] === roles[i] && !branch.isParsed(j);
 					for (let j = i + 1; j < keys.length && j < i + 8 * WINDOW && like.length < WINDOW; j++) if (same(j)) like.push(keys[j]);
-					// Backwards a quarter window: a walk from the end mostly stops early.
-					if (like.length === 1) for (let j = i - 1; j >= 0 && j > i - 8 * WINDOW && like.length < WINDOW / 4; j--) if (same(j)) like.push(keys[j]);
+					// Backwards, a window doubling with each backward read of this array (1, 2, 4, ...,
+					// a quarter window): a walk from the end mostly stops early, often at its first
+					// entry (pi's _checkCompaction reads the last compaction's timestamp, and 64
+					// compactions parsed cost 21 ms on HUGE), and a long one still costs few reads.
+					if (like.length === 1) {
+						const want = (branch.back = Math.min(WINDOW / 4, branch.back * 2));
+						for (let j = i - 1; j >= 0 && j > i - 8 * WINDOW && like.length < want; j--) if (same(j)) like.push(keys[j]);
+					}
 					this.#linesAt(like);
 					e = this.#parsed.byKey.get(keys[i]);
 				}
