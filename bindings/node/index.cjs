@@ -125,6 +125,11 @@ function decodeUsages(buf) {
  * where JSON.parse of a 100,000-step path spent most of its time interning the ids.
  */
 function decodeSteps(buf) {
+	return pickSteps(stepColumns(buf), null);
+}
+
+/** The columns of `steps_bin` as typed arrays over `buf`, and the ids' text, not yet picked. */
+function stepColumns(buf) {
 	buf = aligned(buf);
 	const n = buf.readUInt32LE(0);
 	const tableLen = buf.readUInt32LE(4);
@@ -142,15 +147,22 @@ function decodeSteps(buf) {
 	const end = buf.byteOffset + buf.length - tableLen;
 	const text = buf.toString("utf8", at - buf.byteOffset, end - buf.byteOffset);
 	const table = [null, ...JSON.parse(buf.toString("utf8", end - buf.byteOffset))];
+	return { n, keyCol, typeCol, roleCol, offsets, nulls, text, table };
+}
+
+/** `{ keys, ids, types, roles }` of the steps at indexes `at` of `c` (all when null). */
+function pickSteps(c, at) {
+	const n = at === null ? c.n : at.length;
 	const keys = new Array(n);
 	const ids = new Array(n);
 	const types = new Array(n);
 	const roles = new Array(n);
 	for (let i = 0; i < n; i++) {
-		keys[i] = keyCol[i];
-		ids[i] = nulls[i] === 1 ? null : text.slice(offsets[i], offsets[i + 1]);
-		types[i] = table[typeCol[i]];
-		roles[i] = table[roleCol[i]];
+		const j = at === null ? i : at[i];
+		keys[i] = c.keyCol[j];
+		ids[i] = c.nulls[j] === 1 ? null : c.text.slice(c.offsets[j], c.offsets[j + 1]);
+		types[i] = c.table[c.typeCol[j]];
+		roles[i] = c.table[c.roleCol[j]];
 	}
 	return { keys, ids, types, roles };
 }
@@ -177,7 +189,7 @@ class SessionManager {
 	#steps = null; // { epoch, start, keys, ids, types }: the last path getBranch read, see #branchSteps
 	#messages = null; // { epoch, byId }: messages appended by this manager, see #own
 	#all = null; // { epoch, lazy }: a long session's entries, see getEntries
-	#allSteps = null; // { epoch, steps }: a long session's entries read with a path, see #wholePath
+	#allSteps = null; // { epoch, columns }: a long session's entries read with a path, see #wholePath
 	#usages = null; // { epoch, upto, rows, scanned, proxies }: entries' usages by key, see #usageAt
 
 	/** @private Use the static constructors, as with pi's SessionManager. */
@@ -537,20 +549,11 @@ class SessionManager {
 		if (this.#all?.epoch !== epoch && this.#mirror?.epoch !== epoch && this.getEntryCount() > LAZY_BRANCH) {
 			const got = this.#n.entriesAndPath(start);
 			if (got !== null) {
-				const all = decodeSteps(got[0]);
+				// The entries stay in columns until getEntries() asks: -p never does.
+				const columns = stepColumns(got[0]);
 				const raw = aligned(got[1]);
-				const at = new Uint32Array(raw.buffer, raw.byteOffset, raw.length / 4);
-				const n = at.length;
-				const steps = { keys: new Array(n), ids: new Array(n), types: new Array(n), roles: new Array(n) };
-				for (let i = 0; i < n; i++) {
-					const j = at[i];
-					steps.keys[i] = all.keys[j];
-					steps.ids[i] = all.ids[j];
-					steps.types[i] = all.types[j];
-					steps.roles[i] = all.roles[j];
-				}
-				this.#allSteps = { epoch, steps: all };
-				return steps;
+				this.#allSteps = { epoch, columns };
+				return pickSteps(columns, new Uint32Array(raw.buffer, raw.byteOffset, raw.length / 4));
 			}
 		}
 		return decodeSteps(this.#n.branchSteps(start));
@@ -647,7 +650,7 @@ class SessionManager {
 		if (all === null) {
 			if (this.getEntryCount() <= LAZY_BRANCH) return this.#sync().entries.slice();
 			// Read with the path by getBranch (#wholePath), else now.
-			const held = this.#allSteps?.epoch === epoch ? this.#allSteps.steps : null;
+			const held = this.#allSteps?.epoch === epoch ? pickSteps(this.#allSteps.columns, null) : null;
 			this.#allSteps = null;
 			all = this.#all = { epoch, lazy: this.#lazy(held ?? decodeSteps(this.#n.entrySteps(undefined))) };
 			if (held === null) return all.lazy.slice();
