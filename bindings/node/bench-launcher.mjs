@@ -18,6 +18,10 @@
 //   node bench-launcher.mjs --huge /tmp/pi-bench/huge --c10k /tmp/pi-bench/c10k \
 //     --giant /tmp/pi-bench/giant \
 //     [--runs 5] [--scratch /tmp/sessiondb-pi-bench] [--sides pi,sessiondb-pi] [--no-tui] [--json]
+//     [--only p,tui,tree,giant,c10k]
+//
+// --only runs only the scenarios named: p (1), tui (5), tree (6), giant (7), c10k (2, 3); the
+// corpora not named are skipped even when given.
 //
 // GIANT is `node shared/bench-pi/make-corpus.mjs --out /tmp/pi-bench/giant --huge 240000 --seed 1
 // --force` (671 MB); HUGE the same with --huge 100000.
@@ -48,6 +52,8 @@ const sides = {
 };
 if (args.sides) for (const k of Object.keys(sides)) if (!args.sides.split(",").includes(k)) delete sides[k];
 const log = (m) => process.stderr.write(`${m}\n`);
+const only = args.only ? new Set(args.only.split(",")) : null;
+const wanted = (name) => only === null || only.has(name);
 
 function copyCorpus(corpus, name) {
 	const dir = path.join(scratch, name);
@@ -273,7 +279,7 @@ const row = (what, side, r) => {
 	log(`${what} [${side}]: ${JSON.stringify(r)}`);
 };
 
-if (args.huge) {
+if (args.huge && (wanted("p") || wanted("tui") || wanted("tree"))) {
 	const corpus = JSON.parse(fs.readFileSync(path.join(args.huge, "corpus.json"), "utf8"));
 	const rel = path.relative(path.join(args.huge, "sessions"), corpus.huge_session_file);
 	const cwd = headerOf(corpus.huge_session_file).cwd;
@@ -285,16 +291,18 @@ if (args.huge) {
 		if (side === "sessiondb-pi" && !fs.existsSync(path.join(dir, "db.sqlite"))) {
 			row("first start (import)", side, once([...sides[side], ...MODEL, "-p", "--no-session", "hi"], cwd, env));
 		}
-		measureEach(
-			[
-				["-p --no-session", () => [...sides[side], ...MODEL, "-p", "--no-session", "hi"], runs],
-				["-p --session HUGE", () => [...sides[side], ...MODEL, "-p", "--session", file, "hi"], Math.min(runs, 3)],
-			],
-			cwd,
-			env,
-			side,
-		);
-		if (!args["no-tui"]) {
+		if (wanted("p")) {
+			measureEach(
+				[
+					["-p --no-session", () => [...sides[side], ...MODEL, "-p", "--no-session", "hi"], runs],
+					["-p --session HUGE", () => [...sides[side], ...MODEL, "-p", "--session", file, "hi"], Math.min(runs, 3)],
+				],
+				cwd,
+				env,
+				side,
+			);
+		}
+		if (!args["no-tui"] && wanted("tui")) {
 			const small = smallOf(file);
 			// SMALL is new to sessiondb-pi's database: the first open imports it, untimed.
 			once([...sides[side], ...MODEL, "-p", "--session", small, "hi"], cwd, env);
@@ -303,6 +311,8 @@ if (args.huge) {
 				for (let i = 0; i < Math.min(runs, 3); i++) got.push(await tuiSession(side, dir, cwd, f));
 				row(`TUI --session ${name} (first screen)`, side, { s: median(got.map((g) => g.s)), rss: median(got.map((g) => g.rss)), runs: got.length });
 			}
+		}
+		if (!args["no-tui"] && wanted("tree")) {
 			const trees = [];
 			for (let i = 0; i < Math.min(runs, 2); i++) trees.push(await treeOn(side, dir, cwd, file));
 			row("/tree on HUGE", side, {
@@ -314,7 +324,7 @@ if (args.huge) {
 		}
 	}
 }
-if (args.giant) {
+if (args.giant && wanted("giant")) {
 	// Each run compacts a fresh copy: pi appends the compaction and the turn to the file (and
 	// sessiondb-pi to its database too), so the copy is made again before every run.
 	const corpus = JSON.parse(fs.readFileSync(path.join(args.giant, "corpus.json"), "utf8"));
@@ -352,7 +362,7 @@ if (args.giant) {
 		row("-p --session GIANT (compacts first)", side, { s: median(got.map((g) => g.s)), rss: median(got.map((g) => g.rss)), runs: got.length });
 	}
 }
-if (args.c10k) {
+if (args.c10k && wanted("c10k")) {
 	const corpus = JSON.parse(fs.readFileSync(path.join(args.c10k, "corpus.json"), "utf8"));
 	const busiest = corpus.sessions_per_cwd[0].dir;
 	const first = fs.readdirSync(path.join(args.c10k, "sessions", busiest))[0];

@@ -83,6 +83,90 @@ function request(n, method, args) {
 
 const undef = (v) => (v === null ? undefined : v);
 
+/** `buf` itself when typed arrays can view it (8-byte aligned), else an aligned copy. */
+function aligned(buf) {
+	if (buf.byteOffset % 8 === 0) return buf;
+	const copy = new Uint8Array(buf.length);
+	copy.set(buf);
+	return Buffer.from(copy.buffer);
+}
+
+/**
+ * `{ upto, rows: [[key, provider, model, input, output, cacheRead, cacheWrite, costTotal], ...],
+ * inLine: [key, ...] }` from the columns `entryUsages` writes (src/lib.rs); `upto` null when the
+ * store knows nothing.
+ */
+function decodeUsages(buf) {
+	buf = aligned(buf);
+	const r = buf.readUInt32LE(0);
+	const l = buf.readUInt32LE(4);
+	const known = buf.readUInt32LE(8) === 1;
+	const tableLen = buf.readUInt32LE(12);
+	const upto = known ? buf.readDoubleLE(16) : null;
+	let at = buf.byteOffset + 24;
+	const numbers = new Float64Array(buf.buffer, at, 6 * r);
+	at += 48 * r;
+	const inLine = Array.from(new Float64Array(buf.buffer, at, l));
+	at += 8 * l;
+	const providers = new Uint16Array(buf.buffer, at, r);
+	const models = new Uint16Array(buf.buffer, at + 2 * r, r);
+	const table = [null, ...JSON.parse(buf.toString("utf8", buf.length - tableLen))];
+	const rows = new Array(r);
+	for (let i = 0; i < r; i++) {
+		const j = 6 * i;
+		rows[i] = [numbers[j], table[providers[i]], table[models[i]], numbers[j + 1], numbers[j + 2], numbers[j + 3], numbers[j + 4], numbers[j + 5]];
+	}
+	return { upto, rows, inLine };
+}
+
+/**
+ * `{ keys, ids, types, roles }` (plain arrays, null where absent) from the columns `branchSteps`
+ * and `entrySteps` write (src/lib.rs, `steps_bin`): typed arrays and one text of the ids, sliced,
+ * where JSON.parse of a 100,000-step path spent most of its time interning the ids.
+ */
+function decodeSteps(buf) {
+	return pickSteps(stepColumns(buf), null);
+}
+
+/** The columns of `steps_bin` as typed arrays over `buf`, and the ids' text, not yet picked. */
+function stepColumns(buf) {
+	buf = aligned(buf);
+	const n = buf.readUInt32LE(0);
+	const tableLen = buf.readUInt32LE(4);
+	let at = buf.byteOffset + 8;
+	const keyCol = new Float64Array(buf.buffer, at, n);
+	at += 8 * n;
+	const typeCol = new Uint16Array(buf.buffer, at, n);
+	at += 2 * n;
+	const roleCol = new Uint16Array(buf.buffer, at, n);
+	at += 2 * n;
+	const offsets = new Uint32Array(buf.buffer, at, n + 1);
+	at += 4 * (n + 1);
+	const nulls = new Uint8Array(buf.buffer, at, n);
+	at += n;
+	const end = buf.byteOffset + buf.length - tableLen;
+	const text = buf.toString("utf8", at - buf.byteOffset, end - buf.byteOffset);
+	const table = [null, ...JSON.parse(buf.toString("utf8", end - buf.byteOffset))];
+	return { n, keyCol, typeCol, roleCol, offsets, nulls, text, table };
+}
+
+/** `{ keys, ids, types, roles }` of the steps at indexes `at` of `c` (all when null). */
+function pickSteps(c, at) {
+	const n = at === null ? c.n : at.length;
+	const keys = new Array(n);
+	const ids = new Array(n);
+	const types = new Array(n);
+	const roles = new Array(n);
+	for (let i = 0; i < n; i++) {
+		const j = at === null ? i : at[i];
+		keys[i] = c.keyCol[j];
+		ids[i] = c.nulls[j] === 1 ? null : c.text.slice(c.offsets[j], c.offsets[j + 1]);
+		types[i] = c.table[c.typeCol[j]];
+		roles[i] = c.table[c.roleCol[j]];
+	}
+	return { keys, ids, types, roles };
+}
+
 /** pi's SessionInfo from `listInfos`' row: dates cross as milliseconds (null: Invalid Date). */
 function sessionInfo(info) {
 	info.created = new Date(info.created ?? Number.NaN);
@@ -106,6 +190,7 @@ class SessionManager {
 	#steps = null; // { epoch, start, keys, ids, types }: the last path getBranch read, see #branchSteps
 	#messages = null; // { epoch, byId }: messages appended by this manager, see #own
 	#all = null; // { epoch, lazy }: a long session's entries, see getEntries
+	#allSteps = null; // { epoch, columns }: a long session's entries read with a path, see #wholePath
 	#usages = null; // { epoch, upto, rows, scanned, proxies }: entries' usages by key, see #usageAt
 
 	/** @private Use the static constructors, as with pi's SessionManager. */
@@ -442,7 +527,7 @@ class SessionManager {
 		if (held?.start === start) return held;
 		let steps = null;
 		if (held && held.keys.length > 0) {
-			const tail = JSON.parse(this.#n.branchSteps(start, STEPS_TAIL).toString());
+			const tail = decodeSteps(this.#n.branchSteps(start, STEPS_TAIL));
 			const at = tail.ids.lastIndexOf(held.start);
 			if (at !== -1 && tail.keys[at] === held.keys[held.keys.length - 1]) {
 				steps = {
@@ -455,9 +540,28 @@ class SessionManager {
 				};
 			} else if (tail.keys.length < STEPS_TAIL) steps = tail; // the whole path
 		}
-		steps ??= JSON.parse(this.#n.branchSteps(start).toString());
+		steps ??= this.#wholePath(start, epoch);
 		this.#steps = { epoch, start, ...steps };
 		return this.#steps;
+	}
+
+	/**
+	 * The steps of the path to `start`, read whole. A long session's entries not read yet
+	 * (getEntries) are read with it and kept for getEntries: both come from one read of every
+	 * link, and pi's TUI asks for the branch at start, then for every entry (its footer).
+	 */
+	#wholePath(start, epoch) {
+		if (this.#all?.epoch !== epoch && this.#mirror?.epoch !== epoch && this.getEntryCount() > LAZY_BRANCH) {
+			const got = this.#n.entriesAndPath(start);
+			if (got !== null) {
+				// The entries stay in columns until getEntries() asks: -p never does.
+				const columns = stepColumns(got[0]);
+				const raw = aligned(got[1]);
+				this.#allSteps = { epoch, columns };
+				return pickSteps(columns, new Uint32Array(raw.buffer, raw.byteOffset, raw.length / 4));
+			}
+		}
+		return decodeSteps(this.#n.branchSteps(start));
 	}
 
 	/** The parsed entries stored under `keys`, the same objects each time (within an epoch). */
@@ -491,6 +595,7 @@ class SessionManager {
 			roles,
 			path, // a path from the root: each entry's parentId is the id of the one before
 			messages: new Array(keys.length),
+			back: 0.5, // half the next backward window of parsedLike
 			usage: (i, which) => this.#usageAt(branch, i, which),
 			row: (i) => this.#rowOf(branch, i, 1), // an assistant's usage row (its provider and model)
 			own: (i) => (this.#messages?.epoch === epoch ? this.#messages.byId.has(ids[i]) : false),
@@ -515,8 +620,14 @@ class SessionManager {
 					const like = [keys[i]];
 					const same = (j) => types[j] === types[i] && roles[j] === roles[i] && !branch.isParsed(j);
 					for (let j = i + 1; j < keys.length && j < i + 8 * WINDOW && like.length < WINDOW; j++) if (same(j)) like.push(keys[j]);
-					// Backwards a quarter window: a walk from the end mostly stops early.
-					if (like.length === 1) for (let j = i - 1; j >= 0 && j > i - 8 * WINDOW && like.length < WINDOW / 4; j--) if (same(j)) like.push(keys[j]);
+					// Backwards, a window doubling with each backward read of this array (1, 2, 4, ...,
+					// a quarter window): a walk from the end mostly stops early, often at its first
+					// entry (pi's _checkCompaction reads the last compaction's timestamp, and 64
+					// compactions parsed cost 21 ms on HUGE), and a long one still costs few reads.
+					if (like.length === 1) {
+						const want = (branch.back = Math.min(WINDOW / 4, branch.back * 2));
+						for (let j = i - 1; j >= 0 && j > i - 8 * WINDOW && like.length < want; j--) if (same(j)) like.push(keys[j]);
+					}
 					this.#linesAt(like);
 					e = this.#parsed.byKey.get(keys[i]);
 				}
@@ -543,20 +654,23 @@ class SessionManager {
 		let all = this.#all?.epoch === epoch ? this.#all : null;
 		if (all === null) {
 			if (this.getEntryCount() <= LAZY_BRANCH) return this.#sync().entries.slice();
-			all = this.#all = { epoch, lazy: this.#lazy(JSON.parse(this.#n.entrySteps(undefined).toString())) };
-		} else {
-			const last = all.lazy.length > 0 ? all.lazy.branch.keys[all.lazy.length - 1] : undefined;
-			const more = JSON.parse(this.#n.entrySteps(last).toString());
-			if (more.keys.length > 0) {
-				const b = all.lazy.branch;
-				all.lazy = this.#lazy({
-					keys: b.keys.concat(more.keys),
-					ids: b.ids.concat(more.ids),
-					types: b.types.concat(more.types),
-					roles: b.roles.concat(more.roles),
-					prefix: all.lazy,
-				});
-			}
+			// Read with the path by getBranch (#wholePath), else now.
+			const held = this.#allSteps?.epoch === epoch ? pickSteps(this.#allSteps.columns, null) : null;
+			this.#allSteps = null;
+			all = this.#all = { epoch, lazy: this.#lazy(held ?? decodeSteps(this.#n.entrySteps(undefined))) };
+			if (held === null) return all.lazy.slice();
+		}
+		const last = all.lazy.length > 0 ? all.lazy.branch.keys[all.lazy.length - 1] : undefined;
+		const more = decodeSteps(this.#n.entrySteps(last));
+		if (more.keys.length > 0) {
+			const b = all.lazy.branch;
+			all.lazy = this.#lazy({
+				keys: b.keys.concat(more.keys),
+				ids: b.ids.concat(more.ids),
+				types: b.types.concat(more.types),
+				roles: b.roles.concat(more.roles),
+				prefix: all.lazy,
+			});
 		}
 		return all.lazy.slice();
 	}
@@ -584,7 +698,7 @@ class SessionManager {
 		if (u.base !== undefined && key - seq !== u.base) return -1; // another session's
 		if (u.upto === undefined || seq > u.upto) {
 			if (u.epoch !== this.#n.epoch()) return -1;
-			const got = JSON.parse(this.#n.entryUsages(u.upto === undefined ? undefined : u.base + u.upto).toString());
+			const got = decodeUsages(this.#n.entryUsages(u.upto === undefined ? undefined : u.base + u.upto));
 			if (got.upto === null) {
 				u.upto = null;
 				return -1;

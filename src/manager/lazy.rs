@@ -63,6 +63,27 @@ impl SessionManager {
         Ok(steps)
     }
 
+    /// Every entry's steps in file order (as [`Self::entry_steps`] of all) and pi's
+    /// `getBranch(from)` as indexes into them, root first, from one read of the links: a host
+    /// resuming a long session asks for both (pi's TUI: the branch at start, every entry for
+    /// its footer), and each read every link. `None` when the tree's derived columns cannot be
+    /// trusted (the host asks for the branch alone).
+    pub fn entries_and_path(&self, from: Option<&str>) -> Result<Option<(Vec<PathStep>, Vec<u32>)>> {
+        if !self.tree()?.is_regular() {
+            return Ok(None);
+        }
+        let links = self.db()?.store().links(self.sid)?;
+        let path = match from.or(self.leaf.as_deref()) {
+            Some(id) => walk_indexes(&links, id),
+            None => Vec::new(),
+        };
+        let path = path.into_iter().map(u32::try_from).collect::<std::result::Result<Vec<u32>, _>>();
+        let path = path
+            .map_err(|_| crate::error::Error::InvalidArgument("a session too long for a path of u32 indexes".into()))?;
+        let steps = links.into_iter().map(|l| PathStep { key: l.key, id: l.id, kind: l.kind, role: l.role }).collect();
+        Ok(Some((steps, path)))
+    }
+
     /// The storage keys, ids, types and roles of the session's entries stored after key
     /// `after` (from the first when `None`), in file order: pi's `getEntries()` without its
     /// lines. No line is read.
@@ -71,9 +92,8 @@ impl SessionManager {
         Ok(self
             .db()?
             .store()
-            .links(self.sid)?
+            .links_after(self.sid, after)?
             .into_iter()
-            .filter(|l| l.key > after)
             .map(|l| PathStep { key: l.key, id: l.id, kind: l.kind, role: l.role })
             .collect())
     }
@@ -184,7 +204,19 @@ impl SessionManager {
 /// pi's `getBranch` walk (from `id` up through `parentId`, the later line of a repeated id
 /// winning, stopping at a cycle) over the entries' links read in one pass: on a long path one
 /// sequential read is cheaper than a lookup per step.
-fn walk_links(links: Vec<entries::Link>, id: &str) -> Vec<PathStep> {
+fn walk_links(mut links: Vec<entries::Link>, id: &str) -> Vec<PathStep> {
+    // Each index is on the path once: its strings are moved out, not copied.
+    walk_indexes(&links, id)
+        .into_iter()
+        .map(|i| {
+            let l = &mut links[i];
+            PathStep { key: l.key, id: l.id.take(), kind: l.kind.take(), role: l.role.take() }
+        })
+        .collect()
+}
+
+/// [`walk_links`] as indexes into `links`, root first, each at most once.
+fn walk_indexes(links: &[entries::Link], id: &str) -> Vec<usize> {
     // Entry ids are short, and SipHash's setup costs more than hashing them (a 100,000-entry
     // path is walked at every resume).
     let mut by_id: FxHashMap<&str, usize> = FxHashMap::with_capacity_and_hasher(links.len(), FxBuildHasher);
@@ -205,9 +237,5 @@ fn walk_links(links: Vec<entries::Link>, id: &str) -> Vec<PathStep> {
         current = links[i].parent_id.as_deref().and_then(|p| by_id.get(p).copied());
     }
     path.reverse();
-    let mut links: Vec<Option<entries::Link>> = links.into_iter().map(Some).collect();
-    path.into_iter()
-        .filter_map(|i| links[i].take())
-        .map(|l| PathStep { key: l.key, id: l.id, kind: l.kind, role: l.role })
-        .collect()
+    path
 }

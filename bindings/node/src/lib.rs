@@ -218,13 +218,24 @@ impl Native {
     }
 
     /// The storage keys, ids, types and message roles of `getBranch(from)` (its last `limit`
-    /// when given), root first (no line read), as the JSON text
-    /// `{"keys": [...], "ids": [...], "types": [...], "roles": [...]}` (UTF-8, in a Buffer).
+    /// when given), root first (no line read), in columns (see `steps_bin`).
     #[napi]
     pub fn branch_steps(&self, from: Option<String>, limit: Option<f64>) -> Result<Buffer> {
         guard("getBranch", || {
             let steps = self.manager()?.branch_steps(from.as_deref(), limit.map(|l| l as i64))?;
-            Ok(Buffer::from(steps_json(&steps)?))
+            Ok(Buffer::from(steps_bin(&steps)?))
+        })
+    }
+
+    /// Every entry's steps (as `entrySteps` of all) and the path of `getBranch(from)` as u32
+    /// indexes into them (little-endian), root first: `[steps, path]`, from one read of the
+    /// links; null when the session's derived columns cannot be trusted (ask `branchSteps`).
+    #[napi]
+    pub fn entries_and_path(&self, from: Option<String>) -> Result<Option<Vec<Buffer>>> {
+        guard("getBranch", || {
+            let Some((steps, path)) = self.manager()?.entries_and_path(from.as_deref())? else { return Ok(None) };
+            let indexes: Vec<u8> = path.iter().flat_map(|i| i.to_le_bytes()).collect();
+            Ok(Some(vec![Buffer::from(steps_bin(&steps)?), Buffer::from(indexes)]))
         })
     }
 
@@ -233,7 +244,7 @@ impl Native {
     #[napi]
     pub fn entry_steps(&self, after: Option<f64>) -> Result<Buffer> {
         guard("getEntries", || {
-            Ok(Buffer::from(steps_json(&self.manager()?.entry_steps(after.map(|k| EntryKey(k as i64)))?)?))
+            Ok(Buffer::from(steps_bin(&self.manager()?.entry_steps(after.map(|k| EntryKey(k as i64)))?)?))
         })
     }
 
@@ -361,31 +372,48 @@ impl Native {
         })
     }
 
-    /// The usages of the entries stored after key `after` (all when absent), as the UTF-8 JSON
-    /// text `{"upto": key, "rows": [[key, provider, model, input, output, cacheRead, cacheWrite,
-    /// costTotal], ...], "inLine": [key, ...]}` (see `Usage::entry_usages`): up to `upto` (null:
-    /// nothing is known), an entry with a row has that usage and no other, one in `inLine` has
-    /// its usages read from its line, any other has none.
+    /// The usages of the entries stored after key `after` (all when absent; see
+    /// `Usage::entry_usages`): up to `upto` (absent: nothing is known), an entry with a row has
+    /// that usage and no other, one in `inLine` has its usages read from its line, any other has
+    /// none. In columns, for `decodeUsages` (index.cjs): pi's footer asks for every row of a
+    /// session (44,000 on a 100,000-entry one), and crossing them as JSON cost more in
+    /// `JSON.parse` than reading them. Layout, little-endian, `r` rows and `l` keys in `inLine`:
+    /// - u32 `r`, u32 `l`, u32 1 when `upto` is known (else 0), u32 byte length of the table;
+    /// - f64 `upto`;
+    /// - f64 `[r][6]`: each row's key, input, output, cacheRead, cacheWrite and cost total;
+    /// - f64 `[l]`: the keys of `inLine`;
+    /// - u16 codes of the rows' providers `[r]`, then of their models `[r]`: 0 for null, else
+    ///   one more than the index in the table;
+    /// - the table: the JSON text `["provider or model", ...]`.
     #[napi]
     pub fn entry_usages(&self, after: Option<f64>) -> Result<Buffer> {
         guard("getEntries", || {
             let u = self.manager()?.entry_usages(after.map(|k| EntryKey(k as i64)))?;
-            // Written row by row (no JSON tree): pi's footer asks for every row of a session.
-            let mut out = Vec::with_capacity(64 + 96 * u.rows.len() + 16 * u.in_line.len());
-            let err = |e: serde_json::Error| sessiondb::Error::InvalidArgument(e.to_string());
-            out.extend_from_slice(b"{\"upto\":");
-            serde_json::to_writer(&mut out, &u.upto.map(|k| k.0)).map_err(err)?;
-            out.extend_from_slice(b",\"rows\":[");
-            for (i, r) in u.rows.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                let row = (r.key.0, &r.provider, &r.model, r.input, r.output, r.cache_read, r.cache_write, r.cost);
-                serde_json::to_writer(&mut out, &row).map_err(err)?;
+            let (r, l) = (u.rows.len(), u.in_line.len());
+            let mut out = Vec::with_capacity(24 + 52 * r + 8 * l + 256);
+            for n in [r, l] {
+                out.extend_from_slice(&u32::try_from(n).map_err(too_long)?.to_le_bytes());
             }
-            out.extend_from_slice(b"],\"inLine\":");
-            serde_json::to_writer(&mut out, &u.in_line.iter().map(|k| k.0).collect::<Vec<_>>()).map_err(err)?;
-            out.push(b'}');
+            out.extend_from_slice(&u32::from(u.upto.is_some()).to_le_bytes());
+            out.extend_from_slice(&[0; 4]); // the table's length, known at the end
+            out.extend_from_slice(&(u.upto.map_or(0, |k| k.0) as f64).to_le_bytes());
+            for row in &u.rows {
+                let (key, cache_read, cache_write) = (row.key.0 as f64, row.cache_read as f64, row.cache_write as f64);
+                for v in [key, row.input as f64, row.output as f64, cache_read, cache_write, row.cost] {
+                    out.extend_from_slice(&v.to_le_bytes());
+                }
+            }
+            for k in &u.in_line {
+                out.extend_from_slice(&(k.0 as f64).to_le_bytes());
+            }
+            let mut table = Table::default();
+            for row in &u.rows {
+                out.extend_from_slice(&table.code(row.provider.as_deref())?.to_le_bytes());
+            }
+            for row in &u.rows {
+                out.extend_from_slice(&table.code(row.model.as_deref())?.to_le_bytes());
+            }
+            table.finish(&mut out, 12)?;
             Ok(Buffer::from(out))
         })
     }
@@ -623,34 +651,84 @@ pub fn sessions_dir() -> Result<String> {
     guard("sessionsDir", || Ok(layout::sessions_dir().to_string_lossy().into_owned()))
 }
 
-/// Steps as the JSON text `{"keys": [...], "ids": [...], "types": [...], "roles": [...]}`,
-/// written straight out: a JSON value tree of a 100,000-step path costs more than reading it.
-fn steps_json(steps: &[PathStep]) -> sessiondb::Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(64 + steps.len() * 48);
-    out.extend_from_slice(b"{\"keys\":[");
-    for (i, s) in steps.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(s.key.to_string().as_bytes());
+/// Steps in columns, for `decodeSteps` (index.cjs): a 100,000-step path crossed as JSON cost
+/// more in `JSON.parse` (V8 interning 100,000 ids) and in escaping than reading it. Layout,
+/// little-endian (typed arrays on x64 and arm64), `n` steps and `t` distinct types and roles:
+/// - u32 `n`, u32 byte length of the table (below);
+/// - f64 keys `[n]` (JS numbers, as before);
+/// - u16 codes of the types `[n]`, then of the roles `[n]`: 0 for null, else one more than the
+///   index in the table;
+/// - u32 offsets `[n + 1]` of each id in the ids' text, in UTF-16 units (JS string indices);
+/// - u8 `[n]`: 1 where the id is null;
+/// - the ids' text (UTF-8), then the table: the JSON text `["type or role", ...]`.
+fn steps_bin(steps: &[PathStep]) -> sessiondb::Result<Vec<u8>> {
+    let n = steps.len();
+    let ids_len: usize = steps.iter().map(|s| s.id.as_deref().map_or(0, str::len)).sum();
+    let mut out = Vec::with_capacity(8 + n * 17 + 4 + ids_len + 256);
+    out.extend_from_slice(&u32::try_from(n).map_err(too_long)?.to_le_bytes());
+    out.extend_from_slice(&[0; 4]); // the table's length, known at the end
+    for s in steps {
+        out.extend_from_slice(&(s.key.0 as f64).to_le_bytes());
     }
-    type Column = fn(&PathStep) -> Option<&str>;
-    let columns: [(&str, Column); 3] =
-        [("ids", |s| s.id.as_deref()), ("types", |s| s.kind.as_deref()), ("roles", |s| s.role.as_deref())];
-    for (name, column) in columns {
-        out.extend_from_slice(format!("],\"{name}\":[").as_bytes());
-        for (i, s) in steps.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            match column(s) {
-                Some(v) => json_string(&mut out, v)?,
-                None => out.extend_from_slice(b"null"),
-            }
+    let mut table = Table::default();
+    let columns: [fn(&PathStep) -> Option<&str>; 2] = [|s| s.kind.as_deref(), |s| s.role.as_deref()];
+    for column in columns {
+        for s in steps {
+            out.extend_from_slice(&table.code(column(s))?.to_le_bytes());
         }
     }
-    out.extend_from_slice(b"]}");
+    let mut at: u32 = 0;
+    out.extend_from_slice(&at.to_le_bytes());
+    for s in steps {
+        let id = s.id.as_deref().unwrap_or("");
+        let units = if id.is_ascii() { id.len() } else { id.encode_utf16().count() };
+        at = at.checked_add(u32::try_from(units).map_err(too_long)?).ok_or_else(|| too_long(()))?;
+        out.extend_from_slice(&at.to_le_bytes());
+    }
+    out.extend(steps.iter().map(|s| u8::from(s.id.is_none())));
+    for s in steps {
+        out.extend_from_slice(s.id.as_deref().unwrap_or("").as_bytes());
+    }
+    table.finish(&mut out, 4)?;
     Ok(out)
+}
+
+/// The distinct strings of a column (types, roles, providers, models: a few), coded as u16.
+#[derive(Default)]
+struct Table<'a> {
+    values: Vec<&'a str>,
+}
+
+impl<'a> Table<'a> {
+    /// 0 for null, else 1 + the index of `v` (added when new). A linear search: the columns
+    /// hold a handful of distinct values, and hashing each of 100,000 cost more.
+    fn code(&mut self, v: Option<&'a str>) -> sessiondb::Result<u16> {
+        let Some(v) = v else { return Ok(0) };
+        let i = match self.values.iter().rposition(|&x| x == v) {
+            Some(i) => i,
+            None => {
+                self.values.push(v);
+                self.values.len() - 1
+            }
+        };
+        u16::try_from(i + 1).map_err(too_long)
+    }
+
+    /// Appends the JSON text `["value", ...]` to `out` and writes its byte length, a u32, at
+    /// `len_at`.
+    fn finish(self, out: &mut Vec<u8>, len_at: usize) -> sessiondb::Result<()> {
+        let text = serde_json::to_vec(&self.values).map_err(|e| sessiondb::Error::InvalidArgument(e.to_string()))?;
+        let len = u32::try_from(text.len()).map_err(too_long)?;
+        out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&text);
+        Ok(())
+    }
+}
+
+/// A path or session too long for the columns' widths (over 4 GiB of ids or 65,535 distinct
+/// types and roles).
+fn too_long<E>(_: E) -> sessiondb::Error {
+    sessiondb::Error::InvalidArgument("a path too long to cross to JavaScript".into())
 }
 
 /// `v` as a JSON string.

@@ -89,6 +89,15 @@ test("a long branch read lazily is pi's branch, entry for entry", () => {
 		assert.equal(again.length, want.length + 1);
 		assert.equal(again.at(-1).id, after);
 		assert.equal(again[4], live.getEntries()[4]);
+		// getEntries() after getBranch(): the entries read with the path (one read of the
+		// links), then those appended since.
+		const both = SessionManager.open(file);
+		assert.equal(both.getBranch().at(-1).id, after);
+		const last = both.appendMessage({ role: "user", content: "both", timestamp: 9 });
+		const bothAll = both.getEntries();
+		assert.equal(bothAll.length, want.length + 2);
+		assert.equal(JSON.stringify(bothAll.slice(0, want.length)), JSON.stringify(want));
+		assert.deepEqual(bothAll.slice(-2).map((e) => e.id), [after, last]);
 	} finally {
 		fs.rmSync(W, { recursive: true, force: true });
 	}

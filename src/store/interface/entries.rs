@@ -107,6 +107,10 @@ pub trait Entries {
     /// The linking columns of every entry of session `sid` (header lines excluded) in file
     /// order: all stored beside the line, so no line is read.
     fn links(&self, sid: SessionKey) -> Result<Vec<Link>>;
+    /// [`Self::links`] of the entries stored after key `after` only, from the index: a host
+    /// holding a session's links asks for those appended since (pi's footer reads
+    /// `getEntries()` on every change).
+    fn links_after(&self, sid: SessionKey, after: EntryKey) -> Result<Vec<Link>>;
     /// The type, role and time of the entry stored under `key`, without its line.
     fn entry_kind(&self, key: EntryKey) -> Result<Option<Kind>>;
     /// Hands `f` the key and line of at most `limit` entries of session `sid` from key `from` on

@@ -95,7 +95,7 @@ pub const PG_WALK_UP_STEPS: &str = "WITH RECURSIVE walk(n, session, seq, id, typ
 
 /// [`LINKS`](crate::store::sqlite::entries::LINKS) on PostgreSQL.
 pub const PG_LINKS: &str = "SELECT (session << 32) | seq AS key, id, parent_id, type, role FROM entries \
-    WHERE session = $1 AND type IS DISTINCT FROM 'session' ORDER BY seq";
+    WHERE session = $1 AND seq > $2 AND type IS DISTINCT FROM 'session' ORDER BY seq";
 
 /// [`ENTRY_KIND`](crate::store::sqlite::entries::ENTRY_KIND) on PostgreSQL.
 pub const PG_ENTRY_KIND: &str = "SELECT type, role, ts_ms FROM entries WHERE session = $1 AND seq = $2";
@@ -156,8 +156,14 @@ impl Entries for Pg {
     }
 
     fn links(&self, sid: SessionKey) -> Result<Vec<Link>> {
+        self.links_after(sid, EntryKey::MIN)
+    }
+
+    fn links_after(&self, sid: SessionKey, after: EntryKey) -> Result<Vec<Link>> {
+        // Sequence numbers start at 1: 0 takes every entry.
+        let after_seq = if after < sid.range().0 { 0 } else { pg_key(after).1 };
         Ok(self
-            .query(PG_LINKS, &[&sid])?
+            .query(PG_LINKS, &[&sid, &after_seq])?
             .iter()
             .map(|r| Link {
                 key: r.get("key"),

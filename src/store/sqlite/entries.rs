@@ -198,7 +198,12 @@ impl Entries for Sqlite {
     }
 
     fn links(&self, sid: SessionKey) -> Result<Vec<Link>> {
+        self.links_after(sid, EntryKey::MIN)
+    }
+
+    fn links_after(&self, sid: SessionKey, after: EntryKey) -> Result<Vec<Link>> {
         let (lo, hi) = range(sid);
+        let lo = if after < lo { lo } else { EntryKey(after.0.saturating_add(1)) };
         let mut st = self.conn.prepare_cached(LINKS)?;
         let [k, i, p, t, r_] = columns(&st, ["key", "id", "parent_id", "type", "role"])?;
         let links = st
