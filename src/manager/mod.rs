@@ -74,6 +74,9 @@ pub struct SessionManager {
     /// Ids of this manager's appends that are durable but not in the tables yet
     /// ([`write::Appended::Pending`]): reads settle them first.
     unsettled: RefCell<HashSet<String>>,
+    /// Entry ids drawn ahead and found free in one read of the session (see `new_id`), with
+    /// the session and whether it was staged then.
+    spare_ids: RefCell<SpareIds>,
     /// On PostgreSQL, what the last append left of the session's row and its entry, so that
     /// the next append is one round trip.
     appending: write::AppendState,
@@ -83,6 +86,18 @@ pub struct SessionManager {
     leased: Option<SessionKey>,
     /// Why the last open continued in a fork (see `lease`), until the host asks.
     notice: Option<LeaseNotice>,
+}
+
+/// Entry ids a manager drew and checked free before it needs them: few, so that the time
+/// between the check and the append that takes one stays short.
+const SPARE_IDS: usize = 16;
+
+/// [`SessionManager::new_id`]'s ids drawn ahead, for the session (and staging) they were
+/// checked against.
+#[derive(Default)]
+struct SpareIds {
+    owner: Option<(SessionKey, bool)>,
+    ids: Vec<String>,
 }
 
 /// Where a manager's current session lives: pi's three ways of keeping a session.
@@ -231,6 +246,7 @@ impl SessionManager {
             leaf: None,
             labels: IndexMap::new(),
             unsettled: RefCell::new(HashSet::new()),
+            spare_ids: RefCell::default(),
             appending: write::AppendState::default(),
             leasing: lease::holds_leases(),
             leased: None,
@@ -245,6 +261,8 @@ impl SessionManager {
 
     /// Makes the session at `file` current: staged in `stage`, or saved.
     fn set_persistence(&mut self, file: Option<String>, stage: Option<Db>) {
+        // Ids drawn ahead were checked against the session that was current.
+        *self.spare_ids.get_mut() = SpareIds::default();
         let previous = std::mem::replace(&mut self.persistence, Persistence::InMemory);
         self.persistence = previous.next(file, stage);
     }
@@ -536,7 +554,7 @@ impl SessionManager {
     fn write_entry(&mut self, entry: Object) -> Result<String> {
         let mut id = entry.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
         let parent_id = entry.get("parentId").and_then(Value::as_str).map(str::to_owned);
-        let text = Value::Object(entry.clone()).to_json();
+        let text = entry.to_json();
         if matches!(self.persistence, Persistence::Staged { .. }) && is_conversation(&entry) {
             self.flush(Some(&text))?;
         } else {
@@ -563,7 +581,7 @@ impl SessionManager {
                     entry.set("firstKeptEntryId", Value::String(fresh.as_str().into()));
                 }
                 entry.set("id", Value::String(fresh.as_str().into()));
-                text = Value::Object(entry.clone()).to_json();
+                text = entry.to_json();
                 id = fresh;
             }
         }
@@ -577,24 +595,47 @@ impl SessionManager {
     }
 
     fn new_id(&self) -> Result<String> {
-        if self.raw_db().store().append_checks_id() {
+        let store = self.raw_db().store();
+        if store.append_checks_id() {
             // The append checks the id is free and draws another if not (`write_entry`).
             return Ok(ids::new_entry_id(|_| false));
         }
         // Not settled: unsettled ids are checked in memory, so appends stay cheap.
         let unsettled = self.unsettled.borrow();
-        let mut failed = None;
-        let id = ids::new_entry_id(|c| match self.raw_db().store().entry_id_exists(self.sid, c) {
-            Ok(taken) => taken || unsettled.contains(c),
-            Err(e) => {
-                failed = Some(e);
-                true
-            }
-        });
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(id),
+        let mut spare = self.spare_ids.borrow_mut();
+        let owner = (self.sid, matches!(self.persistence, Persistence::Staged { .. }));
+        if spare.owner != Some(owner) {
+            *spare = SpareIds { owner: Some(owner), ids: Vec::new() };
         }
+        while let Some(id) = spare.ids.pop() {
+            if !unsettled.contains(&id) {
+                return Ok(id);
+            }
+        }
+        // Checking one id at a time costs a read transaction each (SQLite's file and WAL
+        // locks: a third of an append); a batch checked in one read costs that once.
+        let started = store.begin_read()?;
+        let mut failed = None;
+        let mut drawn: Vec<String> = Vec::with_capacity(SPARE_IDS);
+        while drawn.len() < SPARE_IDS && failed.is_none() {
+            let id = ids::new_entry_id(|c| match store.entry_id_exists(self.sid, c) {
+                Ok(taken) => taken || unsettled.contains(c) || drawn.iter().any(|d| d == c),
+                Err(e) => {
+                    failed = Some(e);
+                    true
+                }
+            });
+            drawn.push(id);
+        }
+        if started {
+            store.end_read();
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        let id = drawn.pop().unwrap_or_else(|| ids::new_entry_id(|_| false));
+        spare.ids = drawn;
+        Ok(id)
     }
 
     fn tree(&self) -> Result<SessionTree<'_>> {
@@ -723,4 +764,29 @@ impl SessionManager {
 /// The session recorded at an absolute path.
 fn find_path(conn: &Db, path: &str) -> Result<Option<SessionKey>> {
     conn.store().sid_by_path(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(text: &str) -> Value {
+        json::parse(format!(r#"{{"role":"user","content":"{text}","timestamp":1}}"#).as_bytes()).unwrap()
+    }
+
+    /// Ids drawn ahead were found free in one session: another session made current (a
+    /// branched session here) must draw its own.
+    #[test]
+    fn ids_drawn_ahead_serve_only_the_session_they_were_checked_in() {
+        let mut m = SessionManager::in_memory(Some("/w"), NewSessionOptions::default()).unwrap();
+        let first = m.append_message(message("one")).unwrap();
+        let second = m.append_message(message("two")).unwrap();
+        assert_ne!(first, second);
+        assert_eq!(m.spare_ids.borrow().ids.len(), SPARE_IDS - 2);
+        m.create_branched_session(Some(&first)).unwrap();
+        assert!(m.spare_ids.borrow().ids.is_empty());
+        m.append_message(message("three")).unwrap();
+        assert_eq!(m.spare_ids.borrow().owner, Some((m.sid, false)));
+        assert_eq!(m.spare_ids.borrow().ids.len(), SPARE_IDS - 1);
+    }
 }

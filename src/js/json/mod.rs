@@ -115,6 +115,12 @@ impl Object {
     pub fn new() -> Self {
         Object::default()
     }
+    /// `JSON.stringify(object)`, without wrapping (and so copying) it in a [`Value`].
+    pub fn to_json(&self) -> String {
+        let mut out = Vec::new();
+        write_object(&mut out, self);
+        String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
     /// Value of `key`.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.entries.iter().find(|(k, _)| k.0 == key.as_bytes()).map(|(_, v)| v)
@@ -332,19 +338,22 @@ pub fn write_value(out: &mut Vec<u8>, value: &Value) {
             }
             out.push(b']');
         }
-        Value::Object(obj) => {
-            out.push(b'{');
-            for (i, (k, v)) in obj.entries.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_string(out, &k.0);
-                out.push(b':');
-                write_value(out, v);
-            }
-            out.push(b'}');
-        }
+        Value::Object(obj) => write_object(out, obj),
     }
+}
+
+/// Writes `obj` as `JSON.stringify` does.
+fn write_object(out: &mut Vec<u8>, obj: &Object) {
+    out.push(b'{');
+    for (i, (k, v)) in obj.entries.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_string(out, &k.0);
+        out.push(b':');
+        write_value(out, v);
+    }
+    out.push(b'}');
 }
 
 /// A number as JavaScript prints it (`Number.prototype.toString`); non-finite → `null`.
