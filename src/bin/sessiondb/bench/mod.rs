@@ -152,6 +152,10 @@ pub fn run(opts: &BenchOptions, log: &mut dyn FnMut(&str)) -> Result<Report> {
 
     log("sync: first sync, no-change re-sync, one appended line");
     system::reset_peak_rss();
+    if let Some(mib) = system::rss_mib() {
+        // What the phases before left resident counts in this phase's peak.
+        log(&format!("  resident at the phase's start: {mib:.0} MiB"));
+    }
     let sf = api_figures::sync_figures(&corpus, work)?;
     r.sync_first_mib_per_s = round(corpus.bytes as f64 / MIB / sf.first_s);
     r.sync_no_change_ms = round(sf.resync_ms);

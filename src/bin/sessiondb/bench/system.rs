@@ -18,8 +18,7 @@ pub fn peak_rss_mib() -> Option<f64> {
     status_kib("VmHWM:").map(|k| k / 1024.0)
 }
 
-/// Current resident memory (VmRSS) in MiB (only the tests ask for it).
-#[cfg(test)]
+/// Current resident memory (VmRSS) in MiB.
 pub fn rss_mib() -> Option<f64> {
     status_kib("VmRSS:").map(|k| k / 1024.0)
 }
