@@ -14,7 +14,7 @@ import { chromium } from "playwright-core";
 import { writeHostile } from "./hostile.mjs";
 
 const root = path.resolve(import.meta.dirname, "../..");
-const bin = process.env.SESSIONDB_BIN || path.join(root, "target/debug/sessiondb");
+const bin = process.env.SESSIONDB_BIN || path.join(root, "target/release/sessiondb");
 const shots = path.join(root, "docs/screenshots");
 // A fixed folder: the session page shows its file's path, and the screenshots stay the same
 // from one run to the next.

@@ -13,6 +13,7 @@ if ! command -v "${CHROMIUM:-/usr/bin/chromium}" >/dev/null; then
 fi
 cd "$here"
 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --loglevel=error
-cargo build --bin sessiondb --manifest-path "$root/Cargo.toml"
-export SESSIONDB_BIN="${CARGO_TARGET_DIR:-$root/target}/debug/sessiondb"
+# Release, as bindings/node's tests built it: no second build of the CLI.
+cargo build --release --bin sessiondb --manifest-path "$root/Cargo.toml"
+export SESSIONDB_BIN="${CARGO_TARGET_DIR:-$root/target}/release/sessiondb"
 node --test test.mjs
