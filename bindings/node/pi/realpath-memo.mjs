@@ -2,9 +2,9 @@
 //
 // Node's realpathSync lstats every component of the path on each call. pi's modules import it by
 // name from node:fs (a live binding: module.syncBuiltinESMExports() passes a replacement on), so
-// while `fn` runs they get a version that resolves a folder once and then only lstats the last
-// component: a file that is no symbolic link resolves to its folder's real path joined with its
-// name, which is what Node answers. Anything else (a symbolic link, a missing file, options, a
+// while `fn` runs they get a version that resolves a folder once and then only asks whether the
+// last component is a symbolic link: a file that is none resolves to its folder's real path
+// joined with its name, which is what Node answers. Anything else (a symbolic link, a missing file, options, a
 // Buffer or URL) is Node's own call. Nothing changes on disk within one synchronous call of the
 // caller's, so the memo ends with it.
 import fs from "node:fs";
@@ -30,17 +30,36 @@ export function withRealpathMemo(fn) {
 function memoOf(original) {
 	const folders = new Map(); // folder -> its real path
 	const answers = new Map(); // path -> its real path, or { error } Node threw for it
+	const listings = new Map(); // folder -> Map(name -> whether it is a symbolic link), or null
+	// Whether `abs` (in `folder`) is a symbolic link; undefined when it does not exist. The first
+	// path asked in a folder is lstat'ed; from the second on, the folder is read once with its
+	// entries' types (one getdents for the folder instead of an lstat a file: pi asks for
+	// every session of the folder).
+	const isLink = (folder, abs) => {
+		let listing = listings.get(folder);
+		if (listing === undefined) {
+			listings.set(folder, null);
+		} else if (listing === null) {
+			try {
+				listing = new Map(fs.readdirSync(folder, { withFileTypes: true }).map((d) => [d.name, d.isSymbolicLink()]));
+			} catch {
+				listing = false; // not a readable folder: lstat each path, as Node does
+			}
+			listings.set(folder, listing);
+		}
+		if (listing) return listing.get(path.basename(abs));
+		try {
+			return fs.lstatSync(abs).isSymbolicLink();
+		} catch {
+			return undefined;
+		}
+	};
 	const resolve = (p) => {
 		const abs = path.resolve(p); // Node resolves the path first, lexically, as here
 		const folder = path.dirname(abs);
 		if (folder === abs) return original(p);
-		let st;
-		try {
-			st = fs.lstatSync(abs);
-		} catch {
-			return original(p); // Node's error, from Node's call
-		}
-		if (st.isSymbolicLink()) return original(p);
+		// A link, or nothing there (Node's error), is Node's own call.
+		if (isLink(folder, abs) !== false) return original(p);
 		let real = folders.get(folder);
 		if (real === undefined) {
 			real = original(folder);

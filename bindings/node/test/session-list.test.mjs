@@ -129,17 +129,27 @@ test("pi's /resume list threads as pi does, resolving each folder once", async (
 		};
 		spy.native = node.native;
 		fs.realpathSync = spy;
+		const lstats = [];
+		const lstatSync = fs.lstatSync;
+		fs.lstatSync = (...a) => {
+			lstats.push(a[0]);
+			return lstatSync(...a);
+		};
 		module.syncBuiltinESMExports(); // pi's modules import it by name
 		let ours;
 		try {
 			ours = await threaded(wrap(pi.SessionSelectorComponent));
 		} finally {
 			fs.realpathSync = node;
+			fs.lstatSync = lstatSync;
 			module.syncBuiltinESMExports();
 		}
 		assert.deepEqual(ours, piRows);
 		// Node's own call: once per folder (3 real, 3 linked), not twice per session (240+).
 		assert.ok(calls.length <= 6, `${calls.length} calls of Node's realpathSync`);
+		// A folder's entries are read once: an lstat for the first path asked in each folder,
+		// not one per session.
+		assert.ok(lstats.length <= 6, `${lstats.length} lstat calls`);
 	} finally {
 		fs.rmSync(W, { recursive: true, force: true });
 	}
