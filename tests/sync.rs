@@ -419,3 +419,31 @@ fn sync_stdin_answers_each_request_and_keeps_going_after_a_bad_one() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(serde_json::from_str::<Vec<serde_json::Value>>(&out).unwrap().len(), 1, "{out}");
 }
+
+/// The walk reads a regular file's size and time through its folder; a session file that is
+/// a symbolic link is stat'ed through the link when it is read. Both are followed as they grow.
+#[test]
+fn a_linked_session_file_is_followed_as_a_regular_one() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("sessions");
+    let dir = root.join("--w--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let elsewhere = work.path().join("elsewhere.jsonl");
+    append(&elsewhere, &format!("{}\n{}\n", header("sess-l"), line("l0000001", None, "linked")));
+    std::os::unix::fs::symlink(&elsewhere, dir.join("linked.jsonl")).unwrap();
+    let plain = dir.join("plain.jsonl");
+    append(&plain, &format!("{}\n{}\n", header("sess-p"), line("p0000001", None, "plain")));
+    let db = work.path().join("db.sqlite");
+    let mut conn = sessiondb::db::open(&db).unwrap();
+    let s = run_sync(&mut conn, &root);
+    assert_eq!((s.new, s.entries_added), (2, 2));
+    let s = run_sync(&mut conn, &root);
+    assert_eq!((s.unchanged, s.entries_added), (2, 0));
+    append(&elsewhere, &format!("{}\n", line("l0000002", Some("l0000001"), "through the link")));
+    let s = run_sync(&mut conn, &root);
+    assert_eq!((s.grown, s.unchanged, s.entries_added), (1, 1, 1));
+    append(&plain, &format!("{}\n", line("p0000002", Some("p0000001"), "in place")));
+    let s = run_sync(&mut conn, &root);
+    assert_eq!((s.grown, s.unchanged, s.entries_added), (1, 1, 1));
+    assert_equals_fresh_import(&db, &root, "linked and plain");
+}

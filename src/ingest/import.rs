@@ -169,6 +169,9 @@ pub struct ImportTarget {
     pub path: PathBuf,
     /// Its path relative to the imported directory (or `<parent>/<name>` for a single file).
     pub rel_path: String,
+    /// Its size and time as the folder's walk saw them (a regular file found in a folder);
+    /// `None`: not read yet.
+    pub signature: Option<FileSignature>,
 }
 
 /// Expands files and directories (recursively, `*.jsonl` only, sorted) into import targets.
@@ -180,12 +183,12 @@ pub fn collect_targets(paths: &[PathBuf]) -> Result<Vec<ImportTarget>> {
         if meta.is_dir() {
             let mut files = Vec::new();
             walk(p, &mut files)?;
-            for f in files {
+            for (f, signature) in files {
                 let rel = f.strip_prefix(p).unwrap_or(&f).to_string_lossy().into_owned();
-                out.push(ImportTarget { path: f, rel_path: rel });
+                out.push(ImportTarget { path: f, rel_path: rel, signature });
             }
         } else {
-            out.push(ImportTarget { path: p.clone(), rel_path: single_file_rel_path(p) });
+            out.push(ImportTarget { path: p.clone(), rel_path: single_file_rel_path(p), signature: None });
         }
     }
     Ok(out)
@@ -204,17 +207,27 @@ fn single_file_rel_path(p: &Path) -> String {
 /// The `*.jsonl` files below `dir`, in path order: each folder's entries sorted by name, a
 /// subfolder's files in its place, which is `Path`'s order (by components) without comparing
 /// whole paths (a sort of 10,000 paths cost more than the rest of an unchanged folder's sync).
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+/// A regular file's signature is read through the folder's handle (`fstatat` of its name, not
+/// a walk of its whole path again); a symbolic link's is left to whoever reads the file.
+fn walk(dir: &Path, out: &mut Vec<(PathBuf, Option<FileSignature>)>) -> Result<()> {
     let rd = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-    let mut entries = rd.collect::<std::io::Result<Vec<_>>>().map_err(|e| Error::io(dir, e))?;
-    entries.sort_unstable_by_key(|e| e.file_name());
-    for entry in entries {
+    let mut entries = rd
+        .map(|e| e.map(|e| (e.file_name(), e)))
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(|e| Error::io(dir, e))?;
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    for (_, entry) in entries {
         let path = entry.path();
         let ft = entry.file_type().map_err(|e| Error::io(&path, e))?;
         if ft.is_dir() {
             walk(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "jsonl") && (ft.is_file() || path.is_file()) {
-            out.push(path);
+        } else if path.extension().is_some_and(|e| e == "jsonl") {
+            if ft.is_file() {
+                // No signature when it is gone since the listing: reading it reports that.
+                out.push((path, entry.metadata().ok().map(|m| FileSignature::of(&m))));
+            } else if path.is_file() {
+                out.push((path, None));
+            }
         }
     }
     Ok(())

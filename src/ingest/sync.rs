@@ -8,6 +8,7 @@
 //! leaves whole files only and two syncs at once do not both act on one file.
 
 use crate::error::{Error, Result};
+use crate::hash::FxHashMap;
 use crate::ingest::import::{self, FileReport, FileStatus, ImportOptions, Source};
 use crate::jsonl::signature::tail_hash;
 use crate::jsonl::signature::{file_signature, FileSignature};
@@ -16,7 +17,6 @@ use crate::store::derive::EntryFields;
 use crate::store::handle::Db;
 use crate::store::interface::sync_state::{Position, SyncState, SyncStates};
 use serde::Serialize;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// What a sync may do besides importing.
@@ -66,7 +66,7 @@ fn states(conn: &Db) -> Result<&dyn SyncStates> {
     conn.store().sync_states().ok_or_else(|| conn.unsupported("following a folder's files"))
 }
 
-fn known_under(conn: &Db, dir: &Path) -> Result<HashMap<PathBuf, Known>> {
+fn known_under(conn: &Db, dir: &Path) -> Result<FxHashMap<PathBuf, Known>> {
     states(conn)?.states_under(dir)
 }
 
@@ -133,8 +133,21 @@ fn append_tail(conn: &mut Db, path: &Path, seen: &Known, sig: FileSignature) -> 
 }
 
 /// Brings one file into the database; updates the summary.
-fn sync_file(conn: &mut Db, path: &Path, rel: &str, seen: Option<&Known>, s: &mut SyncSummary) -> Result<()> {
-    let sig = file_signature(path)?;
+fn sync_file(
+    conn: &mut Db,
+    path: &Path,
+    rel: &str,
+    walked: Option<FileSignature>,
+    seen: Option<&Known>,
+    s: &mut SyncSummary,
+) -> Result<()> {
+    // The walk's signature only settles "unchanged": a file that changed is stat'ed again, as
+    // late as possible, because its time decides whether an unfinished last line is still
+    // being written.
+    let sig = match walked {
+        Some(sig) if seen.is_some_and(|k| k.size == Some(sig.size) && k.mtime == Some(sig.mtime_ns)) => sig,
+        _ => file_signature(path)?,
+    };
     let live = ImportOptions { force: false, live: true };
     let whole = |conn: &mut Db, s: &mut SyncSummary, force: bool| {
         let r = import::import_file(conn, path, Some(rel), ImportOptions { force, ..live });
@@ -212,7 +225,7 @@ pub(crate) fn sync_dir_direct(
     for (i, t) in targets.iter().enumerate() {
         s.files_scanned += 1;
         let seen = known.remove(&t.path);
-        if let Err(e) = sync_file(conn, &t.path, &t.rel_path, seen.as_ref(), &mut s) {
+        if let Err(e) = sync_file(conn, &t.path, &t.rel_path, t.signature, seen.as_ref(), &mut s) {
             // A file that vanished or cannot be read between listing and reading.
             s.failures += 1;
             s.failed.push(FileReport::failed(t.path.clone(), e.to_string()));
@@ -258,7 +271,7 @@ pub(crate) fn sync_paths_direct(conn: &mut Db, dir: &Path, paths: &[PathBuf], s:
         }
         let rel = p.strip_prefix(&dir).unwrap_or(p).to_string_lossy().into_owned();
         s.files_scanned += 1;
-        sync_file(conn, p, &rel, seen, s)?;
+        sync_file(conn, p, &rel, None, seen, s)?;
     }
     Ok(())
 }

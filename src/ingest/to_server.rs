@@ -240,7 +240,7 @@ pub fn sync_paths(server: &Db, dir: &Path, paths: &[PathBuf], s: &mut SyncSummar
             continue;
         }
         let rel = p.strip_prefix(&dir).unwrap_or(p).to_string_lossy().into_owned();
-        targets.push(ImportTarget { path: p.clone(), rel_path: rel });
+        targets.push(ImportTarget { path: p.clone(), rel_path: rel, signature: None });
     }
     receiver(server)?.set_files_missing(&gone, true)?;
     s.files_scanned += targets.len() as u64;

@@ -16,12 +16,19 @@ pub struct FileSignature {
 /// Size and modification time (ns) of a file.
 pub fn file_signature(path: &Path) -> Result<FileSignature> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-    let mtime = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-    Ok(FileSignature { size: i64::try_from(meta.len()).unwrap_or(i64::MAX), mtime_ns: mtime })
+    Ok(FileSignature::of(&meta))
+}
+
+impl FileSignature {
+    /// The signature in `meta` (a regular file's metadata, however it was read).
+    pub fn of(meta: &std::fs::Metadata) -> Self {
+        let mtime = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+        FileSignature { size: i64::try_from(meta.len()).unwrap_or(i64::MAX), mtime_ns: mtime }
+    }
 }
 
 /// Bytes hashed before a sync position to tell an appended file from a rewritten one.

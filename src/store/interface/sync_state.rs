@@ -2,6 +2,7 @@
 //! missing), the same on every backend ([`SyncStates`], implemented in
 //! `store::sqlite::sync_state`; PostgreSQL keeps file signatures of its own, `store::postgres::files`).
 
+use crate::hash::FxHashMap;
 use crate::jsonl::signature::FileSignature;
 use crate::store::interface::sessions::SessionFile;
 use crate::store::keys::SessionKey;
@@ -39,7 +40,7 @@ pub trait SyncStates {
     /// The session recorded at `path`, with its file's signature.
     fn file_at(&self, path: &str) -> crate::error::Result<Option<SessionFile>>;
     /// The sync state of every session whose file is below `dir`, by path.
-    fn states_under(&self, dir: &Path) -> crate::error::Result<HashMap<PathBuf, SyncState>>;
+    fn states_under(&self, dir: &Path) -> crate::error::Result<FxHashMap<PathBuf, SyncState>>;
     /// The sync state of the session whose file is at `path`.
     fn state_at(&self, path: &Path) -> crate::error::Result<Option<SyncState>>;
     /// The read position of session `sid` (`None` when it is gone).

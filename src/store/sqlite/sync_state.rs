@@ -1,5 +1,6 @@
 //! [`SyncStates`] on SQLite.
 
+use crate::hash::FxHashMap;
 use crate::jsonl::signature::FileSignature;
 use crate::store::interface::sessions::SessionFile;
 use crate::store::interface::sync_state::{Position, SyncState, SyncStates};
@@ -63,7 +64,7 @@ impl SyncStates for Sqlite {
         Ok(found)
     }
 
-    fn states_under(&self, dir: &Path) -> crate::error::Result<HashMap<PathBuf, SyncState>> {
+    fn states_under(&self, dir: &Path) -> crate::error::Result<FxHashMap<PathBuf, SyncState>> {
         let db = &self.conn;
         let conn = db;
         let root = dir.to_string_lossy();
