@@ -27,15 +27,18 @@ export function withRealpathMemo(fn) {
 	}
 }
 
+/** Whether `p` is an absolute POSIX path that path.resolve leaves as it is. */
+const plain = (p) => path.sep === "/" && p.startsWith("/") && !/\/\.{0,2}(?:\/|$)/.test(p);
+
 function memoOf(original) {
 	const folders = new Map(); // folder -> its real path
 	const answers = new Map(); // path -> its real path, or { error } Node threw for it
 	const listings = new Map(); // folder -> Map(name -> whether it is a symbolic link), or null
-	// Whether `abs` (in `folder`) is a symbolic link; undefined when it does not exist. The first
-	// path asked in a folder is lstat'ed; from the second on, the folder is read once with its
-	// entries' types (one getdents for the folder instead of an lstat a file: pi asks for
-	// every session of the folder).
-	const isLink = (folder, abs) => {
+	// Whether `abs` (`name` in `folder`) is a symbolic link; undefined when it does not exist.
+	// The first path asked in a folder is lstat'ed; from the second on, the folder is read once
+	// with its entries' types (one getdents for the folder instead of an lstat a file: pi asks
+	// for every session of the folder).
+	const isLink = (folder, abs, name) => {
 		let listing = listings.get(folder);
 		if (listing === undefined) {
 			listings.set(folder, null);
@@ -47,7 +50,7 @@ function memoOf(original) {
 			}
 			listings.set(folder, listing);
 		}
-		if (listing) return listing.get(path.basename(abs));
+		if (listing) return listing.get(name);
 		try {
 			return fs.lstatSync(abs).isSymbolicLink();
 		} catch {
@@ -55,17 +58,21 @@ function memoOf(original) {
 		}
 	};
 	const resolve = (p) => {
-		const abs = path.resolve(p); // Node resolves the path first, lexically, as here
-		const folder = path.dirname(abs);
-		if (folder === abs) return original(p);
+		// Node resolves the path first, lexically, as here; an absolute path with no empty, `.`
+		// or `..` component (pi's session paths) is its own resolution, split at its last slash.
+		const abs = plain(p) ? p : path.resolve(p);
+		const cut = path.sep === "/" ? abs.lastIndexOf("/") : -1;
+		const folder = cut === -1 ? path.dirname(abs) : cut === 0 ? "/" : abs.slice(0, cut);
+		const name = cut === -1 ? path.basename(abs) : abs.slice(cut + 1);
+		if (folder === abs || name === "") return original(p); // the root
 		// A link, or nothing there (Node's error), is Node's own call.
-		if (isLink(folder, abs) !== false) return original(p);
+		if (isLink(folder, abs, name) !== false) return original(p);
 		let real = folders.get(folder);
 		if (real === undefined) {
 			real = original(folder);
 			folders.set(folder, real);
 		}
-		return path.join(real, path.basename(abs));
+		return cut === -1 ? path.join(real, name) : real === "/" ? `/${name}` : `${real}/${name}`;
 	};
 	const memo = function realpathSync(p, options) {
 		if (typeof p !== "string" || options !== undefined) return original(p, options);
