@@ -116,6 +116,9 @@ if (phase === "main") {
 	await session.prompt("Back to the numbers.");
 	snap("prompt after summary");
 	state.files.first = session.sessionManager.getSessionFile();
+	// File times tick coarsely (4 ms here): without a pause the fork's last write can share the
+	// first session's tick, and pi's continueRecent (files by mtime) then picks either one.
+	await new Promise((r) => setTimeout(r, 50));
 	// A second session, forked as pi's AgentSessionRuntime.fork does.
 	const forkAt = find((e) => e.type === "message" && JSON.stringify(e.message.content).includes("The notes say"));
 	const forked = SM.open(state.files.first, session.sessionManager.getSessionDir());
