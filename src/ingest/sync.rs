@@ -132,6 +132,11 @@ fn append_tail(conn: &mut Db, path: &Path, seen: &Known, sig: FileSignature) -> 
     Ok(Tail::Done(added, skipped))
 }
 
+/// Whether `sig` is the signature recorded for the file when it was last read: it is unchanged.
+fn recorded(k: &Known, sig: FileSignature) -> bool {
+    k.size == Some(sig.size) && k.mtime == Some(sig.mtime_ns)
+}
+
 /// Brings one file into the database; updates the summary.
 fn sync_file(
     conn: &mut Db,
@@ -145,7 +150,7 @@ fn sync_file(
     // late as possible, because its time decides whether an unfinished last line is still
     // being written.
     let sig = match walked {
-        Some(sig) if seen.is_some_and(|k| k.size == Some(sig.size) && k.mtime == Some(sig.mtime_ns)) => sig,
+        Some(sig) if seen.is_some_and(|k| recorded(k, sig)) => sig,
         _ => file_signature(path)?,
     };
     let live = ImportOptions { force: false, live: true };
@@ -171,7 +176,7 @@ fn sync_file(
         }
         return Ok(());
     };
-    if k.size == Some(sig.size) && k.mtime == Some(sig.mtime_ns) {
+    if recorded(k, sig) {
         s.unchanged += 1;
         if k.missing {
             states(conn)?.set_missing(k.sid, false)?;
