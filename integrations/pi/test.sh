@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The pi package's tests: builds the sessiondb CLI (release, as bindings/node's tests built it) and runs the package inside pi 1.6.0
-# (installed from npm by .ci/node.sh into $SESSIONDB_NODE_HOME) on Node 22.
+# The pi package's tests: builds the sessiondb CLI (release, as bindings/node's tests built it)
+# and runs the package inside pi 1.6.0 (installed from npm by .ci/node.sh into
+# $SESSIONDB_NODE_HOME) on Node 22.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"

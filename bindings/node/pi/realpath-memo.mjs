@@ -4,9 +4,9 @@
 // name from node:fs (a live binding: module.syncBuiltinESMExports() passes a replacement on), so
 // while `fn` runs they get a version that resolves a folder once and then only asks whether the
 // last component is a symbolic link: a file that is none resolves to its folder's real path
-// joined with its name, which is what Node answers. Anything else (a symbolic link, a missing file, options, a
-// Buffer or URL) is Node's own call. Nothing changes on disk within one synchronous call of the
-// caller's, so the memo ends with it.
+// joined with its name, which is what Node answers. Anything else (a symbolic link, a missing
+// file, options, a Buffer or URL) is Node's own call. Nothing changes on disk within one
+// synchronous call of the caller's, so the memo ends with it.
 import fs from "node:fs";
 import module from "node:module";
 import path from "node:path";
