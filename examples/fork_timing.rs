@@ -20,7 +20,7 @@ fn main() -> sessiondb::Result<()> {
             NewSessionOptions::default(),
         )?;
         drop(m);
-        println!("fork {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+        println!("fork {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
     }
     Ok(())
 }

@@ -121,9 +121,12 @@ fn hot_queries_use_indexes() {
         assert!(p.contains("SCAN s") && p.contains("USING INTEGER PRIMARY KEY (rowid"), "{p}");
         assert!(!p.contains("SCAN t") && !p.contains("SCAN l"), "{p}");
     }
-    // A usage row's copies, probed by the usage triggers (V15, V18) for every row written.
+    // A usage row's copies, probed by the usage triggers (V15, V18) for every row written, and
+    // the first of them, found when a first row goes (V15): by timestamp, then id (V23).
     let p = plan(&conn, "SELECT 1 FROM usage o WHERE o.entry_id = ?1 AND o.ts IS ?2 AND o.key <> ?3");
-    assert!(p.contains("INDEX usage_by_entry (entry_id=? AND ts=?)"), "{p}");
+    assert!(p.contains("INDEX usage_by_entry (ts=? AND entry_id=?)"), "{p}");
+    let p = plan(&conn, "SELECT min(key) FROM usage WHERE entry_id = ?1 AND ts IS ?2");
+    assert!(p.contains("INDEX usage_by_entry (ts=? AND entry_id=?)"), "{p}");
     // Deleting a session drops its joined list text by primary key.
     let p = plan(&conn, "DELETE FROM list_texts WHERE sid = 1");
     assert!(p.contains("USING INTEGER PRIMARY KEY"), "{p}");

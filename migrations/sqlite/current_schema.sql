@@ -128,7 +128,6 @@ CREATE TRIGGER texts_ad AFTER DELETE ON texts BEGIN
         ON CONFLICT (key) DO UPDATE SET batch = excluded.batch;
 END;
 CREATE INDEX entries_links ON entries(key, id, parent_id, type, role);
-CREATE INDEX usage_by_entry ON usage(entry_id, ts) WHERE entry_id IS NOT NULL;
 CREATE TABLE usage_days (
     session     INTEGER NOT NULL,
     day         INTEGER NOT NULL,
@@ -232,6 +231,7 @@ CREATE TABLE usage_lines (
     session INTEGER NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE
 );
 CREATE INDEX usage_lines_by_session ON usage_lines(session);
+CREATE INDEX usage_by_entry ON usage(ts, entry_id) WHERE entry_id IS NOT NULL;
 INSERT INTO "search_meta" VALUES ('batch', 0);
 INSERT INTO "search_meta" VALUES ('deleted', 0);
 INSERT INTO "search_meta" VALUES ('indexed', 0);
