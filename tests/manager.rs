@@ -245,6 +245,34 @@ fn forks_share_lines_and_keep_them_when_the_source_goes() {
         out
     };
     let (before_a, before_b, before_c) = (export(fa), export(fb), export(fc));
+    // Each row's list text, and how many copies store their own (V24: none; the holder's is
+    // read through `text_parts`).
+    let list_texts = |s: sessiondb::SessionKey| -> (Vec<Option<String>>, i64) {
+        let conn = &conn;
+        let texts = conn
+            .sqlite()
+            .prepare("SELECT list_text FROM text_parts WHERE session = ?1 ORDER BY key")
+            .unwrap()
+            .query_map([s], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let stored = conn
+            .sqlite()
+            .query_row(
+                "SELECT count(*) FROM texts t JOIN entries e ON e.key = t.key \
+                 WHERE t.session = ?1 AND e.body_key IS NOT NULL AND t.list_text <> ''",
+                [s],
+                |r| r.get(0),
+            )
+            .unwrap();
+        (texts, stored)
+    };
+    let (source_texts, _) = list_texts(src);
+    assert!(source_texts.iter().flatten().count() > 2, "{source_texts:?}");
+    assert_eq!(list_texts(fa), (source_texts.clone(), 0));
+    assert_eq!(list_texts(fb), (source_texts.clone(), 0));
+    let texts_c = list_texts(fc).0;
     let (rows_c, own_c, shared_c) = sharing(fc);
     assert!(shared_c > 0 && own_c > 0 && shared_c + own_c == rows_c, "{:?}", sharing(fc));
     let source_text = std::fs::read(&file).unwrap();
@@ -271,6 +299,21 @@ fn forks_share_lines_and_keep_them_when_the_source_goes() {
     assert_eq!(sharing(fb), (n, n, 0));
     assert_eq!((export(fa), export(fb), export(fc)), (before_a, before_b, before_c));
     assert_eq!(sharing(fc), (rows_c, rows_c, 0));
+    // ... and their list texts, stored now.
+    assert_eq!(list_texts(fa), (source_texts.clone(), 0));
+    assert_eq!(list_texts(fb), (source_texts, 0));
+    assert_eq!(list_texts(fc).0, texts_c);
+    let stored = |s: sessiondb::SessionKey| -> Vec<Option<String>> {
+        conn.sqlite()
+            .prepare("SELECT list_text FROM texts WHERE session = ?1 ORDER BY key")
+            .unwrap()
+            .query_map([s], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    assert_eq!(stored(fa), list_texts(fa).0);
+    assert_eq!(stored(fc), texts_c);
     assert_eq!(fork_problems(), problems);
     // A copy pointing at a line that is not there is a finding.
     let (lo, hi) = sessiondb::internals::write::key_range(fb);
@@ -605,7 +648,8 @@ fn assert_branched_as_pi_and_import(
         let mut out = Vec::new();
         let form = ["SELECT plain, activity_ms FROM entries WHERE session = ?1 ORDER BY key"];
         for sql in form.into_iter().filter(|_| noted).chain([
-            "SELECT role, ts_ms, list_text FROM texts WHERE session = ?1 ORDER BY key",
+            "SELECT t.role, t.ts_ms, p.list_text FROM texts t JOIN text_parts p ON p.key = t.key \
+             WHERE t.session = ?1 ORDER BY t.key",
             "SELECT entry_id, ts, ts_ms, provider, model, input, output, cache_read, cache_write, total, cost \
              FROM usage WHERE session = ?1 ORDER BY key",
             "SELECT name, message_count, first_message, last_activity_ms, entry_count, last_seq, tree_ok \

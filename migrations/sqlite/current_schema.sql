@@ -232,6 +232,17 @@ CREATE TABLE usage_lines (
 );
 CREATE INDEX usage_lines_by_session ON usage_lines(session);
 CREATE INDEX usage_by_entry ON usage(ts, entry_id) WHERE entry_id IS NOT NULL;
+CREATE VIEW text_parts AS
+    SELECT t.key, t.session,
+        CASE WHEN t.list_text = '' THEN
+            (SELECT o.list_text FROM entries e JOIN texts o ON o.key = e.body_key WHERE e.key = t.key)
+        ELSE t.list_text END AS list_text
+    FROM texts t;
+CREATE TRIGGER texts_owned_lines AFTER UPDATE OF body_key ON entries
+WHEN old.body_key IS NOT NULL AND new.body_key IS NULL BEGIN
+    UPDATE texts SET list_text = (SELECT o.list_text FROM texts o WHERE o.key = old.body_key)
+    WHERE key = new.key AND list_text = '';
+END;
 INSERT INTO "search_meta" VALUES ('batch', 0);
 INSERT INTO "search_meta" VALUES ('deleted', 0);
 INSERT INTO "search_meta" VALUES ('indexed', 0);

@@ -109,9 +109,10 @@ pub const SAVE_LIST_TEXT: &str =
 /// Forgets a session's joined `allMessagesText` (it outgrew the limit).
 pub const DROP_LIST_TEXT: &str = "DELETE FROM list_texts WHERE sid = :sid";
 
-/// The user/assistant message texts of a session (keys `:lo..=:hi`) in file order.
+/// The user/assistant message texts of a session (keys `:lo..=:hi`) in file order (a copied
+/// line's is its holder's: `text_parts`, V24).
 pub const LIST_TEXTS: &str =
-    "SELECT list_text FROM texts WHERE key BETWEEN :lo AND :hi AND list_text IS NOT NULL ORDER BY key";
+    "SELECT list_text FROM text_parts WHERE key BETWEEN :lo AND :hi AND list_text IS NOT NULL ORDER BY key";
 
 /// Sessions whose file is in folder `:dir`, most recently written first (continue-recent).
 pub const SESSIONS_IN_DIR_BY_RECENCY: &str =

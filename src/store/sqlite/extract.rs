@@ -100,9 +100,10 @@ fn each_stored_entry(conn: &Connection, f: &mut EntryVisitor<'_>) -> Result<()> 
     Ok(())
 }
 
-/// Rebuilds the joined `allMessagesText` of every session from the texts table.
+/// Rebuilds the joined `allMessagesText` of every session from the texts (`text_parts`: a
+/// copied line's is its holder's, V24).
 pub const REBUILD_LIST_TEXTS: &str = "INSERT OR REPLACE INTO list_texts (sid, upto_seq, text) \
-    SELECT s.sid, s.last_seq, coalesce((SELECT group_concat(t.list_text, ' ' ORDER BY t.key) FROM texts t \
+    SELECT s.sid, s.last_seq, coalesce((SELECT group_concat(t.list_text, ' ' ORDER BY t.key) FROM text_parts t \
         WHERE t.key BETWEEN s.sid << 32 AND (s.sid << 32) | 4294967295 AND t.list_text IS NOT NULL), '') \
     FROM sessions s";
 

@@ -21,9 +21,10 @@ fn text(v: rusqlite::types::ValueRef<'_>) -> Result<Option<&str>> {
     v.as_str_or_null().map_err(|e| Error::from(rusqlite::Error::from(e)))
 }
 
-/// The list texts of a session's lines, in file order.
+/// The list texts of a session's lines, in file order (a copied line's is its holder's:
+/// `text_parts`, V24).
 pub const LIST_TEXTS: &str =
-    "SELECT list_text FROM texts WHERE key BETWEEN :lo AND :hi AND list_text IS NOT NULL ORDER BY key";
+    "SELECT list_text FROM text_parts WHERE key BETWEEN :lo AND :hi AND list_text IS NOT NULL ORDER BY key";
 
 impl Replica for Sqlite {
     fn local_sessions(&self) -> Result<Vec<LocalSession>> {

@@ -313,9 +313,12 @@ pub const COPY_ENTRIES: &str = "INSERT INTO entries (key, session, seq, id, pare
         parent_key - :base + :new_base, depth, compaction_key - :base + :new_base, thinking_key - :base + :new_base, model_key - :base + :new_base \
     FROM entries WHERE key BETWEEN :from AND :to AND type IS NOT 'session'";
 
-/// Copies search rows along with `write::COPY_ENTRIES` (same parameters).
+/// Copies search rows along with `write::COPY_ENTRIES` or `COPY_PATH_RUN` (same parameters),
+/// whose rows share their lines: a copy's list text is the one of the row holding its line,
+/// stored as '' (`text_parts`, V24), not stored again.
 pub const COPY_TEXTS: &str = "INSERT INTO texts (key, session, role, ts_ms, list_text) \
-    SELECT key - :base + :new_base, :copy, role, ts_ms, list_text FROM texts WHERE key BETWEEN :from AND :to";
+    SELECT key - :base + :new_base, :copy, role, ts_ms, CASE WHEN list_text IS NULL THEN NULL ELSE '' END \
+    FROM texts WHERE key BETWEEN :from AND :to";
 
 /// Copies usage rows along with `write::COPY_ENTRIES` (same parameters). A copy comes after
 /// the row it copies (the new session's keys are the largest), so it is not the first of its
@@ -366,14 +369,16 @@ fn derived(r: &rusqlite::Row<'_>) -> rusqlite::Result<Derived> {
 }
 
 /// Path rows `:lo..=:hi` of a session to branch from: columns, the line wherever it is stored,
-/// derived columns and the search row's list text. Unless `:every_line`, the line of a plain row
+/// derived columns and the search row's list text (a copied line's: its holder's). Unless `:every_line`, the line of a plain row
 /// is left unread (`NULL`) where a branch neither edits it (a compaction) nor needs it for the
 /// statistics (a name): unpacking and checking every line was most of a long branch's time.
 pub const BRANCH_SOURCE_ROWS: &str = "SELECT e.key, e.id, e.parent_id, e.type, e.ts, e.ts_ms, e.role, \
         CASE WHEN NOT :every_line AND e.plain IS NOT NULL AND e.type NOT IN ('compaction', 'session_info') THEN NULL \
             WHEN e.body_key IS NULL THEN sessiondb_line(e.body, e.body_dict) \
             ELSE (SELECT sessiondb_line(o.body, o.body_dict) FROM entries o WHERE o.key = e.body_key) END AS body, \
-        e.plain, e.activity_ms, e.parent_key, e.depth, e.compaction_key, e.thinking_key, e.model_key, t.list_text \
+        e.plain, e.activity_ms, e.parent_key, e.depth, e.compaction_key, e.thinking_key, e.model_key, \
+        CASE WHEN t.list_text = '' THEN (SELECT o.list_text FROM texts o WHERE o.key = e.body_key) \
+            ELSE t.list_text END AS list_text \
     FROM entries e LEFT JOIN texts t ON t.key = e.key WHERE e.key BETWEEN :lo AND :hi ORDER BY e.key";
 
 impl<'t> LineWriter for BulkWriter<'t> {
