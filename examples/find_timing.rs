@@ -1,7 +1,7 @@
 //! Times pi's findById in a session's folder on an open database (a profiling aid):
 //! `find_timing DB SESSION_FILE [RUNS]`. Prints the median of batches of 1,000 lookups.
-use sessiondb::internals::open_pooled;
 use sessiondb::discovery;
+use sessiondb::internals::open_pooled;
 use std::path::Path;
 
 fn main() -> sessiondb::Result<()> {

@@ -1,7 +1,6 @@
 //! Times the read behind the Node binding's getBranch of a long session, every entry's links
 //! and the path (a profiling aid): `path_timing DB SESSION_FILE [RUNS]`.
 use sessiondb::SessionManager;
-
 use std::path::Path;
 
 fn main() -> sessiondb::Result<()> {
