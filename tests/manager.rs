@@ -248,7 +248,6 @@ fn forks_share_lines_and_keep_them_when_the_source_goes() {
     // Each row's list text, and how many copies store their own (V24: none; the holder's is
     // read through `text_parts`).
     let list_texts = |s: sessiondb::SessionKey| -> (Vec<Option<String>>, i64) {
-        let conn = &conn;
         let texts = conn
             .sqlite()
             .prepare("SELECT list_text FROM text_parts WHERE session = ?1 ORDER BY key")

@@ -369,17 +369,16 @@ fn derived(r: &rusqlite::Row<'_>) -> rusqlite::Result<Derived> {
 }
 
 /// Path rows `:lo..=:hi` of a session to branch from: columns, the line wherever it is stored,
-/// derived columns and the search row's list text (a copied line's: its holder's). Unless `:every_line`, the line of a plain row
-/// is left unread (`NULL`) where a branch neither edits it (a compaction) nor needs it for the
-/// statistics (a name): unpacking and checking every line was most of a long branch's time.
+/// derived columns and the search row's list text (`text_parts`: a copied line's is its
+/// holder's). Unless `:every_line`, the line of a plain row is left unread (`NULL`) where a
+/// branch neither edits it (a compaction) nor needs it for the statistics (a name): unpacking
+/// and checking every line was most of a long branch's time.
 pub const BRANCH_SOURCE_ROWS: &str = "SELECT e.key, e.id, e.parent_id, e.type, e.ts, e.ts_ms, e.role, \
         CASE WHEN NOT :every_line AND e.plain IS NOT NULL AND e.type NOT IN ('compaction', 'session_info') THEN NULL \
             WHEN e.body_key IS NULL THEN sessiondb_line(e.body, e.body_dict) \
             ELSE (SELECT sessiondb_line(o.body, o.body_dict) FROM entries o WHERE o.key = e.body_key) END AS body, \
-        e.plain, e.activity_ms, e.parent_key, e.depth, e.compaction_key, e.thinking_key, e.model_key, \
-        CASE WHEN t.list_text = '' THEN (SELECT o.list_text FROM texts o WHERE o.key = e.body_key) \
-            ELSE t.list_text END AS list_text \
-    FROM entries e LEFT JOIN texts t ON t.key = e.key WHERE e.key BETWEEN :lo AND :hi ORDER BY e.key";
+        e.plain, e.activity_ms, e.parent_key, e.depth, e.compaction_key, e.thinking_key, e.model_key, t.list_text \
+    FROM entries e LEFT JOIN text_parts t ON t.key = e.key WHERE e.key BETWEEN :lo AND :hi ORDER BY e.key";
 
 impl<'t> LineWriter for BulkWriter<'t> {
     fn write_parsed(&mut self, text: &str, line: ParsedLine) -> Result<()> {
