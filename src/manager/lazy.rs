@@ -6,35 +6,19 @@ use crate::error::Result;
 use crate::hash::{FxBuildHasher, FxHashMap};
 use crate::js::json::{self, Value};
 use crate::read::tree::PathStep;
-use crate::store::interface::entries;
+use crate::store::interface::links::Links;
 use crate::store::interface::usage::EntryUsages;
 use crate::store::keys::EntryKey;
 
-/// One entry's place in pi's `getTree()`, without its line (see
-/// [`SessionManager::tree_links`]).
-#[derive(Debug, Clone)]
-pub struct TreeLink {
-    /// Storage key (file order).
-    pub key: EntryKey,
-    /// `id` when a string.
-    pub id: Option<String>,
-    /// `parentId` when a string.
-    pub parent_id: Option<String>,
-    /// `type` when a string.
-    pub kind: Option<String>,
-    /// `message.role`.
-    pub role: Option<String>,
-    /// `new Date(timestamp).getTime()` (inner `None` for NaN), read only for an entry with a
-    /// sibling or a parentId that is not a string; `None` when not read.
-    pub time: Option<Option<i64>>,
-}
-
-/// A session's tree without its lines: links in file order, and pi's labels (target id,
-/// label, the label entry's timestamp) in the order they were set.
+/// A session's tree without its lines: links in file order, the times pi's sort compares, and
+/// pi's labels (target id, label, the label entry's timestamp) in the order they were set.
 #[derive(Debug, Clone)]
 pub struct TreeLinks {
     /// Every entry, in file order (header lines excluded).
-    pub links: Vec<TreeLink>,
+    pub links: Links,
+    /// For each of `links`: `new Date(timestamp).getTime()` (inner `None` for NaN), read only
+    /// for an entry with a sibling or a parentId that is not a string; `None` when not read.
+    pub times: Vec<Option<Option<i64>>>,
     /// pi's `labelsById` and `labelTimestampsById`.
     pub labels: Vec<(String, Value, Option<Value>)>,
 }
@@ -52,7 +36,7 @@ impl SessionManager {
         let Some(limit) = limit else {
             let tree = self.tree()?;
             if tree.is_regular() {
-                return Ok(walk_links(self.db()?.store().links(self.sid)?, id));
+                return Ok(walk_links(&self.db()?.store().links(self.sid)?, id));
             }
             return tree.branch_keys(id);
         };
@@ -68,7 +52,7 @@ impl SessionManager {
     /// resuming a long session asks for both (pi's TUI: the branch at start, every entry for
     /// its footer), and each read every link. `None` when the tree's derived columns cannot be
     /// trusted (the host asks for the branch alone).
-    pub fn entries_and_path(&self, from: Option<&str>) -> Result<Option<(Vec<PathStep>, Vec<u32>)>> {
+    pub fn entries_and_path(&self, from: Option<&str>) -> Result<Option<(Links, Vec<u32>)>> {
         if !self.tree()?.is_regular() {
             return Ok(None);
         }
@@ -80,22 +64,14 @@ impl SessionManager {
         let path = path.into_iter().map(u32::try_from).collect::<std::result::Result<Vec<u32>, _>>();
         let path = path
             .map_err(|_| crate::error::Error::InvalidArgument("a session too long for a path of u32 indexes".into()))?;
-        let steps = links.into_iter().map(|l| PathStep { key: l.key, id: l.id, kind: l.kind, role: l.role }).collect();
-        Ok(Some((steps, path)))
+        Ok(Some((links, path)))
     }
 
     /// The storage keys, ids, types and roles of the session's entries stored after key
     /// `after` (from the first when `None`), in file order: pi's `getEntries()` without its
     /// lines. No line is read.
-    pub fn entry_steps(&self, after: Option<EntryKey>) -> Result<Vec<PathStep>> {
-        let after = after.unwrap_or(EntryKey::MIN);
-        Ok(self
-            .db()?
-            .store()
-            .links_after(self.sid, after)?
-            .into_iter()
-            .map(|l| PathStep { key: l.key, id: l.id, kind: l.kind, role: l.role })
-            .collect())
+    pub fn entry_steps(&self, after: Option<EntryKey>) -> Result<Links> {
+        self.db()?.store().links_after(self.sid, after.unwrap_or(EntryKey::MIN))
     }
 
     /// What pi's `getTree()` is made of, without reading a line but the labels': every entry's
@@ -109,33 +85,22 @@ impl SessionManager {
         // entries sharing a parent (or whose parent is not a string: the host parses those)
         // have their time read.
         let mut children: FxHashMap<&str, u32> = FxHashMap::with_capacity_and_hasher(links.len(), FxBuildHasher);
-        for l in &links {
-            if let Some(p) = l.parent_id.as_deref() {
+        for l in links.iter() {
+            if let Some(p) = l.parent_id {
                 *children.entry(p).or_default() += 1;
             }
         }
         let mut times = Vec::with_capacity(links.len());
-        for l in &links {
-            let sorted = l.parent_id.as_deref().is_none_or(|p| children.get(p).is_some_and(|&n| n > 1));
+        for l in links.iter() {
+            let sorted = l.parent_id.is_none_or(|p| children.get(p).is_some_and(|&n| n > 1));
             times.push(match sorted {
                 true => Some(store.entry_kind(l.key)?.and_then(|k| k.ts_ms)),
                 false => None,
             });
         }
         let labels = self.tree()?.labels()?.into_iter().map(|(target, (label, ts))| (target, label, ts)).collect();
-        let links = links
-            .into_iter()
-            .zip(times)
-            .map(|(l, time)| TreeLink {
-                key: l.key,
-                id: l.id,
-                parent_id: l.parent_id,
-                kind: l.kind,
-                role: l.role,
-                time,
-            })
-            .collect();
-        Ok(TreeLinks { links, labels })
+        drop(children);
+        Ok(TreeLinks { links, times, labels })
     }
 
     /// Hands `f`, for each of `keys` in that order, the JSON texts of the entry's `usage` and
@@ -204,24 +169,28 @@ impl SessionManager {
 /// pi's `getBranch` walk (from `id` up through `parentId`, the later line of a repeated id
 /// winning, stopping at a cycle) over the entries' links read in one pass: on a long path one
 /// sequential read is cheaper than a lookup per step.
-fn walk_links(mut links: Vec<entries::Link>, id: &str) -> Vec<PathStep> {
-    // Each index is on the path once: its strings are moved out, not copied.
-    walk_indexes(&links, id)
+fn walk_links(links: &Links, id: &str) -> Vec<PathStep> {
+    walk_indexes(links, id)
         .into_iter()
         .map(|i| {
-            let l = &mut links[i];
-            PathStep { key: l.key, id: l.id.take(), kind: l.kind.take(), role: l.role.take() }
+            let l = links.get(i);
+            PathStep {
+                key: l.key,
+                id: l.id.map(str::to_owned),
+                kind: l.kind.map(str::to_owned),
+                role: l.role.map(str::to_owned),
+            }
         })
         .collect()
 }
 
 /// [`walk_links`] as indexes into `links`, root first, each at most once.
-fn walk_indexes(links: &[entries::Link], id: &str) -> Vec<usize> {
+fn walk_indexes(links: &Links, id: &str) -> Vec<usize> {
     // Entry ids are short, and SipHash's setup costs more than hashing them (a 100,000-entry
     // path is walked at every resume).
     let mut by_id: FxHashMap<&str, usize> = FxHashMap::with_capacity_and_hasher(links.len(), FxBuildHasher);
-    for (i, l) in links.iter().enumerate() {
-        if let Some(id) = l.id.as_deref() {
+    for i in 0..links.len() {
+        if let Some(id) = links.id(i) {
             by_id.insert(id, i);
         }
     }
@@ -234,7 +203,7 @@ fn walk_indexes(links: &[entries::Link], id: &str) -> Vec<usize> {
         }
         seen[i] = true;
         path.push(i);
-        current = links[i].parent_id.as_deref().and_then(|p| by_id.get(p).copied());
+        current = links.parent_id(i).and_then(|p| by_id.get(p).copied());
     }
     path.reverse();
     path

@@ -14,7 +14,8 @@ mod lazy;
 mod lease;
 mod read;
 
-pub use lazy::{TreeLink, TreeLinks};
+pub use crate::store::interface::links::{LinkRef, Links};
+pub use lazy::TreeLinks;
 pub use lease::{hold_leases, holds_leases, LeaseNotice};
 
 use crate::error::{Error, Result};

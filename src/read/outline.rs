@@ -7,7 +7,6 @@ use crate::error::Result;
 use crate::js::json::Value;
 use crate::read::tree::SessionTree;
 use crate::store::handle::Db;
-use crate::store::interface::entries::Link;
 use crate::store::keys::{EntryKey, SessionKey};
 use std::collections::HashMap;
 
@@ -55,19 +54,19 @@ pub struct Outline {
 /// `limit` nodes. Where ids repeat, the later line is the node (as pi's tree); a parent cycle
 /// is left out (no root reaches it).
 pub fn outline(db: &Db, sid: SessionKey, active: Option<EntryKey>, limit: usize) -> Result<Outline> {
-    let links: Vec<Link> = db.store().links(sid)?;
+    let links = db.store().links(sid)?;
     let tree = SessionTree::open(db, sid)?;
     let labels = tree.labels()?;
     let n = links.len();
     let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(n);
     for (i, l) in links.iter().enumerate() {
-        if let Some(id) = l.id.as_deref() {
+        if let Some(id) = l.id {
             by_id.insert(id, i);
         }
     }
-    let is_node = |i: usize| links[i].id.as_deref().is_none_or(|id| by_id[id] == i);
+    let is_node = |i: usize| links.id(i).is_none_or(|id| by_id[id] == i);
     let parent_of = |i: usize| -> Option<usize> {
-        let p = *by_id.get(links[i].parent_id.as_deref()?)?;
+        let p = *by_id.get(links.parent_id(i)?)?;
         (p != i).then_some(p)
     };
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -79,7 +78,7 @@ pub fn outline(db: &Db, sid: SessionKey, active: Option<EntryKey>, limit: usize)
         }
     }
     let mut on_path = vec![false; n];
-    let active_index = active.and_then(|k| links.binary_search_by_key(&k, |l| l.key).ok());
+    let active_index = active.and_then(|k| links.keys().binary_search(&k).ok());
     let mut path_len = 0;
     let mut at = active_index;
     while let Some(i) = at {
@@ -101,7 +100,7 @@ pub fn outline(db: &Db, sid: SessionKey, active: Option<EntryKey>, limit: usize)
     let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&r| (r, 0)).collect();
     while let Some((i, depth)) = stack.pop() {
         let kids = &children[i];
-        let label = links[i].id.as_deref().and_then(|id| labels.get(id)).map(|(l, _)| match l {
+        let label = links.id(i).and_then(|id| labels.get(id)).map(|(l, _)| match l {
             Value::String(s) => s.to_str().into_owned(),
             other => other.to_json(),
         });
@@ -109,8 +108,8 @@ pub fn outline(db: &Db, sid: SessionKey, active: Option<EntryKey>, limit: usize)
         if shown {
             if out.nodes.len() < limit {
                 out.nodes.push(OutlineNode {
-                    key: links[i].key,
-                    id: links[i].id.clone(),
+                    key: links.key(i),
+                    id: links.id(i).map(str::to_owned),
                     depth,
                     children: kids.len(),
                     on_path: on_path[i],

@@ -9,7 +9,7 @@
 use napi::bindgen_prelude::Buffer;
 use napi::{Error, Result};
 use napi_derive::napi;
-use sessiondb::manager::{SessionManager, TreeLink};
+use sessiondb::manager::{LinkRef, Links, SessionManager};
 use sessiondb::paths as layout;
 use sessiondb::rpc::RpcServer;
 use sessiondb::tree::PathStep;
@@ -223,7 +223,7 @@ impl Native {
     pub fn branch_steps(&self, from: Option<String>, limit: Option<f64>) -> Result<Buffer> {
         guard("getBranch", || {
             let steps = self.manager()?.branch_steps(from.as_deref(), limit.map(|l| l as i64))?;
-            Ok(Buffer::from(steps_bin(&steps)?))
+            Ok(Buffer::from(steps_bin(&path_links(&steps))?))
         })
     }
 
@@ -256,25 +256,22 @@ impl Native {
     pub fn tree_links(&self) -> Result<Buffer> {
         guard("getTree", || {
             let tree = self.manager()?.tree_links()?;
-            let n = tree.links.len();
+            let links = &tree.links;
+            let n = links.len();
             let mut out = Vec::with_capacity(128 + n * 80);
             out.extend_from_slice(b"{\"keys\":[");
-            for (i, l) in tree.links.iter().enumerate() {
+            for (i, key) in links.keys().iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
-                out.extend_from_slice(l.key.to_string().as_bytes());
+                out.extend_from_slice(key.to_string().as_bytes());
             }
-            type Column = fn(&TreeLink) -> Option<&str>;
-            let columns: [(&str, Column); 4] = [
-                ("ids", |l| l.id.as_deref()),
-                ("parents", |l| l.parent_id.as_deref()),
-                ("types", |l| l.kind.as_deref()),
-                ("roles", |l| l.role.as_deref()),
-            ];
+            type Column = fn(LinkRef<'_>) -> Option<&str>;
+            let columns: [(&str, Column); 4] =
+                [("ids", |l| l.id), ("parents", |l| l.parent_id), ("types", |l| l.kind), ("roles", |l| l.role)];
             for (name, column) in columns {
                 out.extend_from_slice(format!("],\"{name}\":[").as_bytes());
-                for (i, l) in tree.links.iter().enumerate() {
+                for (i, l) in links.iter().enumerate() {
                     if i > 0 {
                         out.push(b',');
                     }
@@ -285,11 +282,11 @@ impl Native {
                 }
             }
             out.extend_from_slice(b"],\"times\":[");
-            for (i, l) in tree.links.iter().enumerate() {
+            for (i, time) in tree.times.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
-                match l.time {
+                match time {
                     Some(Some(ms)) => out.extend_from_slice(ms.to_string().as_bytes()),
                     Some(None) => out.extend_from_slice(b"null"),
                     None => out.extend_from_slice(b"false"),
@@ -661,36 +658,51 @@ pub fn sessions_dir() -> Result<String> {
 /// - u32 offsets `[n + 1]` of each id in the ids' text, in UTF-16 units (JS string indices);
 /// - u8 `[n]`: 1 where the id is null;
 /// - the ids' text (UTF-8), then the table: the JSON text `["type or role", ...]`.
-fn steps_bin(steps: &[PathStep]) -> sessiondb::Result<Vec<u8>> {
+fn steps_bin(steps: &Links) -> sessiondb::Result<Vec<u8>> {
     let n = steps.len();
-    let ids_len: usize = steps.iter().map(|s| s.id.as_deref().map_or(0, str::len)).sum();
+    let ids_len: usize = steps.iter().map(|s| s.id.map_or(0, str::len)).sum();
     let mut out = Vec::with_capacity(8 + n * 17 + 4 + ids_len + 256);
     out.extend_from_slice(&u32::try_from(n).map_err(too_long)?.to_le_bytes());
     out.extend_from_slice(&[0; 4]); // the table's length, known at the end
-    for s in steps {
-        out.extend_from_slice(&(s.key.0 as f64).to_le_bytes());
+    for key in steps.keys() {
+        out.extend_from_slice(&(key.0 as f64).to_le_bytes());
     }
     let mut table = Table::default();
-    let columns: [fn(&PathStep) -> Option<&str>; 2] = [|s| s.kind.as_deref(), |s| s.role.as_deref()];
+    let columns: [fn(LinkRef<'_>) -> Option<&str>; 2] = [|s| s.kind, |s| s.role];
     for column in columns {
-        for s in steps {
+        for s in steps.iter() {
             out.extend_from_slice(&table.code(column(s))?.to_le_bytes());
         }
     }
     let mut at: u32 = 0;
     out.extend_from_slice(&at.to_le_bytes());
-    for s in steps {
-        let id = s.id.as_deref().unwrap_or("");
+    for s in steps.iter() {
+        let id = s.id.unwrap_or("");
         let units = if id.is_ascii() { id.len() } else { id.encode_utf16().count() };
         at = at.checked_add(u32::try_from(units).map_err(too_long)?).ok_or_else(|| too_long(()))?;
         out.extend_from_slice(&at.to_le_bytes());
     }
     out.extend(steps.iter().map(|s| u8::from(s.id.is_none())));
-    for s in steps {
-        out.extend_from_slice(s.id.as_deref().unwrap_or("").as_bytes());
+    for s in steps.iter() {
+        out.extend_from_slice(s.id.unwrap_or("").as_bytes());
     }
     table.finish(&mut out, 4)?;
     Ok(out)
+}
+
+/// A path's steps as [`Links`] (no parent ids: `steps_bin` does not write them).
+fn path_links(steps: &[PathStep]) -> Links {
+    let mut links = Links::with_capacity(steps.len());
+    for s in steps {
+        links.push(LinkRef {
+            key: s.key,
+            id: s.id.as_deref(),
+            parent_id: None,
+            kind: s.kind.as_deref(),
+            role: s.role.as_deref(),
+        });
+    }
+    links
 }
 
 /// The distinct strings of a column (types, roles, providers, models: a few), coded as u16.

@@ -5,6 +5,7 @@
 use crate::error::Result;
 use crate::js::json::{self, Value};
 use crate::pi::projection::ParsedEntry;
+use crate::store::interface::links::Links;
 use crate::store::keys::{EntryKey, SessionKey};
 
 /// One stored entry line with its columns.
@@ -43,21 +44,6 @@ pub struct PathStep {
     pub key: EntryKey,
     /// Entry id, when a string.
     pub id: Option<String>,
-    /// Entry type.
-    pub kind: Option<String>,
-    /// Message role.
-    pub role: Option<String>,
-}
-
-/// An entry's place in the tree, without its line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Link {
-    /// Storage key (file order).
-    pub key: EntryKey,
-    /// `id` when a string.
-    pub id: Option<String>,
-    /// `parentId` when a string.
-    pub parent_id: Option<String>,
     /// Entry type.
     pub kind: Option<String>,
     /// Message role.
@@ -106,11 +92,11 @@ pub trait Entries {
     fn walk_up_steps(&self, key: EntryKey, limit: i64) -> Result<Vec<PathStep>>;
     /// The linking columns of every entry of session `sid` (header lines excluded) in file
     /// order: all stored beside the line, so no line is read.
-    fn links(&self, sid: SessionKey) -> Result<Vec<Link>>;
+    fn links(&self, sid: SessionKey) -> Result<Links>;
     /// [`Self::links`] of the entries stored after key `after` only, from the index: a host
     /// holding a session's links asks for those appended since (pi's footer reads
     /// `getEntries()` on every change).
-    fn links_after(&self, sid: SessionKey, after: EntryKey) -> Result<Vec<Link>>;
+    fn links_after(&self, sid: SessionKey, after: EntryKey) -> Result<Links>;
     /// The type, role and time of the entry stored under `key`, without its line.
     fn entry_kind(&self, key: EntryKey) -> Result<Option<Kind>>;
     /// Hands `f` the key and line of at most `limit` entries of session `sid` from key `from` on

@@ -8,6 +8,7 @@ pub mod discovery;
 pub mod entries;
 pub mod integrity;
 pub mod lease;
+pub mod links;
 pub mod replica;
 pub mod search;
 pub mod sessions;

@@ -2,7 +2,8 @@
 //! carry keys only and join the lines once at the end.
 
 use crate::error::Result;
-use crate::store::interface::entries::{Entries, EntryRow, Kind, Link, PathStep};
+use crate::store::interface::entries::{Entries, EntryRow, Kind, PathStep};
+use crate::store::interface::links::{LinkRef, Links};
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::postgres::{Pg, PgParams};
 
@@ -155,24 +156,25 @@ impl Entries for Pg {
             .collect())
     }
 
-    fn links(&self, sid: SessionKey) -> Result<Vec<Link>> {
+    fn links(&self, sid: SessionKey) -> Result<Links> {
         self.links_after(sid, EntryKey::MIN)
     }
 
-    fn links_after(&self, sid: SessionKey, after: EntryKey) -> Result<Vec<Link>> {
+    fn links_after(&self, sid: SessionKey, after: EntryKey) -> Result<Links> {
         // Sequence numbers start at 1: 0 takes every entry.
         let after_seq = if after < sid.range().0 { 0 } else { pg_key(after).1 };
-        Ok(self
-            .query(PG_LINKS, &[&sid, &after_seq])?
-            .iter()
-            .map(|r| Link {
+        let rows = self.query(PG_LINKS, &[&sid, &after_seq])?;
+        let mut links = Links::with_capacity(rows.len());
+        for r in &rows {
+            links.push(LinkRef {
                 key: r.get("key"),
                 id: r.get("id"),
                 parent_id: r.get("parent_id"),
                 kind: r.get("type"),
                 role: r.get("role"),
-            })
-            .collect())
+            });
+        }
+        Ok(links)
     }
 
     fn entry_kind(&self, key: EntryKey) -> Result<Option<Kind>> {

@@ -2,7 +2,8 @@
 //! and reads its columns by name.
 
 use crate::error::Result;
-use crate::store::interface::entries::{Entries, EntryRow, Kind, Link, PathStep};
+use crate::store::interface::entries::{Entries, EntryRow, Kind, PathStep};
+use crate::store::interface::links::{LinkRef, Links};
 use crate::store::keys::{EntryKey, SessionKey};
 use crate::store::sqlite::{columns, Sqlite};
 use rusqlite::{named_params, Connection, OptionalExtension, Row};
@@ -22,6 +23,11 @@ const ENTRY_COLUMNS: [&str; 12] = [
     "thinking_key",
     "model_key",
 ];
+
+/// A text column borrowed from the row (no `String` for it), `None` for null.
+fn text<'r>(r: &'r Row<'_>, c: usize) -> rusqlite::Result<Option<&'r str>> {
+    Ok(r.get_ref(c)?.as_str_or_null()?)
+}
 
 /// Reads a row whose [`ENTRY_COLUMNS`] are at `c` (see `sqlite::columns`).
 fn entry_row(r: &Row<'_>, c: &[usize; 12]) -> rusqlite::Result<EntryRow> {
@@ -197,20 +203,26 @@ impl Entries for Sqlite {
         Ok(steps)
     }
 
-    fn links(&self, sid: SessionKey) -> Result<Vec<Link>> {
+    fn links(&self, sid: SessionKey) -> Result<Links> {
         self.links_after(sid, EntryKey::MIN)
     }
 
-    fn links_after(&self, sid: SessionKey, after: EntryKey) -> Result<Vec<Link>> {
+    fn links_after(&self, sid: SessionKey, after: EntryKey) -> Result<Links> {
         let (lo, hi) = range(sid);
         let lo = if after < lo { lo } else { EntryKey(after.0.saturating_add(1)) };
         let mut st = self.conn.prepare_cached(LINKS)?;
         let [k, i, p, t, r_] = columns(&st, ["key", "id", "parent_id", "type", "role"])?;
-        let links = st
-            .query_map(named_params! { ":lo": lo, ":hi": hi }, |r| {
-                Ok(Link { key: r.get(k)?, id: r.get(i)?, parent_id: r.get(p)?, kind: r.get(t)?, role: r.get(r_)? })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut rows = st.query(named_params! { ":lo": lo, ":hi": hi })?;
+        let mut links = Links::default();
+        while let Some(r) = rows.next()? {
+            links.push(LinkRef {
+                key: r.get(k)?,
+                id: text(r, i)?,
+                parent_id: text(r, p)?,
+                kind: text(r, t)?,
+                role: text(r, r_)?,
+            });
+        }
         Ok(links)
     }
 
