@@ -14,6 +14,7 @@ const platform = require("./platform.cjs");
 const parses = require("./parse-count.cjs");
 const { buildTree } = require("./tree.cjs");
 const { forwarding } = require("./proxy.cjs");
+const { ParsedEntries } = require("./parsed.cjs");
 
 const native = loadNative();
 
@@ -186,7 +187,7 @@ class SessionManager {
 	#n;
 	#mirror = null; // { epoch, lastKey, entries }: the parsed session, see #sync
 	#file = null; // FileMirror writing the session's JSONL file, in files mode
-	#parsed = null; // { epoch, byKey }: every entry parsed, by storage key, see #linesAt and #sync
+	#parsed = null; // ParsedEntries (parsed.cjs): every entry parsed, by storage key, see #linesAt and #sync
 	#steps = null; // { epoch, start, keys, ids, types }: the last path getBranch read, see #branchSteps
 	#messages = null; // { epoch, byId }: messages appended by this manager, see #own
 	#all = null; // { epoch, lazy }: a long session's entries, see getEntries
@@ -370,8 +371,8 @@ class SessionManager {
 		const epoch = this.#n.epoch();
 		let m = this.#mirror;
 		if (m === null || m.epoch !== epoch) m = this.#mirror = { epoch, lastKey: undefined, entries: [] };
-		if (this.#parsed === null || this.#parsed.epoch !== epoch) this.#parsed = { epoch, byKey: new Map() };
-		const { byKey } = this.#parsed;
+		if (this.#parsed === null || this.#parsed.epoch !== epoch) this.#parsed = new ParsedEntries(epoch);
+		const byKey = this.#parsed;
 		for (;;) {
 			const [keys, lines] = JSON.parse(this.#n.linesAfter(m.lastKey, BATCH).toString());
 			parses.count("lines", lines.length);
@@ -567,8 +568,8 @@ class SessionManager {
 	/** The parsed entries stored under `keys`, the same objects each time (within an epoch). */
 	#linesAt(keys) {
 		const epoch = this.#n.epoch();
-		if (this.#parsed === null || this.#parsed.epoch !== epoch) this.#parsed = { epoch, byKey: new Map() };
-		const { byKey } = this.#parsed;
+		if (this.#parsed === null || this.#parsed.epoch !== epoch) this.#parsed = new ParsedEntries(epoch);
+		const byKey = this.#parsed;
 		const missing = keys.filter((k) => !byKey.has(k));
 		if (missing.length > 0) {
 			const lines = JSON.parse(this.#n.linesAt(missing).toString());
@@ -596,17 +597,27 @@ class SessionManager {
 			path, // a path from the root: each entry's parentId is the id of the one before
 			messages: new Array(keys.length),
 			back: 0.5, // half the next backward window of parsedLike
-			usage: (i, which) => this.#usageAt(branch, i, which),
+			// pi's footer reads an assistant's usage a dozen times a render: each entry's usages
+			// are looked up once (lines never change; a parsed entry answers for itself instead).
+			usages: [new Array(keys.length), new Array(keys.length)],
+			usage: (i, which) => {
+				let u = branch.usages[which][i];
+				if (u === undefined) {
+					u = this.#usageAt(branch, i, which);
+					branch.usages[which][i] = u === undefined ? NO_USAGE : u; // a usage may be null
+				}
+				return u === NO_USAGE ? undefined : u;
+			},
 			row: (i) => this.#rowOf(branch, i, 1), // an assistant's usage row (its provider and model)
 			own: (i) => (this.#messages?.epoch === epoch ? this.#messages.byId.has(ids[i]) : false),
-			isParsed: (i) => this.#parsed?.byKey.has(keys[i]) ?? false,
+			isParsed: (i) => this.#parsed?.has(keys[i]) ?? false,
 			one: (i) => this.#linesAt([keys[i]])[0],
 			parsed: (i) => {
-				let e = this.#parsed?.byKey.get(keys[i]);
+				let e = this.#parsed?.get(keys[i]);
 				if (e === undefined) {
 					const from = Math.max(0, i - WINDOW / 2);
 					this.#linesAt(keys.slice(from, Math.min(keys.length, from + WINDOW)));
-					e = this.#parsed.byKey.get(keys[i]);
+					e = this.#parsed.get(keys[i]);
 				}
 				return e;
 			},
@@ -615,7 +626,7 @@ class SessionManager {
 			// looking into one kind of message (pi's fork selector reads every user message's
 			// content) parses those only.
 			parsedLike: (i) => {
-				let e = this.#parsed?.byKey.get(keys[i]);
+				let e = this.#parsed?.get(keys[i]);
 				if (e === undefined) {
 					const like = [keys[i]];
 					const same = (j) => types[j] === types[i] && roles[j] === roles[i] && !branch.isParsed(j);
@@ -629,7 +640,7 @@ class SessionManager {
 						for (let j = i - 1; j >= 0 && j > i - 8 * WINDOW && like.length < want; j--) if (same(j)) like.push(keys[j]);
 					}
 					this.#linesAt(like);
-					e = this.#parsed.byKey.get(keys[i]);
+					e = this.#parsed.get(keys[i]);
 				}
 				return e;
 			},
@@ -782,7 +793,7 @@ class SessionManager {
 		const links = JSON.parse(this.#n.treeLinks().toString());
 		const { keys } = links;
 		if (keys.length <= LAZY_BRANCH || this.#mirror?.epoch === this.#n.epoch()) this.#linesAt(keys);
-		const byKey = () => this.#parsed?.byKey;
+		const byKey = () => this.#parsed;
 		let rows = null;
 		return buildTree(
 			links,
@@ -852,6 +863,7 @@ class SessionManager {
 // branch and the index; `id`, `type` and a message's `role` are answered without parsing, any
 // other property parses the entry (with the next entries of its kind: see parsedLike).
 const SLOT = Symbol("sessiondb.lazy");
+const NO_USAGE = Symbol("sessiondb.noUsage"); // a lazy entry's usage looked up and absent
 const INDEX = Symbol("sessiondb.index");
 const MESSAGE = Symbol("sessiondb.message"); // on a message proxy's target: true
 const parsedOf = (t) => {
