@@ -84,6 +84,13 @@ function request(n, method, args) {
 
 const undef = (v) => (v === null ? undefined : v);
 
+/** A typed array of `size` elements (at least `a`'s) beginning with `a`'s. */
+function grown(a, size) {
+	const b = new a.constructor(size);
+	b.set(a);
+	return b;
+}
+
 /** `buf` itself when typed arrays can view it (8-byte aligned), else an aligned copy. */
 function aligned(buf) {
 	if (buf.byteOffset % 8 === 0) return buf;
@@ -93,9 +100,11 @@ function aligned(buf) {
 }
 
 /**
- * `{ upto, rows: [[key, provider, model, input, output, cacheRead, cacheWrite, costTotal], ...],
- * inLine: [key, ...] }` from the columns `entryUsages` writes (src/lib.rs); `upto` null when the
- * store knows nothing.
+ * `{ upto, n, numbers, names, inLine: [key, ...] }` from the columns `entryUsages` writes
+ * (src/lib.rs): `n` rows, `numbers` six per row (key, input, output, cacheRead, cacheWrite,
+ * costTotal), `names` two per row (provider, model; null where absent); `upto` null when the
+ * store knows nothing. The numbers stay one typed array: 44,000 rows as arrays of boxed numbers
+ * were most of the footer's first read of HUGE's usages.
  */
 function decodeUsages(buf) {
 	buf = aligned(buf);
@@ -112,12 +121,12 @@ function decodeUsages(buf) {
 	const providers = new Uint16Array(buf.buffer, at, r);
 	const models = new Uint16Array(buf.buffer, at + 2 * r, r);
 	const table = [null, ...JSON.parse(buf.toString("utf8", buf.length - tableLen))];
-	const rows = new Array(r);
+	const names = new Array(2 * r);
 	for (let i = 0; i < r; i++) {
-		const j = 6 * i;
-		rows[i] = [numbers[j], table[providers[i]], table[models[i]], numbers[j + 1], numbers[j + 2], numbers[j + 3], numbers[j + 4], numbers[j + 5]];
+		names[2 * i] = table[providers[i]];
+		names[2 * i + 1] = table[models[i]];
 	}
-	return { upto, rows, inLine };
+	return { upto, n: r, numbers, names, inLine };
 }
 
 /**
@@ -608,7 +617,11 @@ class SessionManager {
 				}
 				return u === NO_USAGE ? undefined : u;
 			},
-			row: (i) => this.#rowOf(branch, i, 1), // an assistant's usage row (its provider and model)
+			// An assistant's provider (k 0) or model (1) from its usage row, undefined without one.
+			rowName: (i, k) => {
+				const r = this.#rowOf(branch, i, 1);
+				return r < 0 ? undefined : this.#usages.names[2 * r + k];
+			},
 			own: (i) => (this.#messages?.epoch === epoch ? this.#messages.byId.has(ids[i]) : false),
 			isParsed: (i) => this.#parsed?.has(keys[i]) ?? false,
 			one: (i) => this.#linesAt([keys[i]])[0],
@@ -697,7 +710,20 @@ class SessionManager {
 	#usageState(epoch) {
 		if (this.#usages?.epoch !== epoch) {
 			if (epoch !== this.#n.epoch()) return null;
-			this.#usages = { epoch, base: undefined, upto: undefined, rows: [], inLine: new Uint8Array(0), scanned: new Map(), proxies: new Map() };
+			// rowAt: by line number, 1 + the index of the line's row in numbers (six each) and
+			// names (two each), 0 for none.
+			this.#usages = {
+				epoch,
+				base: undefined,
+				upto: undefined,
+				rowAt: new Uint32Array(0),
+				numbers: new Float64Array(0),
+				names: [],
+				rows: 0,
+				inLine: new Uint8Array(0),
+				scanned: new Map(),
+				proxies: new Map(),
+			};
 		}
 		return this.#usages;
 	}
@@ -717,25 +743,33 @@ class SessionManager {
 			u.base = got.upto - (got.upto % SEQS);
 			u.upto = got.upto % SEQS;
 			if (u.inLine.length <= u.upto) {
-				const grown = new Uint8Array(Math.max(u.upto + 1, 2 * u.inLine.length));
-				grown.set(u.inLine);
-				u.inLine = grown;
+				const size = Math.max(u.upto + 1, 2 * u.inLine.length);
+				u.inLine = grown(u.inLine, size);
+				u.rowAt = grown(u.rowAt, size);
 			}
-			for (const r of got.rows) u.rows[r[0] % SEQS] = r;
+			// Rows already held keep their index: a usage proxy reads u.numbers by it.
+			const first = u.rows;
+			if (u.numbers.length < 6 * (first + got.n)) u.numbers = grown(u.numbers, Math.max(6 * (first + got.n), 2 * u.numbers.length));
+			u.numbers.set(got.numbers, 6 * first);
+			for (let r = 0; r < got.n; r++) {
+				u.rowAt[got.numbers[6 * r] % SEQS] = first + r + 1;
+				u.names.push(got.names[2 * r], got.names[2 * r + 1]);
+			}
+			u.rows = first + got.n;
 			for (const k of got.inLine) u.inLine[k % SEQS] = 1;
 			if (key - seq !== u.base) return -1;
 		}
 		return seq <= u.upto ? seq : -1;
 	}
 
-	/** The usage row of entry `i` of `branch` when it gives the usage `which` (see #usageAt), else undefined. */
+	/** The index of entry `i` of `branch`'s usage row (see #usageState) when it gives the usage `which` (see #usageAt), else -1. */
 	#rowOf(branch, i, which) {
 		const u = this.#usageState(branch.epoch);
 		const seq = this.#usageSeq(u, branch.keys[i]);
-		if (seq < 0 || u.inLine[seq] === 1) return undefined;
+		if (seq < 0 || u.inLine[seq] === 1) return -1;
 		const t = branch.types[i];
 		const mine = which === 1 ? t === "message" && branch.roles[i] === "assistant" : t === "usage" || t === "compaction" || t === "branch_summary";
-		return mine ? u.rows[seq] : undefined;
+		return mine ? u.rowAt[seq] - 1 : -1;
 	}
 
 	/**
@@ -751,9 +785,9 @@ class SessionManager {
 		const key = branch.keys[i];
 		const row = this.#rowOf(branch, i, which);
 		const u = this.#usageState(branch.epoch);
-		if (row !== undefined) {
+		if (row >= 0) {
 			let p = u.proxies.get(key);
-			if (p === undefined) u.proxies.set(key, (p = new Proxy({ [SLOT]: branch, [INDEX]: i, row, which }, usageHandler)));
+			if (p === undefined) u.proxies.set(key, (p = new Proxy({ [SLOT]: branch, [INDEX]: i, u, row, which }, usageHandler)));
 			return p;
 		}
 		const seq = this.#usageSeq(u, key);
@@ -894,13 +928,14 @@ const entryHandler = {
 		return branch.parsedLike(i)?.[prop];
 	},
 };
-// A usage whose row holds the line's numbers (see #usageAt): the target holds the row and
-// `which` (0: the entry's usage, 1: its message's); `cost` is a proxy answering `total`.
+// A usage whose row holds the line's numbers (see #usageAt): the target holds the usages' state
+// `u`, the row's index in it and `which` (0: the entry's usage, 1: its message's); `cost` is a
+// proxy answering `total`.
 const USAGE_FIELDS = new Map([
-	["input", 3],
-	["output", 4],
-	["cacheRead", 5],
-	["cacheWrite", 6],
+	["input", 1],
+	["output", 2],
+	["cacheRead", 3],
+	["cacheWrite", 4],
 ]);
 const usageOf = (t) => {
 	const e = t[SLOT].parsed(t[INDEX]);
@@ -912,8 +947,8 @@ const usageHandler = {
 	get(t, prop) {
 		if (t[SLOT].isParsed(t[INDEX])) return usageOf(t)[prop];
 		const column = USAGE_FIELDS.get(prop);
-		if (column !== undefined) return t.row[column];
-		if (prop === "cost") return (t.cost ??= new Proxy({ [SLOT]: t[SLOT], [INDEX]: t[INDEX], row: t.row, which: t.which, cost: true }, costHandler));
+		if (column !== undefined) return t.u.numbers[6 * t.row + column];
+		if (prop === "cost") return (t.cost ??= new Proxy({ [SLOT]: t[SLOT], [INDEX]: t[INDEX], u: t.u, row: t.row, which: t.which, cost: true }, costHandler));
 		return usageOf(t)[prop];
 	},
 };
@@ -921,7 +956,7 @@ const costOf = (t) => Object(usageOf(t).cost);
 const costHandler = {
 	...forwarding(costOf),
 	get(t, prop) {
-		if (prop === "total" && !t[SLOT].isParsed(t[INDEX])) return t.row[7];
+		if (prop === "total" && !t[SLOT].isParsed(t[INDEX])) return t.u.numbers[6 * t.row + 5];
 		return costOf(t)[prop];
 	},
 };
@@ -934,7 +969,7 @@ const messageHandler = {
 		// An assistant's provider and model, read by pi's walks of the branch (compaction's
 		// getSessionContextSettings): from its usage row, when it gives them.
 		if ((prop === "provider" || prop === "model") && !t[SLOT].isParsed(i)) {
-			const v = t[SLOT].row(i)?.[prop === "provider" ? 1 : 2];
+			const v = t[SLOT].rowName(i, prop === "provider" ? 0 : 1);
 			if (typeof v === "string") return v;
 		}
 		return t[SLOT].parsedLike(i)?.message?.[prop];
