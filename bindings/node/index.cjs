@@ -196,6 +196,7 @@ class SessionManager {
 	#n;
 	#mirror = null; // { epoch, lastKey, entries }: the parsed session, see #sync
 	#file = null; // FileMirror writing the session's JSONL file, in files mode
+	#projection = null; // { epoch, leaf, count, entries, thinkingLevel, model }: see buildSessionProjection
 	#parsed = null; // ParsedEntries (parsed.cjs): every entry parsed, by storage key, see #linesAt and #sync
 	#steps = null; // { epoch, start, keys, ids, types }: the last path getBranch read, see #branchSteps
 	#messages = null; // { epoch, byId }: messages appended by this manager, see #own
@@ -867,15 +868,29 @@ class SessionManager {
 		parses.count("results", entries?.length ?? 0);
 		return entries;
 	}
+	/**
+	 * pi's projection, read again only when the session has changed (another leaf, another entry
+	 * count, another session): pi asks for it several times a turn (six in `-p` on HUGE, 150 KB
+	 * to 480 KB of JSON each). Each call gets new arrays, as pi builds them, holding the same
+	 * entry and message objects, as pi's are its session's own; `messages` is the entries'
+	 * messages, flattened as pi does.
+	 */
 	buildSessionProjection() {
-		const projection = this.#call("buildSessionProjection");
-		parses.count("results", projection?.entries?.length ?? 0);
-		return projection;
+		const epoch = this.#n.epoch();
+		const leaf = this.getLeafId();
+		const count = this.getEntryCount();
+		let held = this.#projection;
+		if (held?.epoch !== epoch || held.leaf !== leaf || held.count !== count) {
+			const { entries, thinkingLevel, model } = this.#call("buildSessionProjection");
+			parses.count("results", entries.length);
+			held = this.#projection = { epoch, leaf, count, entries, thinkingLevel, model };
+		}
+		const entries = held.entries.map((e) => ({ sourceEntry: e.sourceEntry, messages: e.messages.slice() }));
+		return { entries, messages: entries.flatMap((e) => e.messages), thinkingLevel: held.thinkingLevel, model: held.model };
 	}
 	buildSessionContext() {
-		const context = this.#call("buildSessionContext");
-		parses.count("results", context?.messages?.length ?? 0);
-		return context;
+		const { messages, thinkingLevel, model } = this.buildSessionProjection();
+		return { messages, thinkingLevel, model };
 	}
 	branch(branchFromId) {
 		this.#call("branch", branchFromId);
