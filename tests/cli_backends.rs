@@ -314,3 +314,36 @@ fn references_find_pushed_sessions_and_name_the_origins_when_ambiguous() {
     assert_eq!(code, 1, "the file has a label without a target");
     assert_eq!(serde_json::from_str::<J>(&out).unwrap()["sessions"], 2);
 }
+
+/// The lines of scattered keys (every third entry, as pi's `/tree` asks for every assistant)
+/// are each entry's own line, on SQLite and on the server: one statement reads them by key,
+/// not the range between them.
+#[test]
+fn scattered_keys_read_their_own_lines_on_both_backends() {
+    use sessiondb::json::parse;
+    use sessiondb::manager::{NewSessionOptions, SessionManager};
+    let (_d, sqlite, _) = common::temp_db();
+    let pg = common::pg::server().map(|url| common::pg::fresh_db(&url));
+    let dbs: Vec<String> = std::iter::once(sqlite.to_string_lossy().into_owned()).chain(pg).collect();
+    for db in &dbs {
+        let home = tempfile::tempdir().unwrap();
+        let folder = home.path().join("sessions").to_string_lossy().into_owned();
+        let mut m =
+            SessionManager::create(Path::new(db), "/work/app", Some(&folder), NewSessionOptions::default()).unwrap();
+        for i in 0..60 {
+            let text = format!(r#"{{"role":"user","content":"question {i}","timestamp":{i}}}"#);
+            m.append_message(parse(text.as_bytes()).unwrap()).unwrap();
+        }
+        let links = m.entry_steps(None).unwrap();
+        let lines: Vec<String> = m.entries().unwrap().iter().map(|e| e.to_json()).collect();
+        assert_eq!(links.len(), lines.len());
+        // Every third, then a key past the last line (no line: skipped).
+        let mut keys: Vec<_> = (0..links.len()).step_by(3).map(|i| links.key(i)).collect();
+        let past = links.key(links.len() - 1) + 1;
+        keys.push(past);
+        let mut got = Vec::new();
+        m.lines_at(&keys, &mut |k, line| got.push((k, String::from_utf8(line.to_vec()).unwrap()))).unwrap();
+        let want: Vec<_> = (0..links.len()).step_by(3).map(|i| (links.key(i), lines[i].clone())).collect();
+        assert_eq!(got, want, "{db}");
+    }
+}

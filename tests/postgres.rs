@@ -412,6 +412,7 @@ fn per_session_queries_use_an_index() {
     c.batch_execute("SET enable_seqscan = off").unwrap();
     let text: &(dyn postgres::types::ToSql + Sync) = &"x";
     let key: &(dyn postgres::types::ToSql + Sync) = &1i64;
+    let keys: &(dyn postgres::types::ToSql + Sync) = &vec![(1i64 << 32) | 1, (1i64 << 32) | 3];
     use sessiondb::internals::{discovery, entry_rows, integrity, sessions, write as local_write};
     let cases: Vec<(&str, &str, Vec<&(dyn postgres::types::ToSql + Sync)>)> = vec![
         // A look across origins (`list`, `serve`) and export.
@@ -434,6 +435,7 @@ fn per_session_queries_use_an_index() {
         ("walk up", entry_rows::PG_WALK_UP, vec![key, key, key, key]),
         ("walk up steps", entry_rows::PG_WALK_UP_STEPS, vec![key, key, key]),
         ("lines from", entry_rows::PG_LINES_FROM, vec![key, key, key]),
+        ("lines at keys", entry_rows::PG_LINES_AT, vec![keys]),
         ("tree state", entry_rows::PG_SESSION_TREE_STATE, vec![key]),
         ("session by path", sessions::PG_SESSION_BY_PATH, vec![text]),
         ("entry id taken", sessions::PG_ENTRY_ID_EXISTS, vec![key, text]),

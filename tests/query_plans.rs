@@ -38,6 +38,8 @@ const HOT: &[(&str, &str, &str)] = &[
     ("LAST_ENTRY", e::LAST_ENTRY, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("ALL_ENTRIES", e::ALL_ENTRIES, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     ("LINES_FROM", e::LINES_FROM, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+    // By key, the keys sorted by SQLite: no lines between them read, no sort of the lines.
+    ("LINES_AT", e::LINES_AT, "USING INTEGER PRIMARY KEY (rowid=?)"),
     ("LINKS", e::LINKS, "USING COVERING INDEX entries_links (key>? AND key<?)"),
     ("ENTRY_BY_KEY", e::ENTRY_BY_KEY, "USING INTEGER PRIMARY KEY (rowid=?)"),
     ("ENTRY_BY_ID", e::ENTRY_BY_ID, "USING INDEX entries_by_id (session=? AND id=?)"),
@@ -115,6 +117,7 @@ fn hot_queries_use_indexes() {
             assert!(!full_scan, "{name}: full scan of {table}: {p}");
         }
     }
+    assert!(!plan(&conn, e::LINES_AT).contains("TEMP B-TREE"), "LINES_AT sorts its lines");
     // Passes over every session (maintenance, `index`) read each session's rows by key.
     for sql in [x::REBUILD_LIST_TEXTS, d::STALE_LIST_TEXTS] {
         let p = plan(&conn, sql);

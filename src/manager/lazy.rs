@@ -138,23 +138,28 @@ impl SessionManager {
     }
 
     /// [`Self::lines_at`]: ascending keys close together (a window of a lazy array) are read as
-    /// one range of the session, one statement instead of one per key.
+    /// one range of the session, other ascending keys in one statement by key, and keys in any
+    /// other order one by one.
     fn each_line_at(&self, keys: &[EntryKey], f: &mut dyn FnMut(EntryKey, &[u8])) -> Result<()> {
         let ascending = keys.windows(2).all(|w| w[0] < w[1]);
         if let (true, Some(&first), Some(&last)) = (ascending, keys.first(), keys.last()) {
             let span = last - first + 1;
-            if span <= 4 * keys.len() as i64 + 64 {
-                let mut next = 0;
-                return self.lines_after(Some(first - 1), span, &mut |k, line| {
-                    while next < keys.len() && keys[next] < k {
-                        next += 1;
-                    }
-                    if keys.get(next) == Some(&k) {
-                        f(k, line);
-                        next += 1;
-                    }
-                });
+            let n = keys.len() as i64;
+            // Sparser keys (every assistant of a session, for pi's /tree) are looked up one by
+            // one: reading the range unpacked every line between them, 2.3x the bytes wanted.
+            if span > n + n / 4 + 16 {
+                return self.db()?.store().lines_at(keys, f);
             }
+            let mut next = 0;
+            return self.lines_after(Some(first - 1), span, &mut |k, line| {
+                while next < keys.len() && keys[next] < k {
+                    next += 1;
+                }
+                if keys.get(next) == Some(&k) {
+                    f(k, line);
+                    next += 1;
+                }
+            });
         }
         let tree = self.tree()?;
         for &k in keys {

@@ -99,6 +99,10 @@ pub trait Entries {
     fn links_after(&self, sid: SessionKey, after: EntryKey) -> Result<Links>;
     /// The type, role and time of the entry stored under `key`, without its line.
     fn entry_kind(&self, key: EntryKey) -> Result<Option<Kind>>;
+    /// Hands `f` the key and line of each of `keys` that has one, once, in ascending key order,
+    /// reading those lines only: a caller asking for every assistant of a session (pi's
+    /// `/tree`) must not unpack the lines between them.
+    fn lines_at(&self, keys: &[EntryKey], f: &mut dyn FnMut(EntryKey, &[u8])) -> Result<()>;
     /// Hands `f` the key and line of at most `limit` entries of session `sid` from key `from` on
     /// (header lines excluded), in file order, without copying the lines.
     fn lines_from(&self, sid: SessionKey, from: EntryKey, limit: i64, f: &mut dyn FnMut(EntryKey, &[u8]))

@@ -101,6 +101,11 @@ pub const PG_LINKS: &str = "SELECT (session << 32) | seq AS key, id, parent_id, 
 /// [`ENTRY_KIND`](crate::store::sqlite::entries::ENTRY_KIND) on PostgreSQL.
 pub const PG_ENTRY_KIND: &str = "SELECT type, role, ts_ms FROM entries WHERE session = $1 AND seq = $2";
 
+/// [`LINES_AT`] on PostgreSQL: `$1` the keys.
+pub const PG_LINES_AT: &str = "SELECT (e.session << 32) | e.seq AS key, e.body \
+    FROM (SELECT DISTINCT unnest($1::bigint[]) AS key) AS k \
+    JOIN entries e ON e.session = k.key >> 32 AND e.seq = k.key & 4294967295 ORDER BY e.session, e.seq";
+
 /// [`LINES_FROM`] on PostgreSQL.
 pub const PG_LINES_FROM: &str = "SELECT (session << 32) | seq AS key, body FROM entries \
     WHERE session = $1 AND seq >= $2 AND type IS DISTINCT FROM 'session' ORDER BY seq LIMIT $3";
@@ -184,6 +189,14 @@ impl Entries for Pg {
             role: r.get("role"),
             ts_ms: r.get("ts_ms"),
         }))
+    }
+
+    fn lines_at(&self, keys: &[EntryKey], f: &mut dyn FnMut(EntryKey, &[u8])) -> Result<()> {
+        let keys: Vec<i64> = keys.iter().map(|k| k.0).collect();
+        for r in self.query(PG_LINES_AT, &[&keys])? {
+            f(r.get("key"), r.get::<_, &[u8]>("body"));
+        }
+        Ok(())
     }
 
     fn lines_from(

@@ -5,6 +5,7 @@ use crate::error::Result;
 use crate::store::interface::entries::{Entries, EntryRow, Kind, PathStep};
 use crate::store::interface::links::{LinkRef, Links};
 use crate::store::keys::{EntryKey, SessionKey};
+use crate::store::sqlite::keys::EntryKeyList;
 use crate::store::sqlite::{columns, Sqlite};
 use rusqlite::{named_params, Connection, OptionalExtension, Row};
 
@@ -131,6 +132,11 @@ pub const LINKS: &str = "SELECT key, id, parent_id, type, role FROM entries INDE
 /// The type, role and time of the entry stored under `:key`.
 pub const ENTRY_KIND: &str = "SELECT type, role, ts_ms FROM entries WHERE key = :key";
 
+/// The lines of the keys in `:keys` (a JSON array) in key order: a primary-key lookup each (the
+/// keys sorted by SQLite, no sort of the lines), so that only these lines are unpacked.
+pub const LINES_AT: &str =
+    "SELECT key, body FROM entry_lines WHERE key IN (SELECT value FROM json_each(:keys)) ORDER BY key";
+
 /// Keys and lines of the entries of a session (keys `:lo..=:hi`) in file order, header lines
 /// excluded. (Readers stop stepping after a batch: a bound LIMIT would make SQLite prepare it
 /// again on every run.)
@@ -234,6 +240,17 @@ impl Entries for Sqlite {
                 Ok(Kind { kind: r.get(t)?, role: r.get(r_)?, ts_ms: r.get(ts)? })
             })
             .optional()?)
+    }
+
+    fn lines_at(&self, keys: &[EntryKey], f: &mut dyn FnMut(EntryKey, &[u8])) -> Result<()> {
+        let mut st = self.conn.prepare_cached(LINES_AT)?;
+        let [key, body] = columns(&st, ["key", "body"])?;
+        let mut rows = st.query(named_params! { ":keys": EntryKeyList(keys) })?;
+        while let Some(r) = rows.next()? {
+            let body = r.get_ref(body)?;
+            f(r.get(key)?, body.as_bytes().map_err(rusqlite::Error::from)?);
+        }
+        Ok(())
     }
 
     fn lines_from(

@@ -28,6 +28,17 @@ impl FromSql for EntryKey {
     }
 }
 
+/// Entry keys bound as one value, a JSON array of their integers: a statement reads them with
+/// `json_each(:keys)`.
+pub struct EntryKeyList<'a>(pub &'a [EntryKey]);
+
+impl ToSql for EntryKeyList<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        let ints: Vec<i64> = self.0.iter().map(|k| k.0).collect();
+        Ok(ToSqlOutput::from(serde_json::Value::from(ints).to_string()))
+    }
+}
+
 /// Session keys bound as one value, a JSON array of their integers: a statement reads them
 /// with `json_each(:sids)` (a folder's sessions, however many).
 pub struct SessionKeyList<'a>(pub &'a [SessionKey]);
