@@ -318,23 +318,31 @@ impl Native {
     pub fn assistant_rows(&self, keys: Vec<f64>) -> Result<Buffer> {
         guard("getTree", || {
             let keys: Vec<EntryKey> = keys.into_iter().map(|k| EntryKey(k as i64)).collect();
-            let mut rows: std::collections::HashMap<EntryKey, Vec<u8>> =
-                std::collections::HashMap::with_capacity(keys.len());
-            self.manager()?.lines_at(&keys, &mut |k, line| {
-                let mut row = Vec::with_capacity(32);
-                tree_rows::write_row(&mut row, line);
-                rows.insert(k, row);
-            })?;
+            // Lines come in the order of `keys`, those without a line skipped (`lines_at`): each
+            // row is written as its line comes, null for the keys passed over.
             let mut out = Vec::with_capacity(keys.len() * 24 + 2);
             out.push(b'[');
-            for (i, k) in keys.iter().enumerate() {
-                if i > 0 {
+            let mut written = 0;
+            let null = |out: &mut Vec<u8>, written: &mut usize| {
+                if *written > 0 {
                     out.push(b',');
                 }
-                match rows.get(k) {
-                    Some(row) => out.extend_from_slice(row),
-                    None => out.extend_from_slice(b"null"),
+                out.extend_from_slice(b"null");
+                *written += 1;
+            };
+            self.manager()?.lines_at(&keys, &mut |k, line| {
+                let Some(at) = keys[written..].iter().position(|&x| x == k) else { return };
+                for _ in 0..at {
+                    null(&mut out, &mut written);
                 }
+                if written > 0 {
+                    out.push(b',');
+                }
+                tree_rows::write_row(&mut out, line);
+                written += 1;
+            })?;
+            while written < keys.len() {
+                null(&mut out, &mut written);
             }
             out.push(b']');
             Ok(Buffer::from(out))

@@ -319,6 +319,46 @@ pub fn scan_object(text: &[u8]) -> Result<Option<RawObject<'_>>, SyntaxError> {
     Ok(Some(obj))
 }
 
+/// Validates `text` as `JSON.parse` would and, when it is an array, returns its elements
+/// unparsed (a reader looking at a few fields of each element parses no more than those).
+/// `Ok(None)` means valid JSON that is not an array.
+pub fn scan_array(text: &[u8]) -> Result<Option<Vec<&[u8]>>, SyntaxError> {
+    let mut p = Parser { s: text, i: 0 };
+    p.ws();
+    if p.peek() != Some(b'[') {
+        p.skip_value()?;
+        p.ws();
+        if p.i != text.len() {
+            return Err(p.err("unexpected text after JSON value"));
+        }
+        return Ok(None);
+    }
+    p.i += 1;
+    let mut items = Vec::new();
+    p.ws();
+    if p.peek() == Some(b']') {
+        p.i += 1;
+    } else {
+        loop {
+            p.ws();
+            let start = p.i;
+            p.skip_value()?;
+            items.push(&text[start..p.i]);
+            p.ws();
+            match p.next() {
+                Some(b',') => continue,
+                Some(b']') => break,
+                _ => return Err(p.err("expected ',' or ']'")),
+            }
+        }
+    }
+    p.ws();
+    if p.i != text.len() {
+        return Err(p.err("unexpected text after JSON value"));
+    }
+    Ok(Some(items))
+}
+
 /// Writes `value` as `JSON.stringify` does.
 pub fn write_value(out: &mut Vec<u8>, value: &Value) {
     match value {
@@ -594,6 +634,18 @@ mod tests {
         assert_eq!(obj.raw("parentId"), Some(&b"null"[..]));
         assert_eq!(obj.raw("message"), Some(&br#"{"role":"user"}"#[..]));
         assert!(scan_object(b"[1]").unwrap().is_none());
+    }
+
+    #[test]
+    fn raw_array_items() {
+        let text = br#" [ 1 , {"a":[2,3]} ,"x\"y", [] ,null] "#;
+        let items = scan_array(text).unwrap().unwrap();
+        assert_eq!(items, [&b"1"[..], br#"{"a":[2,3]}"#, br#""x\"y""#, b"[]", b"null"]);
+        assert_eq!(scan_array(b"[]").unwrap().unwrap().len(), 0);
+        assert!(scan_array(br#"{"a":1}"#).unwrap().is_none());
+        for bad in ["[1,]", "[1 2]", "[", "[1]]", "[,1]"] {
+            assert!(scan_array(bad.as_bytes()).is_err(), "{bad}");
+        }
     }
 
     #[test]
