@@ -39,10 +39,10 @@ fn row(line: &[u8]) -> Option<String> {
                 match b.get("type") {
                     Some(t) if t.as_str() == Some("text") => match b.raw("text") {
                         Some(text) if text.first() == Some(&b'"') => {
-                            if !has_text {
+                            has_text = has_text || {
                                 let Value::String(s) = json::parse(text).ok()? else { return None };
-                                has_text = !js_trim(&s.to_str()).is_empty();
-                            }
+                                !js_trim(&s.to_str()).is_empty()
+                            };
                         }
                         Some(text) if json::parse(text).ok()?.is_truthy() => return None, // pi's text.trim() throws
                         _ => {}
