@@ -192,7 +192,6 @@ impl Entries for Pg {
     }
 
     fn lines_at(&self, keys: &[EntryKey], f: &mut dyn FnMut(EntryKey, &[u8])) -> Result<()> {
-        let keys: Vec<i64> = keys.iter().map(|k| k.0).collect();
         for r in self.query(PG_LINES_AT, &[&keys])? {
             f(r.get("key"), r.get::<_, &[u8]>("body"));
         }
