@@ -14,7 +14,7 @@ const platform = require("./platform.cjs");
 const parses = require("./parse-count.cjs");
 const { buildTree } = require("./tree.cjs");
 const { forwarding } = require("./proxy.cjs");
-const { ParsedEntries } = require("./parsed.cjs");
+const { ParsedEntries, SEQS } = require("./parsed.cjs");
 
 const native = loadNative();
 
@@ -189,7 +189,6 @@ const LAZY_BRANCH = 2000; // a longer branch is parsed as its entries are looked
 const WINDOW = 256; // entries read at once from a lazy branch
 const USAGE_WINDOW = 4096; // lines scanned at once for usages their rows do not give (see #usageAt)
 const STEPS_TAIL = 64; // steps read to extend the last path to an entry appended below it
-const SEQS = 2 ** 32; // a storage key is (session << 32) | line number
 const BATCH = 20000; // lines per crossing: one JSON text stays far below V8's string limit
 
 class SessionManager {

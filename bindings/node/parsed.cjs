@@ -40,4 +40,4 @@ class ParsedEntries {
 	}
 }
 
-module.exports = { ParsedEntries };
+module.exports = { ParsedEntries, SEQS };
