@@ -190,6 +190,8 @@ const WINDOW = 256; // entries read at once from a lazy branch
 const USAGE_WINDOW = 4096; // lines scanned at once for usages their rows do not give (see #usageAt)
 const STEPS_TAIL = 64; // steps read to extend the last path to an entry appended below it
 const BATCH = 20000; // lines per crossing: one JSON text stays far below V8's string limit
+// pi's footer (pi/footer.mjs) runs its usage totals through this method: see [USAGE_WALK].
+const USAGE_WALK = Symbol.for("sessiondb.usageWalk");
 
 class SessionManager {
 	#n;
@@ -202,6 +204,7 @@ class SessionManager {
 	#all = null; // { epoch, lazy }: a long session's entries, see getEntries
 	#allSteps = null; // { epoch, columns }: a long session's entries read with a path, see #wholePath
 	#usages = null; // { epoch, upto, rows, scanned, proxies }: entries' usages by key, see #usageAt
+	#usageWalk = false; // the next getEntries() is a usage totals walk's: see [USAGE_WALK]
 
 	/** @private Use the static constructors, as with pi's SessionManager. */
 	constructor(token, n) {
@@ -673,6 +676,67 @@ class SessionManager {
 	 * lines without parsing them (#usage).
 	 */
 	getEntries() {
+		const entries = this.#entries();
+		if (!this.#usageWalk) return entries;
+		this.#usageWalk = false;
+		return this.#usageStandIns(entries) ?? entries;
+	}
+
+	/**
+	 * Runs `walk`, pi's usage totals (the footer's getSessionStats: pi/footer.mjs), with the next
+	 * getEntries() answered by what that walk reads: only the entries whose `type` makes it read a
+	 * usage, and of those, each one whose usage a row of the store gives exactly as a plain
+	 * object holding just that (`type`, the message's `role`, the five numbers summed). Every
+	 * other such entry is the lazy entry itself, which answers as pi's would (a usage read from
+	 * the line, or none: pi then throws as it does on the file). The totals are pi's own sums in
+	 * pi's order; a walk of 100,000 entry proxies was most of the TUI's first screen of HUGE.
+	 */
+	[USAGE_WALK](walk) {
+		this.#usageWalk = true;
+		try {
+			return walk();
+		} finally {
+			this.#usageWalk = false;
+		}
+	}
+
+	/** See [USAGE_WALK]: `entries` (a long session's lazy getEntries()) as the totals read them; null when not lazy. */
+	#usageStandIns(entries) {
+		const epoch = this.#n.epoch();
+		const lazy = this.#all?.epoch === epoch ? this.#all.lazy : null;
+		if (lazy === null || lazy.length !== entries.length) return null;
+		const b = lazy.branch;
+		const u = this.#usageState(epoch);
+		const out = [];
+		for (let i = 0; i < entries.length; i++) {
+			const t = b.types[i];
+			const role = b.roles[i];
+			let which; // 0: the entry's usage is read, 1: its message's, 2: a tool result's, if any
+			if (t === "message") {
+				if (role === "assistant") which = 1;
+				else if (role === "toolResult") which = 2;
+				else if (role !== null) continue; // any other role: nothing read but the role
+			} else if (t === "usage" || t === "compaction" || t === "branch_summary") which = 0;
+			else if (t !== null) continue; // any other type: nothing read but the type
+			if (which !== undefined && !b.isParsed(i) && !b.own(i)) {
+				const seq = this.#usageSeq(u, b.keys[i]);
+				if (seq >= 0 && u.inLine[seq] !== 1) {
+					const row = u.rowAt[seq] - 1;
+					if (row >= 0 && which !== 2) {
+						out.push(usageStandIn(t, which, u.numbers, row));
+						continue;
+					}
+					// Known to have no usage: a tool result's or a summary's is only read when present.
+					if (which === 2 || t === "compaction" || t === "branch_summary") continue;
+				}
+			}
+			out.push(entries[i]);
+		}
+		parses.count("usageWalks", 1);
+		return out;
+	}
+
+	#entries() {
 		const epoch = this.#n.epoch();
 		if (this.#mirror?.epoch === epoch) return this.#sync().entries.slice();
 		let all = this.#all?.epoch === epoch ? this.#all : null;
@@ -942,6 +1006,18 @@ const entryHandler = {
 		return branch.parsedLike(i)?.[prop];
 	},
 };
+/** What pi's usage totals read of an entry whose usage row `row` gives its usage (see [USAGE_WALK]). */
+function usageStandIn(type, which, numbers, row) {
+	const at = 6 * row;
+	const usage = {
+		input: numbers[at + 1],
+		output: numbers[at + 2],
+		cacheRead: numbers[at + 3],
+		cacheWrite: numbers[at + 4],
+		cost: { total: numbers[at + 5] },
+	};
+	return which === 1 ? { type, message: { role: "assistant", usage } } : { type, usage };
+}
 // A usage whose row holds the line's numbers (see #usageAt): the target holds the usages' state
 // `u`, the row's index in it and `which` (0: the entry's usage, 1: its message's); `cost` is a
 // proxy answering `total`.

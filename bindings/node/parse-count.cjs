@@ -6,7 +6,7 @@
 const fs = require("node:fs");
 
 const file = process.env.SESSIONDB_COUNT_PARSES || null;
-const counts = { lines: 0, usages: 0, rows: 0, results: 0 };
+const counts = { lines: 0, usages: 0, rows: 0, results: 0, usageWalks: 0 };
 
 if (file !== null) {
 	process.on("exit", () => {
@@ -21,8 +21,8 @@ if (file !== null) {
 /**
  * Adds `n` to the count of `kind`: "lines" (stored lines parsed by JSON.parse), "usages"
  * (stored lines scanned natively for their usages), "rows" (assistant lines scanned natively for
- * pi's tree selector) or "results" (entries or messages parsed
- * from a native answer: a context).
+ * pi's tree selector), "results" (entries or messages parsed from a native answer: a context)
+ * or "usageWalks" (usage totals walks answered by the store's usage rows: pi's footer).
  */
 function count(kind, n) {
 	if (file !== null) counts[kind] += n;

@@ -149,32 +149,36 @@ firstStart();
 // build of pi), or SESSIONDB_PI_FILES=off (whose exporter and session selector are wrapped as
 // modules), runs pi's unbundled CLI with the module redirects below.
 const BUNDLE_DECLARATION = "var SessionManager=class _SessionManager{";
-// pi's tree selector makes its TreeList in one place; that class is patched before its first
-// use (pi/tree-selector.mjs: its rows read a native scan of the assistants, not their bodies).
-// Without exactly one such place (another build of pi), pi's TreeList runs unpatched.
-const TREE_LIST_NEW = "new TreeList(";
-const { patch: patchTreeList } = await import("./tree-selector.mjs");
-globalThis[Symbol.for("sessiondb.TreeList")] = patchTreeList;
-const withTreeList = (source) =>
-	source.split(TREE_LIST_NEW).length === 2
-		? source.replace(TREE_LIST_NEW, `new (globalThis[Symbol.for("sessiondb.TreeList")](TreeList))(`)
-		: source;
-// The same for pi's SessionList (/resume): its threading resolves every session's path
-// (pi/session-list.mjs).
-const SESSION_LIST_NEW = "new SessionList(";
-const { patch: patchSessionList } = await import("./session-list.mjs");
-globalThis[Symbol.for("sessiondb.SessionList")] = patchSessionList;
-const withSessionList = (source) =>
-	source.split(SESSION_LIST_NEW).length === 2
-		? source.replace(SESSION_LIST_NEW, `new (globalThis[Symbol.for("sessiondb.SessionList")](SessionList))(`)
-		: source;
+// pi makes each of these classes in one place; a load hook patches the class there, before its
+// first use. Without exactly one such place (another build of pi), pi's class runs unpatched.
+// - TreeList (/tree): its rows read a native scan of the assistants, not their bodies
+//   (pi/tree-selector.mjs);
+// - SessionList (/resume): its threading resolves every session's path (pi/session-list.mjs);
+// - FooterComponent: its usage totals read the store's usage rows, not every entry
+//   (pi/footer.mjs).
+function patchedNew(className, patch) {
+	const marker = `new ${className}(`;
+	const slot = `sessiondb.${className}`;
+	globalThis[Symbol.for(slot)] = patch;
+	const apply = (source) =>
+		source.split(marker).length === 2 ? source.replace(marker, `new (globalThis[Symbol.for(${JSON.stringify(slot)})](${className}))(`) : source;
+	return { marker, apply };
+}
+const treeList = patchedNew("TreeList", (await import("./tree-selector.mjs")).patch);
+const sessionList = patchedNew("SessionList", (await import("./session-list.mjs")).patch);
+const footer = patchedNew("FooterComponent", (await import("./footer.mjs")).patch);
+const PATCHED_NEW = [treeList, sessionList, footer];
 const bundleCli = path.join(piRoot, "dist", "bundle", "cli.js");
 const bundle = filesOff || process.env.SESSIONDB_PI_UNBUNDLED === "1" ? null : findBundleChunk();
 const bundleChunk = bundle?.chunk ?? null;
 if (bundleChunk !== null) {
 	const chunkUrl = pathToFileURL(bundleChunk).href;
-	const treeUrl = bundle.tree ? pathToFileURL(bundle.tree).href : null;
-	const listUrl = bundle.list ? pathToFileURL(bundle.list).href : null;
+	// The chunk making each patched class, when exactly one does.
+	const makers = new Map();
+	for (const [p, file] of bundle.makers) {
+		const url = pathToFileURL(file).href;
+		makers.set(url, [...(makers.get(url) ?? []), p]);
+	}
 	const runtimeUrl = pathToFileURL(path.join(piRoot, "dist", "bundle", "cli-runtime.js")).href;
 	const slot = Symbol.for("sessiondb.SessionManager");
 	globalThis[slot] = SessionManager;
@@ -182,10 +186,10 @@ if (bundleChunk !== null) {
 		load(url, context, nextLoad) {
 			const r = nextLoad(url, context);
 			if (url === runtimeUrl) return { ...r, source: withOptions(String(r.source)) };
-			if (url !== chunkUrl && url !== treeUrl && url !== listUrl) return r;
+			const patches = makers.get(url);
+			if (url !== chunkUrl && patches === undefined) return r;
 			let source = String(r.source);
-			if (url === treeUrl) source = withTreeList(source);
-			if (url === listUrl) source = withSessionList(source);
+			for (const p of patches ?? []) source = p.apply(source);
 			if (url === chunkUrl) {
 				source = source.replace(BUNDLE_DECLARATION, `var SessionManager=globalThis[Symbol.for("sessiondb.SessionManager")],__piSessionManager=class _SessionManager{`);
 			}
@@ -200,20 +204,18 @@ if (bundleChunk !== null) {
 }
 
 /**
- * The bundle chunk declaring SessionManager exactly once (else null), and the chunks making pi's
- * TreeList and SessionList when exactly one does each (else null: pi's runs unpatched).
+ * The bundle chunk declaring SessionManager exactly once (else null), and for each class of
+ * PATCHED_NEW, the chunk making it when exactly one does (`makers`; none: pi's runs unpatched).
  */
 function findBundleChunk() {
 	const dir = path.join(piRoot, "dist", "bundle", "chunks");
 	let found = null;
-	const trees = [];
-	const lists = [];
+	const making = new Map(PATCHED_NEW.map((p) => [p, []]));
 	try {
 		for (const name of fs.readdirSync(dir)) {
 			if (!name.endsWith(".js")) continue;
 			const text = fs.readFileSync(path.join(dir, name), "latin1");
-			if (text.includes(TREE_LIST_NEW)) trees.push(path.join(dir, name));
-			if (text.includes(SESSION_LIST_NEW)) lists.push(path.join(dir, name));
+			for (const [p, files] of making) if (text.includes(p.marker)) files.push(path.join(dir, name));
 			const at = text.indexOf(BUNDLE_DECLARATION);
 			if (at === -1) continue;
 			if (found !== null || text.indexOf(BUNDLE_DECLARATION, at + 1) !== -1) return null;
@@ -223,7 +225,8 @@ function findBundleChunk() {
 		return null;
 	}
 	if (found === null || !fs.existsSync(bundleCli)) return null;
-	return { chunk: found, tree: trees.length === 1 ? trees[0] : null, list: lists.length === 1 ? lists[0] : null };
+	const makers = new Map([...making].filter(([, files]) => files.length === 1).map(([p, files]) => [p, files[0]]));
+	return { chunk: found, makers };
 }
 
 async function runUnbundled() {
@@ -245,7 +248,12 @@ async function runUnbundled() {
 		].join("\n") }],
 	]);
 	const selectorUrl = pathToFileURL(selectorFile).href;
-	const treeSelectorUrl = pathToFileURL(path.join(piRoot, "dist", "modes", "interactive", "components", "tree-selector.js")).href;
+	const modes = path.join(piRoot, "dist", "modes", "interactive");
+	// The module making each patched class.
+	const makers = new Map([
+		[pathToFileURL(path.join(modes, "components", "tree-selector.js")).href, treeList],
+		[pathToFileURL(path.join(modes, "interactive-mode.js")).href, footer],
+	]);
 	const cliUrl = pathToFileURL(cliFile).href;
 	shims.set(selectorUrl, {
 		url: `${selectorUrl}?sessiondb-pi`,
@@ -272,7 +280,8 @@ async function runUnbundled() {
 			if (source !== undefined) return { format: "module", source, shortCircuit: true };
 			const r = nextLoad(url, context);
 			if (url === cliUrl) return { ...r, source: withOptions(String(r.source)) };
-			if (url === treeSelectorUrl) return { ...r, source: withTreeList(String(r.source)) };
+			const p = makers.get(url);
+			if (p !== undefined) return { ...r, source: p.apply(String(r.source)) };
 			return r;
 		},
 	});

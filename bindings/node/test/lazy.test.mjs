@@ -146,6 +146,56 @@ const FOOTER = `
 	return JSON.stringify([t, rate]);`;
 const footer = new Function("entries", FOOTER);
 
+/**
+ * A long session in a new database in `W` whose entries carry usages of every kind pi's totals
+ * read, among them usages no row gives back exactly (`inLine` of them: only their lines give
+ * them). `piEntries()` is pi's parse of the session's file as it is now. pi's footer throws on
+ * its assistants whose usage is null or an array, unless `piFooterThrows` is false (they are
+ * left out then).
+ */
+function usageSession(W, { piFooterThrows = true } = {}) {
+	const db = path.join(W, "db.sqlite");
+	SessionManager.useDatabase(db);
+	const sm = SessionManager.create(path.join(W, "p"));
+	const full = (n) => ({ input: n, output: 2 * n, cacheRead: 3, cacheWrite: 4, totalTokens: 3 * n + 7, cost: { input: 0.1, output: 0.2, cacheRead: 0, cacheWrite: 0, total: 0.1 + 0.2 } });
+	// Usages whose numbers a row cannot give back exactly (and pi's NaN or missing values).
+	const odd = [
+		{ input: 1, output: 2, cacheRead: 3, totalTokens: 6, cost: { total: 0.5 } }, // no cacheWrite
+		{ input: 1, output: 2, cacheRead: 3, cacheWrite: 4, cost: 0.5 }, // cost a number
+		{ input: 1, output: 2, cacheRead: 3, cacheWrite: 4, cost: { total: -0.5 } },
+		{ input: 1.5, output: 2, cacheRead: 3, cacheWrite: 4, cost: { total: 0.5 } },
+		{ input: 1, output: 2, cacheRead: 3, cacheWrite: 4, cost: { total: 2e6 } },
+		{ cacheWrite1h: 1, reasoning: 2, input: 1, output: 2, cacheRead: 3, cacheWrite: 4, cost: { totalFromProvider: true, total: 7 } }, // exact, keys in another order
+	];
+	let inLine = 0; // the entries whose usages only their lines give
+	for (let i = 0; i < 2400; i++) {
+		if (i % 2 === 0) sm.appendMessage({ role: "user", content: `q ${i}`, timestamp: i });
+		else if (i % 97 === 1) {
+			const k = (i >> 1) % odd.length;
+			inLine += k === 5 ? 0 : 1;
+			sm.appendMessage({ role: "assistant", content: [], provider: "p", model: "m", usage: odd[k], timestamp: i });
+		} else if (i % 89 === 3) {
+			inLine += i % 4 === 1 ? 1 : 0;
+			sm.appendMessage({ role: "toolResult", toolCallId: "t", content: [], usage: i % 4 === 1 ? full(i) : undefined, timestamp: i });
+		} else if (i % 301 === 5) sm.appendCompaction(`sum ${i}`, undefined, 10, undefined, undefined, i % 3 ? full(i) : undefined);
+		else if (i % 307 === 7) sm.appendUsage("cache_warm", "prov", "m", full(i), "note");
+		else if (i % 311 === 9) {
+			if (!piFooterThrows) continue;
+			inLine++;
+			sm.appendMessage({ role: "assistant", content: [], usage: i % 2 ? null : [], timestamp: i });
+		} else if (i % 313 === 11) {
+			inLine++; // a provider no row holds whole
+			sm.appendMessage({ role: "assistant", content: [], provider: "\ud800p", model: "m", usage: full(i), timestamp: i });
+		} else sm.appendMessage({ role: "assistant", content: [{ type: "text", text: `a ${i}` }], provider: "p", model: `m${i % 3}`, usage: full(i), timestamp: i });
+	}
+	const file = sm.getSessionFile();
+	const piEntries = () => {
+		SessionManager.open(file).writeSessionFile(path.join(W, "pi.jsonl"));
+		return fs.readFileSync(path.join(W, "pi.jsonl"), "utf8").trim().split("\n").slice(1).map((l) => JSON.parse(l));
+	};
+	return { db, sm, file, full, odd, inLine, piEntries };
+}
+
 // pi's footer and session statistics sum every entry's usage (addUsageToTotals: `input`,
 // `output`, `cacheRead`, `cacheWrite`, `cost.total`). A long session's lazy entries answer
 // those from the store's usage rows where a row holds exactly the line's numbers, know from the
@@ -154,44 +204,7 @@ const footer = new Function("entries", FOOTER);
 test("a long session's usages are pi's, read from the lines only where the rows do not give them", () => {
 	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-lazy-usage-"));
 	try {
-		const db = path.join(W, "db.sqlite");
-		SessionManager.useDatabase(db);
-		const sm = SessionManager.create(path.join(W, "p"));
-		const full = (n) => ({ input: n, output: 2 * n, cacheRead: 3, cacheWrite: 4, totalTokens: 3 * n + 7, cost: { input: 0.1, output: 0.2, cacheRead: 0, cacheWrite: 0, total: 0.1 + 0.2 } });
-		// Usages whose numbers a row cannot give back exactly (and pi's NaN or missing values).
-		const odd = [
-			{ input: 1, output: 2, cacheRead: 3, totalTokens: 6, cost: { total: 0.5 } }, // no cacheWrite
-			{ input: 1, output: 2, cacheRead: 3, cacheWrite: 4, cost: 0.5 }, // cost a number
-			{ input: 1, output: 2, cacheRead: 3, cacheWrite: 4, cost: { total: -0.5 } },
-			{ input: 1.5, output: 2, cacheRead: 3, cacheWrite: 4, cost: { total: 0.5 } },
-			{ input: 1, output: 2, cacheRead: 3, cacheWrite: 4, cost: { total: 2e6 } },
-			{ cacheWrite1h: 1, reasoning: 2, input: 1, output: 2, cacheRead: 3, cacheWrite: 4, cost: { totalFromProvider: true, total: 7 } }, // exact, keys in another order
-		];
-		let inLine = 0; // the entries whose usages only their lines give
-		for (let i = 0; i < 2400; i++) {
-			if (i % 2 === 0) sm.appendMessage({ role: "user", content: `q ${i}`, timestamp: i });
-			else if (i % 97 === 1) {
-				const k = (i >> 1) % odd.length;
-				inLine += k === 5 ? 0 : 1;
-				sm.appendMessage({ role: "assistant", content: [], provider: "p", model: "m", usage: odd[k], timestamp: i });
-			} else if (i % 89 === 3) {
-				inLine += i % 4 === 1 ? 1 : 0;
-				sm.appendMessage({ role: "toolResult", toolCallId: "t", content: [], usage: i % 4 === 1 ? full(i) : undefined, timestamp: i });
-			} else if (i % 301 === 5) sm.appendCompaction(`sum ${i}`, undefined, 10, undefined, undefined, i % 3 ? full(i) : undefined);
-			else if (i % 307 === 7) sm.appendUsage("cache_warm", "prov", "m", full(i), "note");
-			else if (i % 311 === 9) {
-				inLine++;
-				sm.appendMessage({ role: "assistant", content: [], usage: i % 2 ? null : [], timestamp: i });
-			} else if (i % 313 === 11) {
-				inLine++; // a provider no row holds whole
-				sm.appendMessage({ role: "assistant", content: [], provider: "\ud800p", model: "m", usage: full(i), timestamp: i });
-			} else sm.appendMessage({ role: "assistant", content: [{ type: "text", text: `a ${i}` }], provider: "p", model: `m${i % 3}`, usage: full(i), timestamp: i });
-		}
-		const file = sm.getSessionFile();
-		const piEntries = () => {
-			SessionManager.open(file).writeSessionFile(path.join(W, "pi.jsonl"));
-			return fs.readFileSync(path.join(W, "pi.jsonl"), "utf8").trim().split("\n").slice(1).map((l) => JSON.parse(l));
-		};
+		const { db, file, full, odd, inLine, piEntries } = usageSession(W);
 		const lazy = SessionManager.open(file);
 		const all = lazy.getEntries();
 		const want = piEntries();
@@ -229,6 +242,96 @@ test("a long session's usages are pi's, read from the lines only where the rows 
 		const forked = SessionManager.forkFrom(file, path.join(W, "fork"));
 		assert.equal(footer(forked.getEntries()), footer(piEntries()));
 		assert.deepEqual(usages(forked.getEntries()), usages(piEntries()));
+	} finally {
+		fs.rmSync(W, { recursive: true, force: true });
+	}
+});
+
+// pi's FooterComponent.getSessionStats, patched as sessiondb-pi patches it (pi/footer.mjs), over
+// a long session: its totals walk reads plain stand-ins of the store's usage rows, and the lazy
+// entries whose usages only their lines give. Its stats (and its errors) must be pi's own
+// footer's over pi's own SessionManager of the same file, before and after appends.
+test("pi's footer sums the store's usage rows and gives pi's own stats", async () => {
+	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-footer-"));
+	try {
+		const footerUrl = pathToFileURL(path.join(piDist, "modes", "interactive", "components", "footer.js")).href;
+		const { FooterComponent } = await import(footerUrl);
+		const { SessionManager: PiSessionManager } = await import(pathToFileURL(path.join(piDist, "core", "session-manager.js")).href);
+		const footerPatch = new URL("../pi/footer.mjs", import.meta.url).href;
+		const { patch } = await import(footerPatch);
+		class Patched extends FooterComponent {}
+		assert.equal(patch(Patched), Patched);
+		assert.notEqual(Patched.prototype.getSessionStats, FooterComponent.prototype.getSessionStats);
+		const exact = (v) => JSON.stringify(v, (_, x) => (typeof x === "number" ? String(x) : x)); // NaN is not null
+		const component = (Footer, manager) => {
+			const f = Object.create(Footer.prototype);
+			f.session = { sessionManager: manager, model: undefined, getContextUsage: () => undefined };
+			return f;
+		};
+		const stats = (f) => {
+			try {
+				const s = f.getSessionStats();
+				return exact([s.usageTotals, s.latestCacheHitRate]);
+			} catch (e) {
+				return `throws ${e.constructor.name}: ${e.message}`;
+			}
+		};
+		let copies = 0;
+		const piStats = (file) => {
+			const copy = path.join(W, `pi-${copies++}.jsonl`);
+			SessionManager.open(file).writeSessionFile(copy);
+			return stats(component(FooterComponent, PiSessionManager.open(copy)));
+		};
+		const walked = (sm) => sm[Symbol.for("sessiondb.usageWalk")](() => sm.getEntries());
+
+		// Usages pi's footer throws on: the same error.
+		const throwing = usageSession(path.join(W, (fs.mkdirSync(path.join(W, "a")), "a")));
+		const thrown = piStats(throwing.file);
+		assert.match(thrown, /^throws TypeError/);
+		assert.equal(stats(component(Patched, SessionManager.open(throwing.file))), thrown);
+
+		fs.mkdirSync(path.join(W, "b"));
+		const { db, file, full, odd, inLine } = usageSession(path.join(W, "b"), { piFooterThrows: false });
+		const sm = SessionManager.open(file);
+		const f = component(Patched, sm);
+		const want = piStats(file);
+		assert.doesNotMatch(want, /throws/);
+		assert.equal(stats(f), want);
+		// What the walk read: stand-ins, and the lazy entries of the usages only lines give.
+		const read = walked(sm);
+		assert.equal(read.filter((e) => types.isProxy(e)).length, inLine);
+		assert.ok(read.filter((e) => !types.isProxy(e)).length > 1000);
+		assert.equal(sm.getEntries().length, SessionManager.open(file).getEntries().length); // the walk's getEntries() only
+		assert.equal(stats(f), want); // pi's cache
+
+		// Appends (rows after the ones read, a usage only its line gives, a tool result's): the
+		// footer's cache sees the entry count move, and the totals follow.
+		sm.appendMessage({ role: "assistant", content: [], usage: full(5), timestamp: 9 });
+		sm.appendMessage({ role: "assistant", content: [], usage: odd[0], timestamp: 9 });
+		sm.appendMessage({ role: "toolResult", toolCallId: "t", content: [], usage: full(6), timestamp: 9 });
+		const grown = piStats(file);
+		assert.notEqual(grown, want);
+		assert.equal(stats(f), grown);
+		assert.equal(stats(component(Patched, SessionManager.open(file))), grown);
+
+		// In a fresh process: no line parsed, and only the usages no row gives are scanned.
+		const fresh = counted(db, file, [
+			`const { FooterComponent } = await import(pi + "/modes/interactive/components/footer.js");`,
+			`(await import(${JSON.stringify(footerPatch)})).patch(FooterComponent);`,
+			"const f = Object.create(FooterComponent.prototype);",
+			"f.session = { sessionManager: sm, model: undefined, getContextUsage: () => undefined };",
+			"const s = f.getSessionStats();",
+			`console.log(JSON.stringify((${exact.toString()})([s.usageTotals, s.latestCacheHitRate])));`,
+		].join("\n"));
+		assert.equal(fresh.out, grown);
+		assert.deepEqual([fresh.counts.lines, fresh.counts.usages], [0, inLine + 2], `counts: ${JSON.stringify(fresh.counts)}`);
+
+		// A usage entry without a usage: pi's footer throws on it, and so does the walk.
+		sm.appendUsage("cache_warm", "prov", "m", undefined);
+		const noUsage = piStats(file);
+		assert.match(noUsage, /^throws TypeError/);
+		assert.equal(stats(f), noUsage);
+		assert.equal(stats(component(Patched, SessionManager.open(file))), noUsage);
 	} finally {
 		fs.rmSync(W, { recursive: true, force: true });
 	}

@@ -158,11 +158,13 @@ test("TUI --session: the bodies parsed do not grow with the session's length", {
 // pi's footer sums the usage of every entry (modes/interactive/components/footer.js): the
 // binding answers it from the store's usage rows, and knows from the store which entries have
 // no usage (here the users and the compactions) or one only the line gives (none here): no line
-// is scanned for it, whatever the session's length.
+// is scanned for it, whatever the session's length. sessiondb-pi patches the footer so that its
+// walk reads the rows, not the long session's entries (pi/footer.mjs).
 test("TUI --session: the footer's usages are read without scanning lines", { timeout: 600_000, skip: !hasTmux && "tmux is not installed" }, async () => {
 	const { short, long } = await tuiBoth();
 	assertBounded(short, long, "usages", "TUI footer");
 	assert.deepEqual([short.usages, long.usages], [0, 0], "lines scanned for the footer's usages");
+	assert.ok(long.usageWalks >= 1, `the footer's walks answered by the rows: ${long.usageWalks}`);
 });
 
 /** sessiondb-pi in rpc mode on `file`: each command of `commands` answered, then stdin closed. */
