@@ -177,6 +177,39 @@ function pickSteps(c, at) {
 	return { keys, ids, types, roles };
 }
 
+/**
+ * `{ keys, ids, parents, types, roles, times, labels }` (plain arrays, null where a column is
+ * not a string; a time null for NaN, false when not read) from the columns `treeLinks` writes
+ * (src/lib.rs): a parent is the id string of the link it names, not another copy of it.
+ */
+function decodeTreeLinks(buf) {
+	buf = aligned(buf);
+	const n = buf.readUInt32LE(0);
+	const stepsLen = buf.readUInt32LE(4);
+	const textLen = buf.readUInt32LE(8);
+	let at = 16;
+	const timeCol = new Float64Array(buf.buffer, buf.byteOffset + at, n);
+	at += 8 * n;
+	const parentCol = new Int32Array(buf.buffer, buf.byteOffset + at, n);
+	at += 4 * n;
+	const timeState = new Uint8Array(buf.buffer, buf.byteOffset + at, n);
+	at += n;
+	at += (8 - (at % 8)) % 8;
+	const { keys, ids, types, roles } = decodeSteps(buf.subarray(at, at + stepsLen));
+	at += stepsLen;
+	const rest = JSON.parse(buf.toString("utf8", at, at + textLen));
+	const parents = new Array(n);
+	const times = new Array(n);
+	for (let i = 0; i < n; i++) {
+		const p = parentCol[i];
+		parents[i] = p >= 0 ? ids[p] : null;
+		const state = timeState[i];
+		times[i] = state === 0 ? timeCol[i] : state === 1 ? null : false;
+	}
+	for (const [i, parent] of rest.parents) parents[i] = parent;
+	return { keys, ids, parents, types, roles, times, labels: rest.labels };
+}
+
 /** pi's SessionInfo from `listInfos`' row: dates cross as milliseconds (null: Invalid Date). */
 function sessionInfo(info) {
 	info.created = new Date(info.created ?? Number.NaN);
@@ -888,7 +921,7 @@ class SessionManager {
 	 * screen); a short one's are parsed at once, as getEntries() would.
 	 */
 	getTree() {
-		const links = JSON.parse(this.#n.treeLinks().toString());
+		const links = decodeTreeLinks(this.#n.treeLinks());
 		const { keys } = links;
 		if (keys.length <= LAZY_BRANCH || this.#mirror?.epoch === this.#n.epoch()) this.#linesAt(keys);
 		const byKey = () => this.#parsed;

@@ -248,66 +248,80 @@ impl Native {
         })
     }
 
-    /// pi's `getTree()` without the lines (see `SessionManager::tree_links`), as the UTF-8 JSON
-    /// text `{"keys": [...], "ids": [...], "parents": [...], "types": [...], "roles": [...],
-    /// "times": [...], "labels": [[target, label, timestamp], ...]}`: a time is a number, null for
-    /// NaN, or false when not read; a label without its timestamp when the label entry has none.
+    /// pi's `getTree()` without the lines (see `SessionManager::tree_links`), in columns for
+    /// `decodeTreeLinks` (index.cjs): a 100,000-entry tree crossed as JSON spent most of `/tree`'s
+    /// `getTree` in `JSON.parse`, interning every id twice. Layout, little-endian:
+    /// - u32 `n`, u32 byte length of the steps (below), u32 byte length of the JSON text (last),
+    ///   u32 0;
+    /// - f64 times `[n]` (`new Date(timestamp).getTime()`; 0 where the state says otherwise);
+    /// - i32 parents `[n]`: the index of a link whose id is the parentId, -1 where the parentId is
+    ///   not a string (the entry answers), -2 where no link has it (given in the JSON text);
+    /// - u8 time states `[n]`: 0 a number, 1 NaN (null), 2 not read (false);
+    /// - zeros up to a multiple of 8 bytes, then `steps_bin` of the links (keys, ids, types, roles);
+    /// - the JSON text `{"parents": [[index, parentId], ...], "labels": [[target, label,
+    ///   timestamp?], ...]}`: a label without its timestamp when the label entry has none.
     #[napi]
     pub fn tree_links(&self) -> Result<Buffer> {
         guard("getTree", || {
             let tree = self.manager()?.tree_links()?;
             let links = &tree.links;
             let n = links.len();
-            let mut out = Vec::with_capacity(128 + n * 80);
-            out.extend_from_slice(b"{\"keys\":[");
-            for (i, key) in links.keys().iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(key.to_string().as_bytes());
+            let steps = steps_bin(links)?;
+            let mut out = Vec::with_capacity(16 + 13 * n + 8 + steps.len() + 1024);
+            out.extend_from_slice(&u32::try_from(n).map_err(too_long)?.to_le_bytes());
+            out.extend_from_slice(&u32::try_from(steps.len()).map_err(too_long)?.to_le_bytes());
+            out.extend_from_slice(&[0; 8]); // the JSON text's length, known at the end
+            for time in &tree.times {
+                out.extend_from_slice(&time.flatten().map_or(0.0, |ms| ms as f64).to_le_bytes());
             }
-            type Column = fn(LinkRef<'_>) -> Option<&str>;
-            let columns: [(&str, Column); 4] =
-                [("ids", |l| l.id), ("parents", |l| l.parent_id), ("types", |l| l.kind), ("roles", |l| l.role)];
-            for (name, column) in columns {
-                out.extend_from_slice(format!("],\"{name}\":[").as_bytes());
-                for (i, l) in links.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    match column(l) {
-                        Some(v) => json_string(&mut out, v)?,
-                        None => out.extend_from_slice(b"null"),
-                    }
-                }
+            // An id's index: any link holding the same id gives the same string.
+            let at: std::collections::HashMap<&str, i32> =
+                links.iter().enumerate().filter_map(|(i, l)| Some((l.id?, i32::try_from(i).ok()?))).collect();
+            let mut text = Vec::with_capacity(1024);
+            text.extend_from_slice(b"{\"parents\":[");
+            for (i, l) in links.iter().enumerate() {
+                let parent = match l.parent_id {
+                    None => -1,
+                    Some(p) => match at.get(p) {
+                        Some(&j) => j,
+                        None => {
+                            if text.len() > 12 {
+                                text.push(b',');
+                            }
+                            text.extend_from_slice(format!("[{i},").as_bytes());
+                            json_string(&mut text, p)?;
+                            text.push(b']');
+                            -2
+                        }
+                    },
+                };
+                out.extend_from_slice(&parent.to_le_bytes());
             }
-            out.extend_from_slice(b"],\"times\":[");
-            for (i, time) in tree.times.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                match time {
-                    Some(Some(ms)) => out.extend_from_slice(ms.to_string().as_bytes()),
-                    Some(None) => out.extend_from_slice(b"null"),
-                    None => out.extend_from_slice(b"false"),
-                }
-            }
-            out.extend_from_slice(b"],\"labels\":[");
+            out.extend(tree.times.iter().map(|t| match t {
+                Some(Some(_)) => 0u8,
+                Some(None) => 1,
+                None => 2,
+            }));
+            out.resize(out.len().next_multiple_of(8), 0);
+            out.extend_from_slice(&steps);
+            text.extend_from_slice(b"],\"labels\":[");
             for (i, (target, label, ts)) in tree.labels.iter().enumerate() {
                 if i > 0 {
-                    out.push(b',');
+                    text.push(b',');
                 }
-                out.push(b'[');
-                json_string(&mut out, target)?;
-                out.push(b',');
-                out.extend_from_slice(label.to_json().as_bytes());
+                text.push(b'[');
+                json_string(&mut text, target)?;
+                text.push(b',');
+                text.extend_from_slice(label.to_json().as_bytes());
                 if let Some(ts) = ts {
-                    out.push(b',');
-                    out.extend_from_slice(ts.to_json().as_bytes());
+                    text.push(b',');
+                    text.extend_from_slice(ts.to_json().as_bytes());
                 }
-                out.push(b']');
+                text.push(b']');
             }
-            out.extend_from_slice(b"]}");
+            text.extend_from_slice(b"]}");
+            out[8..12].copy_from_slice(&u32::try_from(text.len()).map_err(too_long)?.to_le_bytes());
+            out.extend_from_slice(&text);
             Ok(Buffer::from(out))
         })
     }
