@@ -743,24 +743,20 @@ class SessionManager {
 		const out = [];
 		for (let i = 0; i < entries.length; i++) {
 			const t = b.types[i];
-			const role = b.roles[i];
-			let which; // 0: the entry's usage is read, 1: its message's, 2: a tool result's, if any
-			if (t === "message") {
-				if (role === "assistant") which = 1;
-				else if (role === "toolResult") which = 2;
-				else if (role !== null) continue; // any other role: nothing read but the role
-			} else if (t === "usage" || t === "compaction" || t === "branch_summary") which = 0;
-			else if (t !== null) continue; // any other type: nothing read but the type
-			if (which !== undefined && !b.isParsed(i) && !b.own(i)) {
+			const read = usageRead(t, b.roles[i]);
+			// A type or role that is not a string: the entry itself answers (pi may throw on it).
+			const known = t !== null && (t !== "message" || b.roles[i] !== null);
+			if (read === USAGE_NONE && known) continue; // nothing read but the type and role
+			if (read !== USAGE_NONE && !b.isParsed(i) && !b.own(i)) {
 				const seq = this.#usageSeq(u, b.keys[i]);
 				if (seq >= 0 && u.inLine[seq] !== 1) {
 					const row = u.rowAt[seq] - 1;
-					if (row >= 0 && which !== 2) {
-						out.push(usageStandIn(t, which, u.numbers, row));
+					if (row >= 0 && read !== USAGE_TOOL_RESULT) {
+						out.push(usageStandIn(t, read, u.numbers, row));
 						continue;
 					}
 					// Known to have no usage: a tool result's or a summary's is only read when present.
-					if (which === 2 || t === "compaction" || t === "branch_summary") continue;
+					if (read === USAGE_TOOL_RESULT || t === "compaction" || t === "branch_summary") continue;
 				}
 			}
 			out.push(entries[i]);
@@ -864,8 +860,8 @@ class SessionManager {
 		const u = this.#usageState(branch.epoch);
 		const seq = this.#usageSeq(u, branch.keys[i]);
 		if (seq < 0 || u.inLine[seq] === 1) return -1;
-		const t = branch.types[i];
-		const mine = which === 1 ? t === "message" && branch.roles[i] === "assistant" : t === "usage" || t === "compaction" || t === "branch_summary";
+		const read = usageRead(branch.types[i], branch.roles[i]);
+		const mine = which === 1 ? read === USAGE_ASSISTANT : read === USAGE_OWN;
 		return mine ? u.rowAt[seq] - 1 : -1;
 	}
 
@@ -901,9 +897,7 @@ class SessionManager {
 				if (s >= 0 && s <= u.upto) needs = u.inLine[s] === 1;
 				else {
 					// Nothing known: the entries whose usages pi's totals read.
-					const t = branch.types[j];
-					const r = branch.roles[j];
-					needs = t === "message" ? r === "assistant" || r === "toolResult" : t === "usage" || t === "compaction" || t === "branch_summary";
+					needs = usageRead(branch.types[j], branch.roles[j]) !== USAGE_NONE;
 				}
 				if (needs) keys.push(k);
 			}
@@ -1039,8 +1033,23 @@ const entryHandler = {
 		return branch.parsedLike(i)?.[prop];
 	},
 };
+/**
+ * Which usage pi's usage totals (the footer, getSessionStats) read of an entry of type `t` whose
+ * message has role `role`: USAGE_OWN (its `usage`: usage entries, compactions, branch summaries),
+ * USAGE_ASSISTANT (an assistant message's `usage`), USAGE_TOOL_RESULT (a tool result's, when
+ * present), or USAGE_NONE.
+ */
+const USAGE_NONE = -1;
+const USAGE_OWN = 0;
+const USAGE_ASSISTANT = 1;
+const USAGE_TOOL_RESULT = 2;
+function usageRead(t, role) {
+	if (t === "message") return role === "assistant" ? USAGE_ASSISTANT : role === "toolResult" ? USAGE_TOOL_RESULT : USAGE_NONE;
+	return t === "usage" || t === "compaction" || t === "branch_summary" ? USAGE_OWN : USAGE_NONE;
+}
+
 /** What pi's usage totals read of an entry whose usage row `row` gives its usage (see [USAGE_WALK]). */
-function usageStandIn(type, which, numbers, row) {
+function usageStandIn(type, read, numbers, row) {
 	const at = 6 * row;
 	const usage = {
 		input: numbers[at + 1],
@@ -1049,7 +1058,7 @@ function usageStandIn(type, which, numbers, row) {
 		cacheWrite: numbers[at + 4],
 		cost: { total: numbers[at + 5] },
 	};
-	return which === 1 ? { type, message: { role: "assistant", usage } } : { type, usage };
+	return read === USAGE_ASSISTANT ? { type, message: { role: "assistant", usage } } : { type, usage };
 }
 // A usage whose row holds the line's numbers (see #usageAt): the target holds the usages' state
 // `u`, the row's index in it and `which` (0: the entry's usage, 1: its message's); `cost` is a

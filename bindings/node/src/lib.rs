@@ -279,15 +279,17 @@ impl Native {
                 links.iter().enumerate().filter_map(|(i, l)| Some((l.id?, i32::try_from(i).ok()?))).collect();
             let mut text = Vec::with_capacity(1024);
             text.extend_from_slice(b"{\"parents\":[");
+            let mut unlinked = 0;
             for (i, l) in links.iter().enumerate() {
                 let parent = match l.parent_id {
                     None => -1,
                     Some(p) => match at.get(p) {
                         Some(&j) => j,
                         None => {
-                            if text.len() > 12 {
+                            if unlinked > 0 {
                                 text.push(b',');
                             }
+                            unlinked += 1;
                             text.extend_from_slice(format!("[{i},").as_bytes());
                             json_string(&mut text, p)?;
                             text.push(b']');
