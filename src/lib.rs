@@ -84,7 +84,7 @@ pub mod pg {
 pub mod internals {
     pub use crate::ingest::readahead;
     pub use crate::js::{canonical, collate, jstime};
-    pub use crate::pi::{entries, ids, layout, migrate, projection, system};
+    pub use crate::pi::{entries, ids, layout, migrate, projection, system, tree_row};
     pub use crate::store::db::{open_pooled, Pooled, BUSY_TIMEOUT};
     pub use crate::store::interface::replica;
     pub use crate::store::sqlite::journal;

@@ -40,6 +40,7 @@ const HOT: &[(&str, &str, &str)] = &[
     ("LINES_FROM", e::LINES_FROM, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
     // By key, the keys sorted by SQLite: no lines between them read, no sort of the lines.
     ("LINES_AT", e::LINES_AT, "USING INTEGER PRIMARY KEY (rowid=?)"),
+    ("TREE_ROWS_AT", e::TREE_ROWS_AT, "USING INTEGER PRIMARY KEY (rowid=?)"),
     ("LINKS", e::LINKS, "USING COVERING INDEX entries_links (key>? AND key<?)"),
     ("ENTRY_BY_KEY", e::ENTRY_BY_KEY, "USING INTEGER PRIMARY KEY (rowid=?)"),
     ("ENTRY_BY_ID", e::ENTRY_BY_ID, "USING INDEX entries_by_id (session=? AND id=?)"),
@@ -118,6 +119,7 @@ fn hot_queries_use_indexes() {
         }
     }
     assert!(!plan(&conn, e::LINES_AT).contains("TEMP B-TREE"), "LINES_AT sorts its lines");
+    assert!(!plan(&conn, e::TREE_ROWS_AT).contains("TEMP B-TREE"), "TREE_ROWS_AT sorts its rows");
     // Passes over every session (maintenance, `index`) read each session's rows by key.
     for sql in [x::REBUILD_LIST_TEXTS, d::STALE_LIST_TEXTS] {
         let p = plan(&conn, sql);

@@ -47,7 +47,7 @@ CREATE TABLE entries (
     compaction_key INTEGER,                    -- nearest compaction on the path (itself included)
     thinking_key   INTEGER,                    -- nearest thinking_level_change on the path
     model_key      INTEGER                     -- nearest model_change or assistant message on the path
-, body_key INTEGER, body_dict INTEGER REFERENCES line_dicts(id), plain INTEGER, activity_ms REAL);
+, body_key INTEGER, body_dict INTEGER REFERENCES line_dicts(id), plain INTEGER, activity_ms REAL, tree_row TEXT);
 CREATE INDEX entries_by_id ON entries(session, id);
 CREATE INDEX entries_by_parent ON entries(session, parent_id);
 CREATE INDEX entries_labels ON entries(key) WHERE type = 'label';

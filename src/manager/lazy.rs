@@ -5,6 +5,7 @@ use super::SessionManager;
 use crate::error::Result;
 use crate::hash::{FxBuildHasher, FxHashMap};
 use crate::js::json::{self, Value};
+use crate::pi::tree_row;
 use crate::read::tree::PathStep;
 use crate::store::interface::links::Links;
 use crate::store::interface::usage::EntryUsages;
@@ -129,6 +130,28 @@ impl SessionManager {
     /// whose usages are read from their lines; no line is read.
     pub fn entry_usages(&self, after: Option<EntryKey>) -> Result<EntryUsages> {
         self.db()?.store().entry_usages(self.sid, after.unwrap_or(EntryKey::MIN))
+    }
+
+    /// What pi's tree selector reads of each of `keys` (assistant messages): its row
+    /// (`pi::tree_row`), stored with the line, or read from the line where none is stored;
+    /// `None` for a key without a line or whose line the row cannot answer.
+    pub fn tree_rows_at(&self, keys: &[EntryKey]) -> Result<Vec<Option<String>>> {
+        let at: FxHashMap<EntryKey, usize> = keys.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+        let mut rows = vec![None; keys.len()];
+        self.db()?.store().tree_rows_at(keys, &mut |k, row| {
+            if let Some(&i) = at.get(&k) {
+                rows[i] = Some(row.to_owned());
+            }
+        })?;
+        let missing: Vec<EntryKey> = keys.iter().zip(&rows).filter(|(_, r)| r.is_none()).map(|(&k, _)| k).collect();
+        if !missing.is_empty() {
+            self.each_line_at(&missing, &mut |k, line| {
+                if let Some(&i) = at.get(&k) {
+                    rows[i] = tree_row::of_line(line);
+                }
+            })?;
+        }
+        Ok(rows)
     }
 
     /// Hands `f` the line stored under each of `keys`, in that order (a key with no line is

@@ -1,6 +1,6 @@
 //! pi's rules, without storage: ids, entry kinds as pi's append methods build them, where pi
-//! keeps session files, migration of old versions, and the projection of entries into the
-//! model's context.
+//! keeps session files, migration of old versions, the projection of entries into the
+//! model's context, and what pi's tree selector reads of an assistant.
 
 pub mod entries;
 pub mod ids;
@@ -8,3 +8,4 @@ pub mod layout;
 pub mod migrate;
 pub mod projection;
 pub mod system;
+pub mod tree_row;

@@ -16,7 +16,6 @@ use sessiondb::tree::PathStep;
 use sessiondb::EntryKey;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-mod tree_rows;
 use std::path::{Path, PathBuf};
 
 /// Runs `f`, turning a library error or a panic into a JS exception.
@@ -329,36 +328,20 @@ impl Native {
     }
 
     /// For each of `keys` (assistant messages), what pi's tree selector reads of it to build its
-    /// rows (see `tree_rows`), as the UTF-8 JSON text `[row, ...]`, without a line crossing.
+    /// rows (`sessiondb::internals::tree_row`: stored with the line, else read from it), as the
+    /// UTF-8 JSON text `[row, ...]` (null where none), without a line crossing.
     #[napi]
     pub fn assistant_rows(&self, keys: Vec<f64>) -> Result<Buffer> {
         guard("getTree", || {
             let keys: Vec<EntryKey> = keys.into_iter().map(|k| EntryKey(k as i64)).collect();
-            // Lines come in the order of `keys`, those without a line skipped (`lines_at`): each
-            // row is written as its line comes, null for the keys passed over.
-            let mut out = Vec::with_capacity(keys.len() * 24 + 2);
+            let rows = self.manager()?.tree_rows_at(&keys)?;
+            let mut out = Vec::with_capacity(keys.len() * 48 + 2);
             out.push(b'[');
-            let mut written = 0;
-            let null = |out: &mut Vec<u8>, written: &mut usize| {
-                if *written > 0 {
+            for (i, row) in rows.iter().enumerate() {
+                if i > 0 {
                     out.push(b',');
                 }
-                out.extend_from_slice(b"null");
-                *written += 1;
-            };
-            self.manager()?.lines_at(&keys, &mut |k, line| {
-                let Some(at) = keys[written..].iter().position(|&x| x == k) else { return };
-                for _ in 0..at {
-                    null(&mut out, &mut written);
-                }
-                if written > 0 {
-                    out.push(b',');
-                }
-                tree_rows::write_row(&mut out, line);
-                written += 1;
-            })?;
-            while written < keys.len() {
-                null(&mut out, &mut written);
+                out.extend_from_slice(row.as_deref().unwrap_or("null").as_bytes());
             }
             out.push(b']');
             Ok(Buffer::from(out))

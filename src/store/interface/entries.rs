@@ -103,6 +103,11 @@ pub trait Entries {
     /// reading those lines only: a caller asking for every assistant of a session (pi's
     /// `/tree`) must not unpack the lines between them.
     fn lines_at(&self, keys: &[EntryKey], f: &mut dyn FnMut(EntryKey, &[u8])) -> Result<()>;
+    /// Hands `f` the key and stored tree row (`pi::tree_row`) of each of `keys` that has one,
+    /// once, in ascending key order, without reading lines. A key not handed on has none (not an
+    /// assistant, a line the row cannot answer, a row written before rows were stored, or a
+    /// backend that stores none): the caller reads its line.
+    fn tree_rows_at(&self, keys: &[EntryKey], f: &mut dyn FnMut(EntryKey, &str)) -> Result<()>;
     /// Hands `f` the key and line of at most `limit` entries of session `sid` from key `from` on
     /// (header lines excluded), in file order, without copying the lines.
     fn lines_from(&self, sid: SessionKey, from: EntryKey, limit: i64, f: &mut dyn FnMut(EntryKey, &[u8]))

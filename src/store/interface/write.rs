@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::js::canonical;
 use crate::js::json::{self, RawObject};
 use crate::jsonl::signature::FileSignature;
+use crate::pi::tree_row;
 use crate::store::codec::{Packed, Packer};
 use crate::store::derive::{Derived, EntryFields, TreeIndexer};
 use crate::store::extract::Extras;
@@ -96,6 +97,9 @@ pub struct ParsedLine {
     pub packed: Option<Packed>,
     /// The line is what `JSON.stringify` writes ([`ParsedLine::of_line`]); `None`: not known.
     pub plain: Option<Plain>,
+    /// What pi's tree selector reads of an assistant message ([`tree_row::of_entry`], by
+    /// [`ParsedLine::of_line`]); `None` for other entries, or when not read.
+    pub tree_row: Option<String>,
 }
 
 impl ParsedLine {
@@ -104,15 +108,19 @@ impl ParsedLine {
         let (fields, message) = EntryFields::read(obj);
         let extras = Extras::of(&fields, obj, message.as_ref());
         let seen = Observation::of(&fields, obj, message.as_ref());
-        ParsedLine { fields, extras, seen, packed: None, plain: None }
+        ParsedLine { fields, extras, seen, packed: None, plain: None, tree_row: None }
     }
 
     /// Reads it from the line `text` and its scan `obj`, noting whether the line is in
-    /// `JSON.stringify` form (a branched session then shares it without reading it).
+    /// `JSON.stringify` form (a branched session then shares it without reading it), and an
+    /// assistant message's tree row.
     pub fn of_line(text: &str, obj: &RawObject<'_>) -> Self {
         let mut line = ParsedLine::of(obj);
         if canonical::is_stringify_form(text) {
             line.plain = Some(Plain::of(&line.fields, &line.seen));
+        }
+        if line.fields.kind.as_deref() == Some("message") && line.fields.role.as_deref() == Some("assistant") {
+            line.tree_row = tree_row::of_entry(obj);
         }
         line
     }

@@ -198,6 +198,12 @@ impl Entries for Pg {
         Ok(())
     }
 
+    // A server stores no tree rows (its lines come from pushes and appends alike): readers scan
+    // the lines.
+    fn tree_rows_at(&self, _keys: &[EntryKey], _f: &mut dyn FnMut(EntryKey, &str)) -> Result<()> {
+        Ok(())
+    }
+
     fn lines_from(
         &self,
         sid: SessionKey,

@@ -137,6 +137,10 @@ pub const ENTRY_KIND: &str = "SELECT type, role, ts_ms FROM entries WHERE key = 
 pub const LINES_AT: &str =
     "SELECT key, body FROM entry_lines WHERE key IN (SELECT value FROM json_each(:keys)) ORDER BY key";
 
+/// Keys and stored tree rows of the entries under `:keys` (`EntryKeyList`) that have one, by key.
+pub const TREE_ROWS_AT: &str = "SELECT key, tree_row FROM entries \
+    WHERE key IN (SELECT value FROM json_each(:keys)) AND tree_row IS NOT NULL ORDER BY key";
+
 /// Keys and lines of the entries of a session (keys `:lo..=:hi`) in file order, header lines
 /// excluded. (Readers stop stepping after a batch: a bound LIMIT would make SQLite prepare it
 /// again on every run.)
@@ -249,6 +253,17 @@ impl Entries for Sqlite {
         while let Some(r) = rows.next()? {
             let body = r.get_ref(body)?;
             f(r.get(key)?, body.as_bytes().map_err(rusqlite::Error::from)?);
+        }
+        Ok(())
+    }
+
+    fn tree_rows_at(&self, keys: &[EntryKey], f: &mut dyn FnMut(EntryKey, &str)) -> Result<()> {
+        let mut st = self.conn.prepare_cached(TREE_ROWS_AT)?;
+        let [key, row] = columns(&st, ["key", "tree_row"])?;
+        let mut rows = st.query(named_params! { ":keys": EntryKeyList(keys) })?;
+        while let Some(r) = rows.next()? {
+            let row = r.get_ref(row)?;
+            f(r.get(key)?, row.as_str().map_err(rusqlite::Error::from)?);
         }
         Ok(())
     }

@@ -133,9 +133,9 @@ pub const RECORD_SHARES: &str = "INSERT OR IGNORE INTO shares (copy, owner) \
 /// the others the source's shifted by `:delta` (depth by `:ddepth`), except references to entries
 /// before the run, which become `:before_compaction_key..=:before_model_key` (see `store::CopyRun`).
 pub const COPY_PATH_RUN: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, body, \
-        body_key, plain, activity_ms, parent_key, depth, compaction_key, thinking_key, model_key) \
+        body_key, plain, activity_ms, tree_row, parent_key, depth, compaction_key, thinking_key, model_key) \
     SELECT key + :delta, :sid, (key + :delta) & 4294967295, id, parent_id, type, ts, ts_ms, role, '', coalesce(body_key, key), \
-        plain, activity_ms, \
+        plain, activity_ms, tree_row, \
         CASE WHEN key = :lo THEN :parent_key ELSE parent_key + :delta END, \
         CASE WHEN key = :lo THEN :depth ELSE depth + :ddepth END, \
         CASE WHEN key = :lo THEN :compaction_key WHEN compaction_key >= :lo THEN compaction_key + :delta ELSE :before_compaction_key END, \
@@ -167,10 +167,10 @@ impl<'t> BulkWriter<'t> {
         self.flush_run()?;
         self.seq += 1;
         let key = entry_key(self.sid, self.seq);
-        let ParsedLine { fields: f, extras, seen, packed, plain } = line;
+        let ParsedLine { fields: f, extras, seen, packed, plain, tree_row } = line;
         let d = self.tree.place(key, &f);
         let body = self.store.stored(text, packed)?;
-        insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, (&body, plain), &d)?;
+        insert_entry_row(&mut self.stmt, (self.sid, self.seq), &f, (&body, plain, tree_row.as_deref()), &d)?;
         self.extras.write(self.sid, key, &f, &extras)?;
         self.count(&seen, extras.list_text());
         Ok(())
@@ -268,16 +268,17 @@ impl<'t> BulkWriter<'t> {
 
 /// Adds one entry line.
 pub const INSERT_ENTRY: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, \
-    body, body_dict, plain, activity_ms, parent_key, depth, compaction_key, thinking_key, model_key) \
-    VALUES (:key, :session, :seq, :id, :parent_id, :type, :ts, :ts_ms, :role, :body, :body_dict, :plain, :activity_ms, :parent_key, :depth, :compaction_key, :thinking_key, :model_key)";
+    body, body_dict, plain, activity_ms, tree_row, parent_key, depth, compaction_key, thinking_key, model_key) \
+    VALUES (:key, :session, :seq, :id, :parent_id, :type, :ts, :ts_ms, :role, :body, :body_dict, :plain, :activity_ms, :tree_row, \
+    :parent_key, :depth, :compaction_key, :thinking_key, :model_key)";
 
 /// Inserts one entry row (line `seq` of session `sid`) with its columns and derived data
-/// (`plain`: the line is in `JSON.stringify` form).
+/// (`plain`: the line is in `JSON.stringify` form; `tree_row`: an assistant's, `pi::tree_row`).
 fn insert_entry_row(
     stmt: &mut Named<'_>,
     (sid, seq): (SessionKey, i64),
     f: &EntryFields,
-    (body, plain): (&Stored<'_>, Option<Plain>),
+    (body, plain, tree_row): (&Stored<'_>, Option<Plain>, Option<&str>),
     d: &Derived,
 ) -> Result<()> {
     stmt.execute(named_params! {
@@ -294,6 +295,7 @@ fn insert_entry_row(
         ":body_dict": body.dict(),
         ":plain": plain.map(|p| p.column()),
         ":activity_ms": plain.and_then(|p| p.activity_ms),
+        ":tree_row": tree_row,
         ":parent_key": d.parent_key,
         ":depth": d.depth,
         ":compaction_key": d.compaction_key,
@@ -308,8 +310,8 @@ fn insert_entry_row(
 /// the lines themselves are shared (see `entry_lines`), not copied. The same parameters as
 /// [`COPY_TEXTS`], [`COPY_USAGE`] and [`COPY_USAGE_LINES`], which run with it.
 pub const COPY_ENTRIES: &str = "INSERT INTO entries (key, session, seq, id, parent_id, type, ts, ts_ms, role, body, \
-        body_key, plain, activity_ms, parent_key, depth, compaction_key, thinking_key, model_key) \
-    SELECT key - :base + :new_base, :copy, seq, id, parent_id, type, ts, ts_ms, role, '', coalesce(body_key, key), plain, activity_ms, \
+        body_key, plain, activity_ms, tree_row, parent_key, depth, compaction_key, thinking_key, model_key) \
+    SELECT key - :base + :new_base, :copy, seq, id, parent_id, type, ts, ts_ms, role, '', coalesce(body_key, key), plain, activity_ms, tree_row, \
         parent_key - :base + :new_base, depth, compaction_key - :base + :new_base, thinking_key - :base + :new_base, model_key - :base + :new_base \
     FROM entries WHERE key BETWEEN :from AND :to AND type IS NOT 'session'";
 
@@ -558,12 +560,18 @@ impl Writes for Sqlite {
             .ok()
             .flatten()
             .ok_or_else(|| crate::error::Error::InvalidArgument("entry is not a JSON object".into()))?;
-        let ParsedLine { fields: f, extras, seen, plain, .. } = ParsedLine::of_line(text, &obj);
+        let ParsedLine { fields: f, extras, seen, plain, tree_row, .. } = ParsedLine::of_line(text, &obj);
         let seq = last_seq + 1;
         let key = entry_key(sid, seq);
         let (d, _) = place_appended(key, &f, parent, regular);
         let body = self.stored(text, None)?;
-        insert_entry_row(&mut Named::prepare(tx, INSERT_ENTRY)?, (sid, seq), &f, (&body, plain), &d)?;
+        insert_entry_row(
+            &mut Named::prepare(tx, INSERT_ENTRY)?,
+            (sid, seq),
+            &f,
+            (&body, plain, tree_row.as_deref()),
+            &d,
+        )?;
         ExtrasWriter::new(tx).write(sid, key, &f, &extras)?;
         stats.apply(&seen, extras.list_text());
         tx.prepare_cached(APPEND_SESSION_STATS)?.execute(named_params! {

@@ -1,25 +1,25 @@
 //! What pi's tree selector (`TreeList`, pi 1.6.0's `modes/interactive/components/tree-selector.js`)
-//! reads of every assistant message to build its rows, read from the stored line without handing
-//! the line to JavaScript: whether `hasTextContent(content)` holds, `stopReason`, and the tool
-//! calls `flattenTree` puts in its `toolCallMap`. A line it cannot answer exactly (pi would
-//! throw, or the shape is unusual) is `null`: JavaScript parses that entry instead.
+//! reads of every assistant message to build its rows: whether `hasTextContent(content)` holds,
+//! `stopReason`, and the tool calls `flattenTree` puts in its `toolCallMap`. Stored with each
+//! assistant line when it is written (the `tree_row` column), so that `/tree` on a long session
+//! reads these instead of every assistant's line; the Node binding reads them
+//! (`assistantRows`). A line it cannot answer exactly (pi would throw, or the shape is unusual)
+//! has none: JavaScript parses that entry instead.
 
-use sessiondb::json::{self, js_trim, Value};
+use crate::js::json::{self, js_trim, RawObject, Value};
 
-/// Appends the row of one assistant line to `out` as JSON: `[hasText, stopReason, calls]`, where
-/// `stopReason` is the value when it is not an object or array (`true` for one: only its
-/// truthiness and its equality to "stop" and "toolUse" are looked at; `false` when absent) and
-/// each call is `[id, name, index in content, arguments?]`, the arguments given only when they
-/// are not an object (an object's are read from the entry when a row shows them); else `null`.
-pub fn write_row(out: &mut Vec<u8>, line: &[u8]) {
-    match row(line) {
-        Some(text) => out.extend_from_slice(text.as_bytes()),
-        None => out.extend_from_slice(b"null"),
-    }
+/// The row of one assistant line as JSON, `[hasText, stopReason, calls]`, where `stopReason` is
+/// the value when it is not an object or array (`true` for one: only its truthiness and its
+/// equality to "stop" and "toolUse" are looked at; `false` when absent) and each call is
+/// `[id, name, index in content, arguments?]`, the arguments given only when they are not an
+/// object (an object's are read from the entry when a row shows them); `None` when pi's reads
+/// cannot be answered from it.
+pub fn of_line(line: &[u8]) -> Option<String> {
+    of_entry(&json::scan_object(line).ok()??)
 }
 
-fn row(line: &[u8]) -> Option<String> {
-    let entry = json::scan_object(line).ok()??;
+/// [`of_line`] of an entry already scanned.
+pub fn of_entry(entry: &RawObject<'_>) -> Option<String> {
     let message = json::scan_object(entry.raw("message")?).ok()??;
     let stop = match message.raw("stopReason") {
         None => "false".to_string(),
@@ -110,9 +110,7 @@ mod tests {
             ),
         ];
         for (line, want) in cases {
-            let mut out = Vec::new();
-            super::write_row(&mut out, line.as_bytes());
-            assert_eq!(String::from_utf8(out).unwrap(), want.unwrap_or("null"), "{line}");
+            assert_eq!(super::of_line(line.as_bytes()).as_deref(), want, "{line}");
         }
     }
 }
