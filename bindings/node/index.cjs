@@ -178,9 +178,10 @@ function pickSteps(c, at) {
 }
 
 /**
- * `{ keys, ids, parents, types, roles, times, labels }` (plain arrays, null where a column is
- * not a string; a time null for NaN, false when not read) from the columns `treeLinks` writes
- * (src/lib.rs): a parent is the id string of the link it names, not another copy of it.
+ * `{ keys, ids, parents, parentAt, types, roles, times, labels }` (plain arrays, null where a
+ * column is not a string; a time null for NaN, false when not read) from the columns `treeLinks`
+ * writes (src/lib.rs): a parent is the id string of the link it names, not another copy of it;
+ * `parentAt` (Int32Array) is that link's index (the last line holding the id), < 0 for none.
  */
 function decodeTreeLinks(buf) {
 	buf = aligned(buf);
@@ -207,7 +208,7 @@ function decodeTreeLinks(buf) {
 		times[i] = state === 0 ? timeCol[i] : state === 1 ? null : false;
 	}
 	for (const [i, parent] of rest.parents) parents[i] = parent;
-	return { keys, ids, parents, types, roles, times, labels: rest.labels };
+	return { keys, ids, parents, parentAt: parentCol, types, roles, times, labels: rest.labels };
 }
 
 /** pi's SessionInfo from `listInfos`' row: dates cross as milliseconds (null: Invalid Date). */

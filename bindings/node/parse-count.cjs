@@ -6,7 +6,7 @@
 const fs = require("node:fs");
 
 const file = process.env.SESSIONDB_COUNT_PARSES || null;
-const counts = { lines: 0, usages: 0, rows: 0, results: 0, usageWalks: 0 };
+const counts = { lines: 0, usages: 0, rows: 0, results: 0, usageWalks: 0, treeLists: 0 };
 
 if (file !== null) {
 	process.on("exit", () => {
@@ -20,9 +20,10 @@ if (file !== null) {
 
 /**
  * Adds `n` to the count of `kind`: "lines" (stored lines parsed by JSON.parse), "usages"
- * (stored lines scanned natively for their usages), "rows" (assistant lines scanned natively for
- * pi's tree selector), "results" (entries or messages parsed from a native answer: a context)
- * or "usageWalks" (usage totals walks answered by the store's usage rows: pi's footer).
+ * (stored lines scanned natively for their usages), "rows" (what pi's tree selector reads of
+ * assistants, read natively: stored rows or scanned lines), "results" (entries or messages
+ * parsed from a native answer: a context), "usageWalks" (usage totals walks answered by the
+ * store's usage rows: pi's footer) or "treeLists" (pi's tree selector rows built over the links).
  */
 function count(kind, n) {
 	if (file !== null) counts[kind] += n;

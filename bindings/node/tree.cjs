@@ -7,10 +7,14 @@
 
 const { forwarding } = require("./proxy.cjs");
 
+/** The links behind each tree buildTree returned (its roots array): see `skeletonOf`. */
+const skeletons = new WeakMap();
+
 /**
  * pi's `SessionManager.getTree()` (core/session-manager.js), the same steps over `links` (the
  * parsed native answer); `entryAt(i)` is the parsed entry of link `i` (file order) when one is
- * held, else undefined; `parse(i)` parses it.
+ * held, else undefined; `parse(i)` parses it; `rowOf(i)` is what pi's tree selector reads of an
+ * unparsed assistant (see withStandIns).
  */
 function buildTree(links, entryAt, parse, rowOf) {
 	const { ids, parents, types, roles, times } = links;
@@ -27,7 +31,8 @@ function buildTree(links, entryAt, parse, rowOf) {
 		labels.set(l[0], l[1]);
 		labelTimes.set(l[0], l.length > 2 ? l[2] : undefined);
 	}
-	// pi's nodeMap (id -> node, the later line of a repeated id winning) as id -> line.
+	// pi's nodeMap (id -> node, the later line of a repeated id winning) as id -> line; the tree
+	// is built over lines (a node in it is its id's winner line), then its nodes' children filled.
 	const winner = new Map();
 	const nodes = new Array(n);
 	for (let i = 0; i < n; i++) {
@@ -35,33 +40,49 @@ function buildTree(links, entryAt, parse, rowOf) {
 		nodes[i] = { entry: entries[i], children: [], label: labels.get(id), labelTimestamp: labelTimes.get(id) };
 		winner.set(id, i);
 	}
-	const roots = [];
+	const rootLines = [];
+	const kidLines = new Array(n);
 	for (let i = 0; i < n; i++) {
 		const id = idOf(i);
 		const parentId = parentOf(i);
-		const node = nodes[winner.get(id)];
-		if (parentId === null || parentId === id) {
-			roots.push(node);
-		} else {
-			const parent = winner.get(parentId);
-			if (parent !== undefined) nodes[parent].children.push(node);
-			else roots.push(node);
-		}
+		const w = winner.get(id);
+		const parent = parentId === null || parentId === id ? undefined : winner.get(parentId);
+		if (parent === undefined) rootLines.push(w);
+		else (kidLines[parent] ??= []).push(w);
 	}
-	// new Date(entry.timestamp).getTime() of a node's entry (its line is the id's winner).
-	const time = (node) => {
-		const i = winner.get(node.entry.id);
+	// new Date(entry.timestamp).getTime() of line i's entry.
+	const time = (i) => {
 		const t = times[i];
 		if (t === false) return new Date(entries[i].timestamp).getTime(); // not read: not expected
 		return t === null ? Number.NaN : t;
 	};
-	const stack = [...roots];
+	// pi sorts each node's children as its walk from the roots reaches the node.
+	const stack = [...rootLines];
 	while (stack.length > 0) {
-		const node = stack.pop();
-		node.children.sort((a, b) => time(a) - time(b));
-		stack.push(...node.children);
+		const kids = kidLines[stack.pop()];
+		if (kids === undefined) continue;
+		kids.sort((a, b) => time(a) - time(b));
+		stack.push(...kids);
 	}
+	for (let i = 0; i < n; i++) {
+		const kids = kidLines[i];
+		if (kids !== undefined) for (const j of kids) nodes[i].children.push(nodes[j]);
+	}
+	const roots = rootLines.map((i) => nodes[i]);
+	skeletons.set(roots, { n, nodes, rootLines, kidLines, winner, idOf, parentOf, parentAt: links.parentAt, types, roles, ids, entryAt, parse, rowOf, argumentsOf: (i, k) => argumentsOf(source, i, k) });
 	return roots;
+}
+
+/**
+ * The links behind `roots` when buildTree returned them (pi's tree selector then builds its rows
+ * from them: tree-list.cjs), else undefined: `{ n, nodes, rootLines, kidLines, winner, idOf,
+ * parentOf, parentAt, types, roles, ids, entryAt, parse, rowOf, argumentsOf }`, where `nodes[i]`
+ * is line i's node, `rootLines` and `kidLines[i]` (undefined: none) the lines of the roots' and
+ * of line i's node's children, `winner` an id's node's line, `parentAt[i]` the line of the node
+ * line i's parentId names (< 0: none names it, or it is not a string).
+ */
+function skeletonOf(roots) {
+	return skeletons.get(roots);
 }
 
 /** A proxy's target: the links and the entry's place in them. */
@@ -148,4 +169,4 @@ function argumentsOf(s, i, k) {
 	);
 }
 
-module.exports = { buildTree, withStandIns };
+module.exports = { buildTree, skeletonOf, withStandIns };

@@ -78,3 +78,117 @@ export function writeSession(file, cwd = "/tmp/p", { stringContents = false } = 
 	fs.writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
 	return lines.length - 1;
 }
+
+/**
+ * A random `count`-entry session file (seeded: the same seed writes the same file) of every kind
+ * pi's tree selector filters and draws: messages of each role, assistants with and without text,
+ * tool calls (object and string arguments) and their results, settings and bookkeeping entries,
+ * usage records, labels; chains, branches at random earlier entries, new roots, orphans, repeated
+ * ids of entries without children (as a root, under the first line's parent, or under one of two
+ * entries naming each other as parent), equal, invalid and missing timestamps. Returns the ids
+ * written, in file order, the two of the loop (`r<seed>loop1`, `r<seed>loop2`) left out.
+ */
+export function writeRandomSession(file, seed, count, cwd = "/tmp/p") {
+	let s = seed >>> 0 || 1;
+	const rand = () => {
+		// xorshift32
+		s ^= s << 13;
+		s >>>= 0;
+		s ^= s >>> 17;
+		s ^= s << 5;
+		s >>>= 0;
+		return s / 2 ** 32;
+	};
+	const pick = (a) => a[Math.floor(rand() * a.length)];
+	const lines = [{ type: "session", version: 3, id: `0199a000-0000-7000-8000-${String(seed).padStart(12, "0")}`, timestamp: "2026-01-01T00:00:00.000Z", cwd }];
+	const t0 = Date.parse("2026-01-01T00:00:00.000Z");
+	const ids = [];
+	const parentOf = new Map();
+	const calls = [];
+	let prev = null;
+	const time = (k) => {
+		const r = rand();
+		if (r < 0.02) return "not a date";
+		if (r < 0.03) return undefined;
+		if (r < 0.08) return new Date(t0).toISOString();
+		return new Date(t0 + k * 1000 + Math.floor(rand() * 5000) - 2500).toISOString();
+	};
+	const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+	const assistant = (k) => {
+		const content = [];
+		const blocks = Math.floor(rand() * 4);
+		for (let b = 0; b < blocks; b++) {
+			const r = rand();
+			if (r < 0.35) content.push({ type: "text", text: pick(["", "  \n", `answer ${k}`, "\u00a0", `line\nbreak ${k}`]) });
+			else if (r < 0.5) content.push({ type: "thinking", thinking: `thought ${k}` });
+			else {
+				const id = `call_${k}_${b}`;
+				calls.push(id);
+				const args = rand() < 0.8 ? { path: `f${k}.txt`, command: `ls ${k}` } : pick(["a string", 7]);
+				content.push({ type: "toolCall", id, name: pick(["read", "bash", "edit", "custom_tool"]), arguments: args });
+			}
+		}
+		const message = { role: "assistant", content: rand() < 0.05 ? pick(["  ", `plain ${k}`]) : content, api: "faux", provider: "faux", model: "faux-1", usage, timestamp: 0 };
+		const stop = pick(["stop", "toolUse", "error", "aborted", undefined, "stop", "toolUse"]);
+		if (stop !== undefined) message.stopReason = stop;
+		if (stop === "error") message.errorMessage = `failed ${k}`;
+		return message;
+	};
+	const entry = (k) => {
+		const r = rand();
+		if (r < 0.25) return { type: "message", message: { role: "user", content: `question ${k}`, timestamp: 0 } };
+		if (r < 0.55) return { type: "message", message: assistant(k) };
+		if (r < 0.7) {
+			const toolCallId = calls.length > 0 && rand() < 0.9 ? pick(calls) : `missing_${k}`;
+			return { type: "message", message: { role: "toolResult", toolCallId, toolName: "read", content: [{ type: "text", text: `result ${k}` }], isError: false, timestamp: 0 } };
+		}
+		if (r < 0.73) return { type: "message", message: { role: "bashExecution", command: `echo ${k}`, output: "", exitCode: 0, cancelled: false, truncated: false, timestamp: 0 } };
+		if (r < 0.76) return { type: "model_change", provider: "faux", modelId: `faux-${k}` };
+		if (r < 0.79) return { type: "thinking_level_change", thinkingLevel: pick(["low", "high"]) };
+		if (r < 0.81) return { type: "custom", customType: "ext", data: { k } };
+		if (r < 0.83) return { type: "custom_message", customType: "note", content: `note ${k}`, display: true };
+		if (r < 0.85) return { type: "session_info", name: rand() < 0.5 ? `name ${k}` : undefined };
+		if (r < 0.87) return { type: "usage", usage };
+		if (r < 0.89) return { type: "compaction", summary: `summary ${k}`, firstKeptEntryId: ids.length > 0 ? pick(ids) : "none", tokensBefore: 1000 * k };
+		if (r < 0.91) return { type: "branch_summary", fromId: ids.length > 0 ? pick(ids) : "root", summary: `branch ${k}` };
+		if (r < 0.93 && ids.length > 0) return { type: "context_edit", targetId: pick(ids), replacement: null };
+		if (ids.length > 0) return { type: "label", targetId: pick(ids), label: rand() < 0.8 ? `label ${k}` : undefined };
+		return { type: "message", message: { role: "user", content: `question ${k}`, timestamp: 0 } };
+	};
+	for (let k = 0; k < count; k++) {
+		if (k === Math.floor(count / 2)) {
+			// Two entries naming each other as parent: in no root's subtree.
+			lines.push({ type: "message", id: `r${seed}loop1`, parentId: `r${seed}loop2`, timestamp: time(k), message: { role: "user", content: "loop 1", timestamp: 0 } });
+			lines.push({ type: "message", id: `r${seed}loop2`, parentId: `r${seed}loop1`, timestamp: time(k), message: { role: "user", content: "loop 2", timestamp: 0 } });
+		}
+		const r = rand();
+		let id = `r${seed}e${k}`;
+		let parentId = prev;
+		if (r < 0.06 && ids.length > 0) parentId = pick(ids); // a branch
+		else if (r < 0.07) parentId = null; // another root
+		else if (r < 0.075) parentId = `nowhere${k}`; // an orphan
+		const e = entry(k);
+		const { type, ...rest } = e;
+		const line = { type, id, parentId, timestamp: time(k), ...rest };
+		if (line.timestamp === undefined) delete line.timestamp;
+		lines.push(line);
+		parentOf.set(id, parentId);
+		ids.push(id);
+		prev = id;
+	}
+	// Repeated ids last, of entries without children: a root, or under the first line's parent.
+	// (pi's tree holds the node at both places, and pi's tree selector lists the visible
+	// children of an id once for each place it is at: below a repeated id, its work doubles with
+	// each level.)
+	const parents = new Set(parentOf.values());
+	const childless = ids.filter((id) => !parents.has(id));
+	for (let k = 0; k < 3 && childless.length > 0; k++) {
+		const id = pick(childless);
+		const { type, ...rest } = entry(count + k);
+		// The last one's line names an entry of the loop as its parent.
+		const parentId = k === 2 ? `r${seed}loop1` : rand() < 0.5 ? null : parentOf.get(id);
+		lines.push({ type, id, parentId, timestamp: time(count + k), ...rest });
+	}
+	fs.writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+	return ids;
+}
