@@ -573,7 +573,22 @@ class SessionManager {
 		const held = this.#steps?.epoch === epoch ? this.#steps : null;
 		if (held?.start === start) return held;
 		let steps = null;
-		if (held && held.keys.length > 0) {
+		// An entry on the held path (pi's /tree navigation asks for the old leaf's path, then for
+		// the target's, often an entry above it): its path is the held one's beginning, unless the
+		// held walk stopped on a loop of parents (its first entry's parent is on it), where the
+		// walk from the entry would go on past the entries below it.
+		const on = held === null ? -1 : held.ids.lastIndexOf(start);
+		if (on !== -1 && !held.ids.includes(this.#linesAt([held.keys[0]])[0]?.parentId)) {
+			const end = on + 1;
+			steps = {
+				keys: held.keys.slice(0, end),
+				ids: held.ids.slice(0, end),
+				types: held.types.slice(0, end),
+				roles: held.roles.slice(0, end),
+				prefix: held.lazy?.slice(0, end), // the same entry objects (see #lazy)
+				entries: held.entries?.slice(0, end), // the same, parsed (see getBranch)
+			};
+		} else if (held && held.keys.length > 0) {
 			const tail = decodeSteps(this.#n.branchSteps(start, STEPS_TAIL));
 			const at = tail.ids.lastIndexOf(held.start);
 			if (at !== -1 && tail.keys[at] === held.keys[held.keys.length - 1]) {

@@ -54,6 +54,17 @@ test("a long branch read lazily is pi's branch, entry for entry", () => {
 		const from = SessionManager.open(file);
 		assert.equal(JSON.stringify(from.getBranch(ids[2100])), JSON.stringify(expected.slice(0, 2101)));
 		assert.deepEqual(from.getBranch("nope"), []);
+		// An entry on the path held (pi's /tree navigation asks for the old leaf's path, then for
+		// the target's): its path is the held one's beginning, the same entry objects; then the
+		// leaf's again.
+		const above = SessionManager.open(file);
+		const whole = above.getBranch();
+		const upper = above.getBranch(ids[2300]);
+		assert.equal(JSON.stringify(upper), JSON.stringify(expected.slice(0, 2301)));
+		assert.equal(upper[700], whole[700]);
+		assert.equal(JSON.stringify(above.getBranch()), JSON.stringify(expected));
+		// A short one is parsed, as any path of 2,000 entries or fewer.
+		assert.equal(JSON.stringify(above.getBranch(ids[1000])), JSON.stringify(expected.slice(0, 1001)));
 		// Appends below a path read before: the path grows by the new entries.
 		const grow = SessionManager.open(file);
 		assert.equal(grow.getBranch().length, 2601);
@@ -372,6 +383,36 @@ test("pi's prepareCompaction on a long branch parses the entries after its last 
 		// and the changes (each parsed with the next of its kind, not a window around it).
 		assert.ok(changes > 80);
 		assert.ok(run.counts.lines <= 400 + 256 + changes, `${run.counts.lines} lines parsed of ${LONG + changes}: ${JSON.stringify(run.counts)}`);
+	} finally {
+		fs.rmSync(W, { recursive: true, force: true });
+	}
+});
+
+test("a path held that stopped on a loop of parents is not the beginning of its entries' paths", (t) => {
+	const cli = process.env.SESSIONDB_BIN;
+	if (!cli) {
+		t.skip("needs SESSIONDB_BIN (test.sh)");
+		return;
+	}
+	const W = fs.mkdtempSync(path.join(os.tmpdir(), "sessiondb-loop-"));
+	try {
+		// L's parent is A, A's X, X's B and B's A again: the walk from L stops at B (A seen), the
+		// walk from X at A (X seen).
+		const entry = (id, parentId) => ({ type: "message", id, parentId, timestamp: "2026-01-01T00:00:00.000Z", message: { role: "user", content: id, timestamp: 0 } });
+		const lines = [{ type: "session", version: 3, id: "0199a000-0000-7000-8000-00000000100a", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/tmp/p" }, entry("A", "X"), entry("X", "B"), entry("B", "A"), entry("L", "A")];
+		const file = path.join(W, "loop.jsonl");
+		fs.writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+		const db = path.join(W, "db.sqlite");
+		const r = spawnSync(cli, ["--db", db, "import", file], { encoding: "utf8" });
+		assert.equal(r.status, 0, r.stderr);
+		SessionManager.useDatabase(db);
+		const ids = (branch) => branch.map((e) => e.id);
+		const fresh = (from) => ids(SessionManager.open(file).getBranch(from));
+		assert.deepEqual(fresh(), ["B", "X", "A", "L"]);
+		assert.deepEqual(fresh("X"), ["A", "B", "X"]);
+		const held = SessionManager.open(file);
+		assert.deepEqual(ids(held.getBranch()), ["B", "X", "A", "L"]);
+		assert.deepEqual(ids(held.getBranch("X")), ["A", "B", "X"]);
 	} finally {
 		fs.rmSync(W, { recursive: true, force: true });
 	}
