@@ -15,7 +15,12 @@ const { skeletonOf } = require("./tree.cjs");
 // What pi's default filter hides as settings and bookkeeping.
 const SETTINGS = new Set(["label", "context_edit", "custom", "model_change", "thinking_level_change", "session_info"]);
 
-/** Each list's rows over the links: `{ sk, flat, line, inFlat, facts, filtered, pos }`. */
+/**
+ * Each list's rows over the links: `{ sk, flat, line, inFlat, facts, filtered, lines, pos,
+ * flatAt }`: the tree's links, the rows and the line of each, whether a line has a row, the
+ * assistants' facts, the filtered rows with their lines and each line's last place among them,
+ * and (after pi's own filter) each row's line.
+ */
 const states = new WeakMap();
 
 /** A list's state when its rows are still the ones built here. */
@@ -25,9 +30,11 @@ function stateOf(list) {
 }
 
 /**
- * What pi's filter reads of assistant line `i`: `[hasText, stopReason]`, and its tool calls as
- * `[[id, name, arguments], ...]`, from the native row of an unparsed line, else from the entry
- * as pi reads it. Undefined when the entry is not what pi's reads expect.
+ * What pi's passes read of assistant line `i`: `{ hasText, stopReason, calls, i }`, each call
+ * `[id, name, index in content, arguments?]` (the index -1 and the arguments given when read
+ * from the entry; else the arguments only when they are not an object), from the stored row of
+ * an unparsed line, else from the entry as pi reads it. Undefined when the entry is not what
+ * pi's reads expect.
  */
 function assistantFacts(sk, list, i) {
 	const parsed = sk.entryAt(i);
@@ -128,7 +135,6 @@ function flatten(list, roots) {
 	const result = [];
 	const line = [];
 	const inFlat = new Uint8Array(n);
-	// The stack of pi's tuples, one array a field.
 	const stack = new Stack();
 	stack.pushRoots(
 		rootLines.slice().sort((a, b) => contains[b] - contains[a]),
