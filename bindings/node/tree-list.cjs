@@ -239,8 +239,8 @@ function applyFilter(list) {
 			kept.push(i);
 		}
 	}
-	list.filteredNodes = filtered;
-	rowsAre(st, filtered, kept);
+	let rows = filtered;
+	let lines = kept;
 	if (list.foldedNodes.size > 0) {
 		const skip = new Set();
 		for (let k = 0; k < flat.length; k++) {
@@ -248,16 +248,16 @@ function applyFilter(list) {
 			const parentId = sk.parentOf(i);
 			if (parentId != null && (list.foldedNodes.has(parentId) || skip.has(parentId))) skip.add(ids[i]);
 		}
-		const rows = [];
-		const lines = [];
+		rows = [];
+		lines = [];
 		for (let k = 0; k < filtered.length; k++) {
 			if (skip.has(ids[kept[k]])) continue;
 			rows.push(filtered[k]);
 			lines.push(kept[k]);
 		}
-		list.filteredNodes = rows;
-		rowsAre(st, rows, lines);
 	}
+	list.filteredNodes = rows;
+	rowsAre(st, rows, lines);
 	list.recalculateVisualStructure();
 	if (list.lastSelectedId) {
 		list.selectedIndex = list.findNearestVisibleIndex(list.lastSelectedId);
